@@ -1,0 +1,355 @@
+/*
+ * ic — an embeddable JIT compiler for tensor op graphs on NVIDIA GPUs.
+ *
+ * This header is the specification of the public API. Everything the library exports is
+ * declared here; everything else is hidden.
+ *
+ * Conventions
+ *   - Opaque handles: ic_context, ic_graph, ic_program, each with create and destroy; every
+ *     destroy accepts NULL. Programs are reference-counted (ic_program_retain/release).
+ *   - Every fallible call returns an ic_status; outputs are the last parameters. The
+ *     detailed message of the last failure on the calling thread is ic_last_error().
+ *   - Graph builder calls return an ic_value. A bad call returns IC_INVALID_VALUE, leaves
+ *     the graph as it was and records the first error on the graph (ic_graph_error);
+ *     ic_compile refuses a graph that holds an error.
+ *   - Option structs begin with `uint32_t struct_size` (set it to sizeof) and only grow.
+ *   - The library never aborts, exits, or prints unasked: logging is off unless IC_LOG
+ *     or a log callback asks for it.
+ *
+ * Thread safety: a context may be shared by threads; a graph belongs to one thread; a
+ * compiled program is immutable and may run concurrently on several streams.
+ *
+ * Environment: IC_ARCH=sm_90a (target without a GPU), IC_LOG=error|warn|info|debug,
+ * IC_DUMP=DIR (compile artifacts), IC_STRICT=1 (no eager fallback), IC_NVRTC=path (the
+ * libnvrtc to load).
+ */
+#ifndef IC_IC_H
+#define IC_IC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(IC_STATIC_DEFINE)
+#define IC_API
+#elif defined(_WIN32)
+#define IC_API __declspec(dllexport)
+#else
+#define IC_API __attribute__((visibility("default")))
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define IC_VERSION_MAJOR 0
+#define IC_VERSION_MINOR 1
+#define IC_VERSION_PATCH 0
+#define IC_VERSION_NUMBER (IC_VERSION_MAJOR * 10000 + IC_VERSION_MINOR * 100 + IC_VERSION_PATCH)
+#define IC_VERSION_STRING "0.1.0"
+
+/* The version of the loaded library, IC_VERSION_NUMBER's form. */
+IC_API int ic_version(void);
+
+/* ---------------------------------------------------------------- status */
+
+/* X(name, value, description) */
+#define IC_STATUS_LIST(X)                                                                  \
+  X(IC_OK, 0, "success")                                                                   \
+  X(IC_ERR_INVALID_ARGUMENT, 1, "invalid argument")                                        \
+  X(IC_ERR_INVALID_GRAPH, 2, "invalid graph")                                              \
+  X(IC_ERR_OUT_OF_MEMORY, 3, "out of memory")                                              \
+  X(IC_ERR_NO_DEVICE, 4, "no CUDA device or driver")                                       \
+  X(IC_ERR_NO_NVRTC, 5, "NVRTC library not found")                                         \
+  X(IC_ERR_COMPILE, 6, "kernel compilation failed")                                        \
+  X(IC_ERR_CUDA, 7, "CUDA driver error")                                                   \
+  X(IC_ERR_UNSUPPORTED, 8, "unsupported operation, dtype or target")                       \
+  X(IC_ERR_SHAPE_MISMATCH, 9, "tensor does not match the compiled shape, dtype or layout") \
+  X(IC_ERR_INTERNAL, 10, "internal error")
+
+typedef enum ic_status {
+#define IC_STATUS_ENUM_(name, value, desc) name = value,
+  IC_STATUS_LIST(IC_STATUS_ENUM_)
+#undef IC_STATUS_ENUM_
+} ic_status;
+
+/* A static description of a status ("invalid argument"); never NULL. */
+IC_API const char *ic_status_string(ic_status status);
+
+/* The detailed message of the last failed call on this thread ("" if none). The string
+ * stays valid until the next ic call on this thread. */
+IC_API const char *ic_last_error(void);
+
+/* ---------------------------------------------------------------- dtypes */
+
+/* X(name, bytes, spelling). Storage of f16/bf16/f8 is the IEEE-style bit pattern. */
+#define IC_DTYPE_LIST(X)  \
+  X(BOOL, 1, "bool")      \
+  X(U8, 1, "u8")          \
+  X(I8, 1, "i8")          \
+  X(I16, 2, "i16")        \
+  X(I32, 4, "i32")        \
+  X(I64, 8, "i64")        \
+  X(F16, 2, "f16")        \
+  X(BF16, 2, "bf16")      \
+  X(F32, 4, "f32")        \
+  X(F64, 8, "f64")        \
+  X(F8E4M3, 1, "f8e4m3")  \
+  X(F8E5M2, 1, "f8e5m2")
+
+typedef enum ic_dtype {
+  IC_DTYPE_INVALID = 0,
+#define IC_DTYPE_ENUM_(name, bytes, spelling) IC_##name,
+  IC_DTYPE_LIST(IC_DTYPE_ENUM_)
+#undef IC_DTYPE_ENUM_
+  IC_DTYPE_COUNT,
+  /* For ic_graph_constant only: the constant takes the dtype of the tensor it meets. */
+  IC_DTYPE_AUTO = 100
+} ic_dtype;
+
+/* "f32", ...; "invalid" for anything else. */
+IC_API const char *ic_dtype_name(ic_dtype dtype);
+/* Bytes per element; 0 for an invalid dtype. */
+IC_API size_t ic_dtype_size(ic_dtype dtype);
+
+/* ---------------------------------------------------------------- ops
+ *
+ * The semantics table. X(name, spelling, arity, accepted dtypes, result).
+ * Dtype classes: FLOAT = f16 bf16 f32; NUM = FLOAT + i32; ANY = NUM + bool.
+ * Result SAME = the operands' dtype; BOOL = bool.
+ *
+ * Numerics (both backends, fused and eager alike): every op computes in f32 (exact
+ * integer arithmetic for i32) and rounds its result to its dtype, round-to-nearest-even.
+ * f16/bf16 intermediates are rounded even when they stay in registers, so eager and
+ * fused results are bitwise identical. No floating-point contraction (NVRTC -fmad=false);
+ * division and sqrt are IEEE-rounded. i32 add/sub/mul/neg wrap modulo 2^32.
+ *
+ *   maximum      NaN-propagating (either operand NaN gives NaN); maximum(-0, +0) = +0
+ *   relu         x > 0 ? x : +0, NaN stays NaN
+ *   sigmoid      1 / (1 + exp(-x))
+ *   gelu_tanh    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+ *   exp, log, tanh, sigmoid, gelu_tanh: CUDA device math (expf, logf, tanhf), within
+ *                2 ulp of the exactly rounded f32 result
+ *   div          true division, floating dtypes only
+ *   eq..ge       bool result; comparisons with NaN are false except ne
+ *   where        where(cond: bool, a, b); a and b of one dtype
+ *   cast         ic_graph_cast: float -> i32 truncates toward zero, saturates, NaN -> 0;
+ *                x -> bool is x != 0 (NaN -> true); bool -> x is 0 or 1; i32 -> f16/bf16
+ *                and f32 -> f16/bf16 round once, to nearest even
+ * Binary ops need equal dtypes (a constant of IC_DTYPE_AUTO takes the tensor's) and
+ * broadcast numpy-style.
+ */
+#define IC_OP_LIST(X)                              \
+  X(NEG, "neg", 1, NUM, SAME)                      \
+  X(EXP, "exp", 1, FLOAT, SAME)                    \
+  X(LOG, "log", 1, FLOAT, SAME)                    \
+  X(SQRT, "sqrt", 1, FLOAT, SAME)                  \
+  X(TANH, "tanh", 1, FLOAT, SAME)                  \
+  X(SIGMOID, "sigmoid", 1, FLOAT, SAME)            \
+  X(RELU, "relu", 1, NUM, SAME)                    \
+  X(GELU_TANH, "gelu_tanh", 1, FLOAT, SAME)        \
+  X(ADD, "add", 2, NUM, SAME)                      \
+  X(SUB, "sub", 2, NUM, SAME)                      \
+  X(MUL, "mul", 2, NUM, SAME)                      \
+  X(DIV, "div", 2, FLOAT, SAME)                    \
+  X(MAXIMUM, "maximum", 2, NUM, SAME)              \
+  X(EQ, "eq", 2, ANY, BOOL)                        \
+  X(NE, "ne", 2, ANY, BOOL)                        \
+  X(LT, "lt", 2, NUM, BOOL)                        \
+  X(LE, "le", 2, NUM, BOOL)                        \
+  X(GT, "gt", 2, NUM, BOOL)                        \
+  X(GE, "ge", 2, NUM, BOOL)                        \
+  X(WHERE, "where", 3, ANY, SAME)                  \
+  X(CAST, "cast", 1, ANY, TARGET)
+
+typedef enum ic_op {
+#define IC_OP_ENUM_(name, spelling, arity, types, result) IC_OP_##name,
+  IC_OP_LIST(IC_OP_ENUM_)
+#undef IC_OP_ENUM_
+  IC_OP_COUNT
+} ic_op;
+
+/* "add", ...; "invalid" for anything else. */
+IC_API const char *ic_op_name(ic_op op);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct ic_context ic_context;
+
+typedef enum ic_log_level {
+  IC_LOG_OFF = 0,
+  IC_LOG_ERROR = 1,
+  IC_LOG_WARN = 2,
+  IC_LOG_INFO = 3,
+  IC_LOG_DEBUG = 4
+} ic_log_level;
+
+typedef void (*ic_log_fn)(void *user, ic_log_level level, const char *message);
+
+typedef struct ic_context_options {
+  uint32_t struct_size;  /* sizeof(ic_context_options) */
+  int32_t device;        /* CUDA device ordinal (default 0) */
+  /* Target architecture, e.g. "sm_90a". NULL: IC_ARCH, else the device's own. With an
+   * explicit arch and no GPU the context is compile-only: everything but running. */
+  const char *arch;
+  ic_log_fn log_fn;        /* NULL: stderr, when a level is enabled */
+  void *log_user;          /* passed to log_fn */
+  ic_log_level log_level;  /* IC_LOG_OFF: take IC_LOG from the environment */
+} ic_context_options;
+
+/* options may be NULL (defaults). Fails with IC_ERR_NO_DEVICE when no GPU is usable and
+ * no arch was given, IC_ERR_NO_NVRTC when libnvrtc cannot be loaded. */
+IC_API ic_status ic_context_create(const ic_context_options *options, ic_context **out);
+IC_API void ic_context_destroy(ic_context *ctx);
+/* The target architecture ("sm_90a"); valid for the context's lifetime. */
+IC_API const char *ic_context_arch(const ic_context *ctx);
+/* 1 when the context has a GPU to run on, 0 in compile-only mode. */
+IC_API int ic_context_has_device(const ic_context *ctx);
+
+/* ---------------------------------------------------------------- device memory
+ * So C hosts need no CUDA runtime. All fail with IC_ERR_NO_DEVICE in compile-only mode.
+ * ic_free accepts NULL and frees outputs that ic_program_run allocated. */
+IC_API ic_status ic_malloc(ic_context *ctx, size_t bytes, void **out);
+IC_API ic_status ic_free(ic_context *ctx, void *ptr);
+IC_API ic_status ic_memcpy_htod(ic_context *ctx, void *dst, const void *src, size_t bytes);
+IC_API ic_status ic_memcpy_dtoh(ic_context *ctx, void *dst, const void *src, size_t bytes);
+IC_API ic_status ic_memset_d8(ic_context *ctx, void *dst, uint8_t value, size_t bytes);
+/* Waits for all work on `stream` (NULL: the legacy default stream). */
+IC_API ic_status ic_stream_synchronize(ic_context *ctx, void *stream);
+
+/* ---------------------------------------------------------------- graphs */
+
+typedef struct ic_graph ic_graph;
+/* A node of a graph; IC_INVALID_VALUE (-1) after a failed builder call. */
+typedef int32_t ic_value;
+#define IC_INVALID_VALUE ((ic_value)-1)
+
+/* A dimension: >= 0 is a constant size, a negative value is a symbol made by
+ * ic_graph_symbol. Sizes 0 and 1 are legal everywhere. */
+typedef int64_t ic_dim;
+#define IC_MAX_DIMS 8
+
+/* The layout an input is compiled for; the actual strides arrive at run time.
+ *   CONTIGUOUS        row-major, no gaps (dims of size 1 may have any stride)
+ *   INNER_CONTIGUOUS  innermost stride 1, outer strides free (a slice of a wider tensor)
+ *   STRIDED           any strides (>= 0) */
+typedef enum ic_layout {
+  IC_LAYOUT_CONTIGUOUS = 0,
+  IC_LAYOUT_INNER_CONTIGUOUS = 1,
+  IC_LAYOUT_STRIDED = 2
+} ic_layout;
+
+IC_API ic_status ic_graph_create(ic_graph **out);
+IC_API void ic_graph_destroy(ic_graph *graph);
+/* IC_OK, or the first error a builder call recorded (message in *message if non-NULL;
+ * valid until the graph is destroyed). */
+IC_API ic_status ic_graph_error(const ic_graph *graph, const char **message);
+
+/* A named size symbol; the same name gives the same symbol. Returns a negative ic_dim,
+ * or 0 after an error. */
+IC_API ic_dim ic_graph_symbol(ic_graph *graph, const char *name);
+
+/* A named input (names are unique). dims: ndim constants or symbols. */
+IC_API ic_value ic_graph_input(ic_graph *graph, const char *name, ic_dtype dtype, int32_t ndim,
+                               const ic_dim *dims, ic_layout layout);
+/* A scalar (0-d) constant, rounded to its dtype. IC_DTYPE_AUTO takes the dtype of the
+ * tensor it is combined with (f32 if it never meets one). */
+IC_API ic_value ic_graph_constant(ic_graph *graph, double value, ic_dtype dtype);
+
+/* Elementwise ops. ic_graph_op takes arity(op) arguments; the others are shorthands. */
+IC_API ic_value ic_graph_op(ic_graph *graph, ic_op op, int32_t nargs, const ic_value *args);
+IC_API ic_value ic_graph_unary(ic_graph *graph, ic_op op, ic_value a);
+IC_API ic_value ic_graph_binary(ic_graph *graph, ic_op op, ic_value a, ic_value b);
+IC_API ic_value ic_graph_where(ic_graph *graph, ic_value cond, ic_value a, ic_value b);
+IC_API ic_value ic_graph_cast(ic_graph *graph, ic_value a, ic_dtype dtype);
+
+/* Views: folded into indexing, never copies.
+ * reshape: same element count, provably (one dim may be IC_DIM_INFER);
+ * permute: perm[i] = the source dim that becomes dim i;
+ * expand: size-1 dims (and new leading dims) broadcast to dims. */
+#define IC_DIM_INFER ((ic_dim)INT64_MIN)
+IC_API ic_value ic_graph_reshape(ic_graph *graph, ic_value a, int32_t ndim, const ic_dim *dims);
+IC_API ic_value ic_graph_permute(ic_graph *graph, ic_value a, int32_t ndim, const int32_t *perm);
+IC_API ic_value ic_graph_expand(ic_graph *graph, ic_value a, int32_t ndim, const ic_dim *dims);
+
+/* Marks a value as a named program output (names are unique). Returns IC_OK or the
+ * graph's error status. */
+IC_API ic_status ic_graph_output(ic_graph *graph, const char *name, ic_value value);
+
+/* Shape queries on a built value (for hosts and tests). */
+IC_API ic_dtype ic_graph_value_dtype(const ic_graph *graph, ic_value v);
+IC_API int32_t ic_graph_value_ndim(const ic_graph *graph, ic_value v);
+/* Writes ndim dims; a dim that is an expression of symbols (not a plain symbol or a
+ * constant) is written as IC_DIM_INFER. */
+IC_API ic_status ic_graph_value_dims(const ic_graph *graph, ic_value v, ic_dim *dims);
+
+/* ---------------------------------------------------------------- compile */
+
+typedef struct ic_program ic_program;
+
+typedef enum ic_compile_mode {
+  IC_MODE_FUSED = 0, /* fuse pointwise chains and siblings into few kernels */
+  IC_MODE_EAGER = 1  /* one kernel per op, through the same path */
+} ic_compile_mode;
+
+enum {
+  /* A fusion that fails to compile is an error instead of falling back to eager
+   * kernels (also IC_STRICT=1). */
+  IC_COMPILE_STRICT = 1u << 0
+};
+
+typedef struct ic_compile_options {
+  uint32_t struct_size; /* sizeof(ic_compile_options) */
+  ic_compile_mode mode;
+  uint32_t flags; /* IC_COMPILE_* */
+} ic_compile_options;
+
+/* Compiles a graph for the context's target. options may be NULL. The graph may be
+ * destroyed afterwards. *out holds one reference (ic_program_release). */
+IC_API ic_status ic_compile(ic_context *ctx, const ic_graph *graph, const ic_compile_options *options,
+                            ic_program **out);
+IC_API void ic_program_retain(ic_program *program);
+IC_API void ic_program_release(ic_program *program);
+
+IC_API int32_t ic_program_input_count(const ic_program *program);
+IC_API int32_t ic_program_output_count(const ic_program *program);
+/* Index of a named input/output, or -1. */
+IC_API int32_t ic_program_input_index(const ic_program *program, const char *name);
+IC_API int32_t ic_program_output_index(const ic_program *program, const char *name);
+IC_API int32_t ic_program_kernel_count(const ic_program *program);
+/* Generated source of kernel i (NULL if out of range); valid for the program's life. */
+IC_API const char *ic_program_kernel_source(const ic_program *program, int32_t i);
+/* The kernel IR of kernel i as text (NULL if out of range). */
+IC_API const char *ic_program_kernel_ir(const ic_program *program, int32_t i);
+
+/* ---------------------------------------------------------------- run */
+
+typedef struct ic_tensor {
+  void *data;             /* device pointer; for outputs NULL asks ic to allocate */
+  ic_dtype dtype;
+  int32_t ndim;
+  const int64_t *shape;   /* ndim sizes; for outputs may be NULL (see below) */
+  const int64_t *strides; /* in elements; NULL = contiguous */
+} ic_tensor;
+
+/* Output i's shape for the given inputs (symbols bound from their shapes): writes
+ * *ndim and up to IC_MAX_DIMS sizes into shape. */
+IC_API ic_status ic_program_output_shape(const ic_program *program, int32_t output,
+                                         const ic_tensor *inputs, int32_t *ndim, int64_t *shape);
+
+/* Runs the program asynchronously on `stream` (a CUstream; NULL = legacy default).
+ * Inputs and outputs bind by position. Each input must match its compiled dtype, rank,
+ * shape (symbols bind from the first input that has them) and layout; outputs must be
+ * contiguous. An output whose data is NULL is allocated by ic (stream-ordered) and
+ * written back to outputs[i].data; it belongs to the caller (ic_free). An output's shape
+ * may be NULL; if given it must equal the computed shape. Outputs must not overlap
+ * inputs. Any mismatch is an error before anything is launched. */
+IC_API ic_status ic_program_run(ic_program *program, const ic_tensor *inputs, int32_t ninputs,
+                                ic_tensor *outputs, int32_t noutputs, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IC_IC_H */

@@ -1,0 +1,43 @@
+/* lib/backend: the backend vtable. A backend turns one kernel IR into something it can
+ * launch; the program and runtime never look inside. `cuda` is the first entry; the
+ * reference backend plugs in beside it. */
+#ifndef IC_BACKEND_H
+#define IC_BACKEND_H
+
+#include "kir/kir.h"
+
+typedef struct ic_backend ic_backend;
+
+/* A compiled kernel, whatever the backend. */
+typedef struct backend_kernel {
+  const ic_backend *backend;
+  char *name;
+  char *source;       /* generated source (NULL if the backend has none) */
+  void *binary;       /* e.g. CUBIN */
+  size_t binary_size;
+  int32_t block;      /* threads per block */
+  int32_t per_thread; /* iteration points per thread: grid = ceil(numel / (block * per_thread)) */
+  void *impl;         /* backend data (the loaded module and function) */
+} backend_kernel;
+
+typedef enum backend_id { BACKEND_CUDA = 0 } backend_id;
+
+struct ic_backend {
+  const char *name;
+  backend_id id;
+  /* A hash of the backend's configuration (arch, options), for cache keys. */
+  uint64_t (*config_hash)(const ic_context *ctx);
+  /* Generates and compiles one kernel; loads it when the context has a device. */
+  ic_status (*compile)(ic_context *ctx, const kir_kernel *k, backend_kernel **out);
+  /* Launches a compiled kernel over `blocks` blocks; args as the kernel's params say. */
+  ic_status (*launch)(ic_context *ctx, const backend_kernel *bk, uint32_t blocks, void **args, void *stream);
+  void (*kernel_free)(ic_context *ctx, backend_kernel *bk);
+};
+
+extern const ic_backend ic_backend_cuda;
+
+/* The backend with that name or id, NULL if none. */
+const ic_backend *backend_by_name(const char *name);
+const ic_backend *backend_by_id(backend_id id);
+
+#endif

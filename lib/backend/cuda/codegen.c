@@ -1,0 +1,396 @@
+/* CUDA C generation for pointwise kernels.
+ *
+ * Each thread owns one slot of V consecutive points of the flattened iteration space,
+ * V = 16 bytes / the widest element, so the widest tensor moves in one 16-byte vector.
+ * Two paths of the same kernel:
+ *   vector  every access that is contiguous in the innermost var loads or stores V
+ *           elements at once (ld.global.nc.v4 / st.global.cs.v4), broadcast accesses load
+ *           one element, the rest load element by element. Taken when the alignment test
+ *           holds; the test reads only kernel parameters (base pointers, strides, sizes),
+ *           so it is uniform over the whole grid, plus "the slot is full", false only in
+ *           the last slot of a ragged size.
+ *   scalar  V points one by one with a bounds check: misaligned views and tails.
+ * The op body is one __device__ function called from both paths, so both compute bit for
+ * bit the same thing. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/cuda.h"
+
+typedef enum access_mode {
+  ACCESS_VECTOR,  /* V contiguous elements, one vector access */
+  ACCESS_SPLAT,   /* independent of the innermost var: one element for the slot */
+  ACCESS_ELEMENT  /* anything else: element by element */
+} access_mode;
+
+typedef struct codegen {
+  const kir_kernel *k;
+  sym_arena *a;
+  ic_sbuf out;
+  int32_t vec;                      /* V */
+  access_mode *mode;                /* per instruction (loads and stores) */
+  struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
+  bool oom;
+} codegen;
+
+static const char *cg_ctype(ic_dtype dt) {
+  switch (dt) {
+  case IC_BOOL: return "bool";
+  case IC_I32: return "int";
+  default: return "float";
+  }
+}
+
+static const char *cg_dtname(ic_dtype dt) { return ic_dtype_name(dt); }
+
+/* ---------------------------------------------------------------- expressions */
+
+static void cg_expr(codegen *cg, sym_id e, const char *last_var) {
+  static const char *const var_names[IC_MAX_DIMS] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
+  const char *vars[IC_MAX_DIMS];
+  memcpy(vars, var_names, sizeof vars);
+  if (last_var && cg->k->ndim > 0) vars[cg->k->ndim - 1] = last_var;
+  sym_names names = {.vars = vars, .nvars = IC_MAX_DIMS};
+  sym_print(cg->a, e, &names, &cg->out);
+}
+
+/* ---------------------------------------------------------------- access analysis */
+
+static void cg_require_aligned(codegen *cg, sym_id e) {
+  for (int32_t i = 0; i < cg->aligned.count; i++)
+    if (cg->aligned.items[i] == e) return;
+  if (!IC_VEC_PUSH(cg->aligned, e)) cg->oom = true;
+}
+
+/* Vector when the offset is affine in every var, with coefficient 1 for the innermost
+ * and multiples of V elsewhere (constant or checked at run time). */
+static access_mode cg_classify(codegen *cg, sym_id offset) {
+  int32_t last = cg->k->ndim - 1;
+  if (last < 0 || cg->vec == 1) return ACCESS_ELEMENT;
+  if (!sym_depends_on(cg->a, offset, SYM_VAR, last)) return ACCESS_SPLAT;
+  sym_id coeff[IC_MAX_DIMS], rest = offset;
+  for (int32_t d = cg->k->ndim - 1; d >= 0; d--) {
+    sym_id r;
+    if (!sym_affine_in_var(cg->a, rest, d, &coeff[d], &r)) return ACCESS_ELEMENT;
+    rest = r;
+  }
+  int64_t c;
+  if (!sym_is_const(cg->a, coeff[last], &c) || c != 1) return ACCESS_ELEMENT;
+  sym_id checks[IC_MAX_DIMS + 1];
+  int32_t n = 0;
+  for (int32_t d = 0; d <= last; d++) {
+    sym_id e = d == last ? rest : coeff[d];
+    if (sym_is_const(cg->a, e, &c)) {
+      if (c % cg->vec != 0) return ACCESS_ELEMENT;
+    } else {
+      checks[n++] = e;
+    }
+  }
+  for (int32_t i = 0; i < n; i++) cg_require_aligned(cg, checks[i]);
+  return ACCESS_VECTOR;
+}
+
+/* ---------------------------------------------------------------- the body function */
+
+static void cg_const(codegen *cg, const kir_instr *in) {
+  if (in->dtype == IC_BOOL) {
+    ic_sbuf_puts(&cg->out, in->value != 0 ? "true" : "false");
+  } else if (in->dtype == IC_I32) {
+    int32_t v = (int32_t)in->value;
+    if (v == INT32_MIN) ic_sbuf_puts(&cg->out, "(-2147483647 - 1)");
+    else ic_sbuf_printf(&cg->out, "%" PRId32, v);
+  } else {
+    float f = (float)in->value;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    ic_sbuf_printf(&cg->out, "__uint_as_float(0x%08" PRIx32 "u) /* %.9g */", bits, (double)f);
+  }
+}
+
+/* The C expression of a cast from dtype `from` (value text v) to `to`. */
+static void cg_cast(codegen *cg, ic_dtype from, ic_dtype to, const char *v) {
+  ic_sbuf *o = &cg->out;
+  bool ffrom = from != IC_I32 && from != IC_BOOL;
+  if (from == to) ic_sbuf_puts(o, v);
+  else if (to == IC_BOOL) ic_sbuf_printf(o, ffrom ? "(%s != 0.0f)" : "(%s != 0)", v);
+  else if (from == IC_BOOL) ic_sbuf_printf(o, to == IC_I32 ? "(%s ? 1 : 0)" : "(%s ? 1.0f : 0.0f)", v);
+  else if (to == IC_I32) ic_sbuf_printf(o, "ic_f2i32(%s)", v);
+  else if (from == IC_I32 && to == IC_F32) ic_sbuf_printf(o, "((float)%s)", v);
+  else if (from == IC_I32) ic_sbuf_printf(o, "ic_rnd_%s(ic_i2f_odd(%s))", cg_dtname(to), v);
+  else if (to == IC_F32) ic_sbuf_puts(o, v); /* f16/bf16 values are exact in f32 */
+  else ic_sbuf_printf(o, "ic_rnd_%s(%s)", cg_dtname(to), v);
+}
+
+static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
+  ic_sbuf *o = &cg->out;
+  char a[24], b[24], c[24];
+  snprintf(a, sizeof a, "v%" PRId32, in->args[0]);
+  snprintf(b, sizeof b, "v%" PRId32, in->args[1]);
+  snprintf(c, sizeof c, "v%" PRId32, in->args[2]);
+  ic_dtype dt = args[0].dtype;
+  bool i32 = dt == IC_I32;
+  /* f16/bf16 results are rounded to their dtype. */
+  bool round = in->dtype == IC_F16 || in->dtype == IC_BF16;
+  if (round && in->op != IC_OP_CAST && in->op != IC_OP_WHERE) ic_sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
+  switch (in->op) {
+  case IC_OP_NEG: ic_sbuf_printf(o, i32 ? "ic_neg_i32(%s)" : "(-%s)", a); break;
+  case IC_OP_EXP: ic_sbuf_printf(o, "expf(%s)", a); break;
+  case IC_OP_LOG: ic_sbuf_printf(o, "logf(%s)", a); break;
+  case IC_OP_SQRT: ic_sbuf_printf(o, "ic_sqrt_f32(%s)", a); break;
+  case IC_OP_TANH: ic_sbuf_printf(o, "tanhf(%s)", a); break;
+  case IC_OP_SIGMOID: ic_sbuf_printf(o, "ic_sigmoid_f32(%s)", a); break;
+  case IC_OP_RELU: ic_sbuf_printf(o, i32 ? "ic_relu_i32(%s)" : "ic_relu_f32(%s)", a); break;
+  case IC_OP_GELU_TANH: ic_sbuf_printf(o, "ic_gelu_tanh_f32(%s)", a); break;
+  case IC_OP_ADD: ic_sbuf_printf(o, i32 ? "ic_add_i32(%s, %s)" : "(%s + %s)", a, b); break;
+  case IC_OP_SUB: ic_sbuf_printf(o, i32 ? "ic_sub_i32(%s, %s)" : "(%s - %s)", a, b); break;
+  case IC_OP_MUL: ic_sbuf_printf(o, i32 ? "ic_mul_i32(%s, %s)" : "(%s * %s)", a, b); break;
+  case IC_OP_DIV: ic_sbuf_printf(o, "ic_div_f32(%s, %s)", a, b); break;
+  case IC_OP_MAXIMUM: ic_sbuf_printf(o, i32 ? "ic_max_i32(%s, %s)" : "ic_max_f32(%s, %s)", a, b); break;
+  case IC_OP_EQ: ic_sbuf_printf(o, "(%s == %s)", a, b); break;
+  case IC_OP_NE: ic_sbuf_printf(o, "(%s != %s)", a, b); break;
+  case IC_OP_LT: ic_sbuf_printf(o, "(%s < %s)", a, b); break;
+  case IC_OP_LE: ic_sbuf_printf(o, "(%s <= %s)", a, b); break;
+  case IC_OP_GT: ic_sbuf_printf(o, "(%s > %s)", a, b); break;
+  case IC_OP_GE: ic_sbuf_printf(o, "(%s >= %s)", a, b); break;
+  case IC_OP_WHERE: ic_sbuf_printf(o, "(%s ? %s : %s)", a, b, c); break;
+  case IC_OP_CAST: cg_cast(cg, dt, in->dtype, a); break;
+  case IC_OP_COUNT: break;
+  }
+  if (round && in->op != IC_OP_CAST && in->op != IC_OP_WHERE) ic_sbuf_puts(o, ")");
+}
+
+/* __device__ void <name>_body(loads..., stores&...): the ops of one point. */
+static void cg_body(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  ic_sbuf *o = &cg->out;
+  ic_sbuf_printf(o, "__device__ __forceinline__ void %s_body(", k->name);
+  const char *sep = "";
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD) ic_sbuf_printf(o, "%sconst %s v%" PRId32, sep, cg_ctype(in->dtype), i);
+    else if (in->kind == KIR_STORE) ic_sbuf_printf(o, "%s%s &r%" PRId32, sep, cg_ctype(in->dtype), i);
+    else continue;
+    sep = ", ";
+  }
+  ic_sbuf_puts(o, ") {\n");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_CONST || in->kind == KIR_OP)
+      ic_sbuf_printf(o, "  const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+    if (in->kind == KIR_CONST) cg_const(cg, in);
+    else if (in->kind == KIR_OP) {
+      kir_instr args[3];
+      for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
+      /* where's data operands carry the dtype, not the condition */
+      if (in->op == IC_OP_WHERE) args[0] = args[1];
+      cg_op(cg, in, args);
+    } else if (in->kind == KIR_STORE) {
+      ic_sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
+    } else {
+      continue;
+    }
+    ic_sbuf_puts(o, ";\n");
+  }
+  ic_sbuf_puts(o, "}\n\n");
+}
+
+/* ---------------------------------------------------------------- the kernel */
+
+static const char *cg_scalar_width(ic_dtype dt) {
+  size_t s = ic_dtype_size(dt);
+  return s == 1 ? "8" : s == 2 ? "16" : "32";
+}
+
+static void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
+  ic_sbuf_printf(&cg->out, "b%" PRId32 " + (", in->buffer);
+  cg_expr(cg, in->offset, last_var);
+  ic_sbuf_printf(&cg->out, ") * %zu", ic_dtype_size(in->dtype));
+}
+
+/* Index vars of point `e` (a C variable name), innermost first. */
+static void cg_decompose(codegen *cg, const char *e, const char *indent) {
+  const kir_kernel *k = cg->k;
+  if (k->ndim == 0) return;
+  ic_sbuf_printf(&cg->out, "%sic_i64 rem = %s;\n", indent, e);
+  for (int32_t d = k->ndim - 1; d > 0; d--)
+    ic_sbuf_printf(&cg->out, "%sconst ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", indent, d,
+                   d, d);
+  ic_sbuf_printf(&cg->out, "%sconst ic_i64 i0 = rem;\n", indent);
+}
+
+static void cg_body_call(codegen *cg, const char *index) {
+  const kir_kernel *k = cg->k;
+  const char *sep = "";
+  ic_sbuf_printf(&cg->out, "%s_body(", k->name);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_LOAD && in->kind != KIR_STORE) continue;
+    ic_sbuf_printf(&cg->out, "%s%c%" PRId32 "%s", sep, in->kind == KIR_LOAD ? 'v' : 'r', i, index);
+    sep = ", ";
+  }
+  ic_sbuf_puts(&cg->out, ");\n");
+}
+
+static void cg_vector_path(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  ic_sbuf *o = &cg->out;
+  int32_t V = cg->vec;
+  ic_sbuf_puts(o, "  if (");
+  for (int32_t i = 0; i < k->buffers.count; i++) {
+    bool vector_use = false;
+    for (int32_t j = 0; j < k->instrs.count; j++) {
+      const kir_instr *in = &k->instrs.items[j];
+      vector_use |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == i && cg->mode[j] == ACCESS_VECTOR;
+    }
+    if (vector_use)
+      ic_sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", i, (size_t)V * ic_dtype_size(k->buffers.items[i].dtype) - 1);
+  }
+  for (int32_t i = 0; i < cg->aligned.count; i++) {
+    ic_sbuf_puts(o, "(");
+    cg_expr(cg, cg->aligned.items[i], NULL);
+    ic_sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
+  }
+  if (k->ndim > 1) ic_sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && ", k->ndim - 1, V);
+  ic_sbuf_printf(o, "e0 + %" PRId32 " <= n) {\n", V);
+  cg_decompose(cg, "e0", "    ");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_LOAD) continue;
+    const char *dt = cg_dtname(in->dtype), *ct = cg_ctype(in->dtype);
+    ic_sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
+    if (cg->mode[i] == ACCESS_VECTOR) {
+      int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
+      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+      ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
+      cg_address(cg, in, NULL);
+      ic_sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
+                        "] >> (k %% %" PRId32 ") * %d); }\n",
+                     V, i, dt, per_word, per_word, 32 / per_word);
+    } else if (cg->mode[i] == ACCESS_SPLAT) {
+      ic_sbuf_printf(o, "    { const %s t = ic_unpack_%s(ic_ld_s%s(", ct, dt, cg_scalar_width(in->dtype));
+      cg_address(cg, in, NULL);
+      ic_sbuf_printf(o, ")); for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
+    } else {
+      ic_sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
+                        "[k] = ic_unpack_%s(ic_ld_s%s(",
+                     V, k->ndim - 1, i, dt, cg_scalar_width(in->dtype));
+      cg_address(cg, in, "j");
+      ic_sbuf_puts(o, ")); }\n");
+    }
+  }
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_STORE) ic_sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
+  }
+  ic_sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
+  cg_body_call(cg, "[k]");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_STORE) continue;
+    const char *dt = cg_dtname(in->dtype);
+    if (cg->mode[i] == ACCESS_VECTOR) {
+      int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
+      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+      ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
+                        "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n      ic_st_w%" PRId32 "(",
+                     words, V, per_word, dt, i, per_word, 32 / per_word, words);
+      cg_address(cg, in, NULL);
+      ic_sbuf_puts(o, ", w); }\n");
+    } else {
+      ic_sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
+                     k->ndim - 1, cg_scalar_width(in->dtype));
+      cg_address(cg, in, "j");
+      ic_sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k])); }\n", dt, i);
+    }
+  }
+  ic_sbuf_puts(o, "    return;\n  }\n");
+}
+
+static void cg_scalar_path(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  ic_sbuf *o = &cg->out;
+  ic_sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n",
+                 cg->vec);
+  cg_decompose(cg, "e", "    ");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD) {
+      ic_sbuf_printf(o, "    const %s v%" PRId32 " = ic_unpack_%s(ic_ld_s%s(", cg_ctype(in->dtype), i,
+                     cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+      cg_address(cg, in, NULL);
+      ic_sbuf_puts(o, "));\n");
+    } else if (in->kind == KIR_STORE) {
+      ic_sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_ctype(in->dtype), i);
+    }
+  }
+  ic_sbuf_puts(o, "    ");
+  cg_body_call(cg, "");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_STORE) continue;
+    ic_sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
+    cg_address(cg, in, NULL);
+    ic_sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "));\n", cg_dtname(in->dtype), i);
+  }
+  ic_sbuf_puts(o, "  }\n");
+}
+
+static void cg_kernel(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  ic_sbuf *o = &cg->out;
+  ic_sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", CUDA_BLOCK, k->name);
+  for (int32_t i = 0; i < k->params.count; i++) {
+    const kir_param *p = &k->params.items[i];
+    if (i) ic_sbuf_puts(o, ", ");
+    if (p->kind == KIR_PARAM_BUFFER)
+      ic_sbuf_printf(o, "%sic_u8 *__restrict__ b%" PRId32, k->buffers.items[p->index].written ? "" : "const ", p->index);
+    else ic_sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index);
+  }
+  ic_sbuf_puts(o, ") {\n");
+  for (int32_t d = 0; d < k->ndim; d++) {
+    ic_sbuf_printf(o, "  const ic_i64 d%" PRId32 " = ", d);
+    cg_expr(cg, k->dims[d], NULL);
+    ic_sbuf_puts(o, ";\n");
+  }
+  ic_sbuf_puts(o, "  const ic_i64 n = ");
+  cg_expr(cg, k->numel, NULL);
+  ic_sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n", CUDA_BLOCK,
+                 cg->vec);
+  ic_sbuf_puts(o, "  if (e0 >= n) return;\n");
+  if (cg->vec > 1) cg_vector_path(cg);
+  cg_scalar_path(cg);
+  ic_sbuf_puts(o, "}\n");
+}
+
+ic_status cuda_codegen(const kir_kernel *k, cuda_codegen_result *res) {
+  codegen cg = {.k = k, .a = k->syms};
+  size_t widest = 1;
+  for (int32_t i = 0; i < k->buffers.count; i++) {
+    size_t s = ic_dtype_size(k->buffers.items[i].dtype);
+    if (s > widest) widest = s;
+  }
+  cg.vec = k->ndim == 0 ? 1 : (int32_t)(16 / widest);
+  cg.mode = calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
+  if (!cg.mode) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset);
+  }
+  ic_sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", k->name, IC_VERSION_STRING);
+  ic_sbuf_puts(&cg.out, cuda_prelude);
+  ic_sbuf_puts(&cg.out, "\n");
+  cg_body(&cg);
+  cg_kernel(&cg);
+  free(cg.mode);
+  free(cg.aligned.items);
+  res->source = ic_sbuf_take(&cg.out);
+  res->per_thread = cg.vec;
+  if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
+    free(res->source);
+    res->source = NULL;
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  }
+  return IC_OK;
+}

@@ -1,0 +1,146 @@
+/* ic_compile: the whole pipeline, top to bottom.
+ *   validate -> lower -> schedule -> program IR -> backend compile -> grids
+ * A fused kernel that fails to compile is split into eager kernels (with a warning)
+ * unless the compile is strict. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "program/program.h"
+#include "runtime/context.h"
+
+int ic_debug_fail_fused_compile = 0;
+
+/* Every symbol must be a whole dim of some input, so a run can bind it. */
+static ic_status compile_check_graph(const ic_graph *g) {
+  const char *msg = NULL;
+  if (g->error) {
+    ic_graph_error(g, &msg);
+    return ic_set_error(g->error, "the graph holds an error: %s", msg);
+  }
+  if (g->outputs.count == 0) return ic_set_error(IC_ERR_INVALID_GRAPH, "the graph has no outputs");
+  if (g->inputs.count > PROGRAM_MAX_INPUTS || g->symbols.count > PROGRAM_MAX_SYMBOLS ||
+      g->outputs.count > PROGRAM_MAX_BUFFERS / 4)
+    return ic_set_error(IC_ERR_UNSUPPORTED, "the graph has more inputs (%d), symbols (%d) or outputs (%d) than ic supports",
+                        PROGRAM_MAX_INPUTS, PROGRAM_MAX_SYMBOLS, PROGRAM_MAX_BUFFERS / 4);
+  for (int32_t k = 0; k < g->symbols.count; k++) {
+    bool bound = false;
+    for (int32_t i = 0; i < g->inputs.count && !bound; i++) {
+      const graph_node *in = graph_node_get(g, g->inputs.items[i]);
+      for (int32_t d = 0; d < in->ndim && !bound; d++)
+        bound = sym_kind_of(g->syms, in->dims[d]) == SYM_SYMBOL && sym_leaf_index(g->syms, in->dims[d]) == k;
+    }
+    if (!bound)
+      return ic_set_error(IC_ERR_INVALID_GRAPH, "symbol '%s' is not a dim of any input, so no run can bind it",
+                          g->symbols.items[k]);
+  }
+  return IC_OK;
+}
+
+static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p) {
+  if (!ctx->dump_dir) return;
+  ic_sbuf sb = {0};
+  graph_print(g, &sb);
+  ctx_dump(ctx, "graph.txt", sb.data, sb.len);
+  sb.len = 0;
+  program_print(p, &sb);
+  ctx_dump(ctx, "program.txt", sb.data, sb.len);
+  for (int32_t i = 0; i < p->kernels.count; i++) {
+    const program_kernel *k = &p->kernels.items[i];
+    char name[64];
+    snprintf(name, sizeof name, "%s.kir", k->kir.name);
+    ctx_dump(ctx, name, k->ir_text, strlen(k->ir_text));
+    snprintf(name, sizeof name, "%s.cu", k->kir.name);
+    if (k->compiled->source) ctx_dump(ctx, name, k->compiled->source, strlen(k->compiled->source));
+  }
+  ic_sbuf_free(&sb);
+}
+
+/* Compiles every kernel. *failed_group: the group whose fusion failed (-1 if none). */
+static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule *s, int32_t *failed_group) {
+  *failed_group = -1;
+  for (int32_t i = 0; i < p->kernels.count; i++) {
+    program_kernel *k = &p->kernels.items[i];
+    if (k->kir.params.count > PROGRAM_MAX_PARAMS)
+      return ic_set_error(IC_ERR_UNSUPPORTED, "%s needs %" PRId32 " parameters (at most %d)", k->kir.name,
+                          k->kir.params.count, PROGRAM_MAX_PARAMS);
+    bool fused = s->groups[i].count > 1;
+    ic_status st = fused && ic_debug_fail_fused_compile
+                       ? ic_set_error(IC_ERR_COMPILE, "%s: compile failure injected for testing", k->kir.name)
+                       : p->backend->compile(ctx, &k->kir, &k->compiled);
+    if (st) {
+      if (st == IC_ERR_COMPILE && fused) *failed_group = i;
+      ic_error_prefix("compiling %s", k->kir.name);
+      return st;
+    }
+  }
+  return IC_OK;
+}
+
+ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_options *opts, ic_program **out) {
+  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: out is NULL");
+  *out = NULL;
+  if (!ctx || !g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: context or graph is NULL");
+  ic_compile_options o = {.struct_size = sizeof o};
+  if (opts) {
+    if (opts->struct_size < offsetof(ic_compile_options, flags) + sizeof(uint32_t) || opts->struct_size > sizeof o)
+      return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: options.struct_size %u is not one ic knows",
+                          (unsigned)opts->struct_size);
+    memcpy(&o, opts, opts->struct_size);
+  }
+  if (o.mode != IC_MODE_FUSED && o.mode != IC_MODE_EAGER)
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown mode %d", (int)o.mode);
+  bool eager = o.mode == IC_MODE_EAGER;
+  bool strict = (o.flags & IC_COMPILE_STRICT) || ctx->strict_env;
+
+  ic_status st = compile_check_graph(g);
+  lowered *l = NULL;
+  if (!st) st = lower_graph(g, &l);
+  if (st) return st;
+  bool *split = calloc((size_t)l->nodes.count + 1, sizeof(bool));
+  if (!split) {
+    lowered_destroy(l);
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");
+  }
+
+  ic_program *p = NULL;
+  for (;;) {
+    schedule s;
+    int32_t failed = -1;
+    st = sched_fuse_pointwise(l, eager, split, &s);
+    if (!st) st = program_build(ctx, l, &s, &p);
+    if (!st) st = compile_kernels(ctx, p, &s, &failed);
+    if (st && failed >= 0 && !strict) {
+      /* Eager fallback: the failed fusion's nodes become kernels of their own. */
+      ic_log(&ctx->log, IC_LOG_WARN, "fused kernel %s failed to compile; running its %" PRId32 " ops as eager kernels: %s",
+             p->kernels.items[failed].kir.name, s.groups[failed].count, ic_last_error());
+      for (int32_t j = 0; j < s.groups[failed].count; j++) split[s.groups[failed].nodes[j]] = true;
+      program_destroy(p);
+      p = NULL;
+      schedule_free(&s);
+      continue;
+    }
+    if (st && failed >= 0) ic_error_prefix("fused kernel (strict mode: no eager fallback)");
+    schedule_free(&s);
+    break;
+  }
+  free(split);
+  if (st) {
+    program_destroy(p);
+    lowered_destroy(l);
+    return st;
+  }
+  program_set_grids(p);
+  p->graph = l;
+  if (sym_arena_failed(p->syms)) {
+    program_destroy(p);
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");
+  }
+  compile_dump(ctx, g, p);
+  ic_log(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s mode)", p->kernels.count, ctx->arch,
+         eager ? "eager" : "fused");
+  *out = p;
+  return IC_OK;
+}

@@ -1,0 +1,505 @@
+/* The graph builder: validation, shape and dtype inference, numpy broadcasting. Every
+ * builder call either appends one well-typed node or records an error and changes
+ * nothing (views the call would have added are rolled back). */
+#include "graph/graph.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Records the graph's first error (and the thread's last error); returns the sentinel. */
+IC_PRINTF(2, 3)
+static ic_value graph_fail(ic_graph *g, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ic_set_error(IC_ERR_INVALID_GRAPH, "%s", msg);
+  if (g && g->error == IC_OK) {
+    g->error = IC_ERR_INVALID_GRAPH;
+    g->error_message = ic_strdup(msg);
+  }
+  return IC_INVALID_VALUE;
+}
+
+static ic_value graph_oom(ic_graph *g) {
+  ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory building the graph");
+  if (g->error == IC_OK) g->error = IC_ERR_OUT_OF_MEMORY;
+  return IC_INVALID_VALUE;
+}
+
+ic_status ic_graph_create(ic_graph **out) {
+  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_create: out is NULL");
+  *out = NULL;
+  ic_graph *g = calloc(1, sizeof *g);
+  if (!g || !(g->syms = sym_arena_create())) {
+    free(g);
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_graph_create: out of memory");
+  }
+  *out = g;
+  return IC_OK;
+}
+
+void ic_graph_destroy(ic_graph *g) {
+  if (!g) return;
+  for (int32_t i = 0; i < g->nodes.count; i++) free(g->nodes.items[i].name);
+  for (int32_t i = 0; i < g->symbols.count; i++) free(g->symbols.items[i]);
+  for (int32_t i = 0; i < g->outputs.count; i++) free(g->outputs.items[i].name);
+  free(g->nodes.items);
+  free(g->inputs.items);
+  free(g->symbols.items);
+  free(g->outputs.items);
+  free(g->error_message);
+  sym_arena_destroy(g->syms);
+  free(g);
+}
+
+ic_status ic_graph_error(const ic_graph *g, const char **message) {
+  if (message) *message = "";
+  if (!g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_error: graph is NULL");
+  if (message && g->error_message) *message = g->error_message;
+  if (message && g->error == IC_ERR_OUT_OF_MEMORY) *message = "out of memory";
+  return g->error;
+}
+
+const graph_node *graph_node_get(const ic_graph *g, ic_value v) {
+  if (!g || v < 0 || v >= g->nodes.count) return NULL;
+  return &g->nodes.items[v];
+}
+
+sym_names graph_symbol_names(const ic_graph *g) {
+  sym_names n = {0};
+  n.symbols = (const char *const *)g->symbols.items;
+  n.nsymbols = g->symbols.count;
+  return n;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static ic_value graph_append(ic_graph *g, const graph_node *n) {
+  if (sym_arena_failed(g->syms)) return graph_oom(g);
+  if (!IC_VEC_PUSH(g->nodes, *n)) return graph_oom(g);
+  return g->nodes.count - 1;
+}
+
+static const graph_node *graph_arg(ic_graph *g, const char *what, ic_value v) {
+  const graph_node *n = graph_node_get(g, v);
+  if (!n) graph_fail(g, "%s: argument %" PRId32 " is not a value of this graph", what, v);
+  return n;
+}
+
+/* "[n, 4]" into buf, for messages. */
+static const char *graph_shape_text(const ic_graph *g, int32_t ndim, const sym_id *dims, char *buf, size_t size) {
+  ic_sbuf sb = {0};
+  sym_names names = graph_symbol_names(g);
+  ic_sbuf_puts(&sb, "[");
+  for (int32_t i = 0; i < ndim; i++) {
+    if (i) ic_sbuf_puts(&sb, ", ");
+    sym_print(g->syms, dims[i], &names, &sb);
+  }
+  ic_sbuf_puts(&sb, "]");
+  snprintf(buf, size, "%s", sb.data ? sb.data : "[?]");
+  ic_sbuf_free(&sb);
+  return buf;
+}
+
+/* An ic_dim from the API as an expression; SYM_NONE if it is not a valid dim. */
+static sym_id graph_dim_expr(ic_graph *g, ic_dim d) {
+  if (d >= 0) return sym_const(g->syms, d);
+  int64_t k = -d - 1;
+  if (d == IC_DIM_INFER || k >= g->symbols.count) return SYM_NONE;
+  return sym_symbol(g->syms, (int32_t)k);
+}
+
+static sym_id graph_numel(ic_graph *g, int32_t ndim, const sym_id *dims) {
+  sym_id n = sym_const(g->syms, 1);
+  for (int32_t i = 0; i < ndim; i++) n = sym_mul(g->syms, n, dims[i]);
+  return n;
+}
+
+static bool graph_dim_is_one(const ic_graph *g, sym_id d) {
+  int64_t v;
+  return sym_is_const(g->syms, d, &v) && v == 1;
+}
+
+/* Adds an expand view of v to ndim/dims unless v already has that shape. */
+static ic_value graph_broadcast_to(ic_graph *g, ic_value v, int32_t ndim, const sym_id *dims) {
+  const graph_node *src = &g->nodes.items[v];
+  if (src->ndim == ndim && memcmp(src->dims, dims, sizeof(sym_id) * (size_t)ndim) == 0) return v;
+  graph_node n = {.kind = GRAPH_EXPAND, .dtype = src->dtype, .ndim = ndim, .nargs = 1, .args = {v}};
+  memcpy(n.dims, dims, sizeof(sym_id) * (size_t)ndim);
+  return graph_append(g, &n);
+}
+
+/* A weak constant takes dt: returns a typed constant node (or v itself). */
+static ic_value graph_adopt_dtype(ic_graph *g, ic_value v, ic_dtype dt) {
+  const graph_node *src = &g->nodes.items[v];
+  if (src->kind != GRAPH_CONST || !src->weak || src->dtype == dt) return v;
+  graph_node n = *src;
+  n.dtype = dt;
+  n.weak = false;
+  n.value = ic_dtype_round(dt, src->value);
+  return graph_append(g, &n);
+}
+
+/* ---------------------------------------------------------------- leaves */
+
+ic_dim ic_graph_symbol(ic_graph *g, const char *name) {
+  if (!g) return 0;
+  if (!name || !*name) return (ic_dim)(graph_fail(g, "ic_graph_symbol: empty name"), 0);
+  for (int32_t i = 0; i < g->symbols.count; i++)
+    if (strcmp(g->symbols.items[i], name) == 0) return -(ic_dim)i - 1;
+  char *copy = ic_strdup(name);
+  if (!copy || !IC_VEC_PUSH(g->symbols, copy)) {
+    free(copy);
+    graph_oom(g);
+    return 0;
+  }
+  return -(ic_dim)(g->symbols.count - 1) - 1;
+}
+
+static bool graph_check_dtype(ic_graph *g, const char *what, ic_dtype dt) {
+  if (!ic_dtype_valid(dt)) {
+    graph_fail(g, "%s: invalid dtype %d", what, (int)dt);
+    return false;
+  }
+  if (!ic_dtype_supported(dt)) {
+    graph_fail(g, "%s: dtype %s is not supported yet (bool, i32, f16, bf16, f32 are)", what, ic_dtype_name(dt));
+    return false;
+  }
+  return true;
+}
+
+ic_value ic_graph_input(ic_graph *g, const char *name, ic_dtype dtype, int32_t ndim, const ic_dim *dims,
+                        ic_layout layout) {
+  if (!g) return IC_INVALID_VALUE;
+  if (!name || !*name) return graph_fail(g, "ic_graph_input: empty name");
+  for (int32_t i = 0; i < g->inputs.count; i++)
+    if (strcmp(g->nodes.items[g->inputs.items[i]].name, name) == 0)
+      return graph_fail(g, "ic_graph_input: duplicate input name '%s'", name);
+  if (!graph_check_dtype(g, "ic_graph_input", dtype)) return IC_INVALID_VALUE;
+  if (ndim < 0 || ndim > IC_MAX_DIMS)
+    return graph_fail(g, "ic_graph_input '%s': ndim %" PRId32 " outside 0..%d", name, ndim, IC_MAX_DIMS);
+  if (ndim > 0 && !dims) return graph_fail(g, "ic_graph_input '%s': dims is NULL", name);
+  if (layout != IC_LAYOUT_CONTIGUOUS && layout != IC_LAYOUT_INNER_CONTIGUOUS && layout != IC_LAYOUT_STRIDED)
+    return graph_fail(g, "ic_graph_input '%s': invalid layout %d", name, (int)layout);
+  graph_node n = {.kind = GRAPH_INPUT, .dtype = dtype, .ndim = ndim, .layout = layout, .input = g->inputs.count};
+  for (int32_t i = 0; i < ndim; i++) {
+    n.dims[i] = graph_dim_expr(g, dims[i]);
+    if (n.dims[i] == SYM_NONE) {
+      if (sym_arena_failed(g->syms)) return graph_oom(g);
+      return graph_fail(g, "ic_graph_input '%s': dim %" PRId32 " (%" PRId64 ") is neither a size nor a symbol", name,
+                        i, dims[i]);
+    }
+  }
+  if (!ic_grow((void **)&g->inputs.items, &g->inputs.cap, g->inputs.count + 1, sizeof(ic_value)))
+    return graph_oom(g);
+  n.name = ic_strdup(name);
+  if (!n.name) return graph_oom(g);
+  ic_value v = graph_append(g, &n);
+  if (v == IC_INVALID_VALUE) {
+    free(n.name);
+    return v;
+  }
+  g->inputs.items[g->inputs.count++] = v;
+  return v;
+}
+
+ic_value ic_graph_constant(ic_graph *g, double value, ic_dtype dtype) {
+  if (!g) return IC_INVALID_VALUE;
+  bool weak = dtype == IC_DTYPE_AUTO;
+  if (weak) dtype = IC_F32;
+  else if (!graph_check_dtype(g, "ic_graph_constant", dtype)) return IC_INVALID_VALUE;
+  if (isnan(value) && !ic_dtype_is_float(dtype))
+    return graph_fail(g, "ic_graph_constant: NaN is not a value of %s", ic_dtype_name(dtype));
+  graph_node n = {.kind = GRAPH_CONST, .dtype = dtype, .ndim = 0, .weak = weak};
+  n.value = weak ? value : ic_dtype_round(dtype, value);
+  return graph_append(g, &n);
+}
+
+/* ---------------------------------------------------------------- ops */
+
+/* Broadcast shape of two nodes into out; false (error recorded) if incompatible. */
+static bool graph_broadcast_shape(ic_graph *g, const char *what, const graph_node *a, const graph_node *b,
+                                  int32_t *ndim, sym_id *out) {
+  int32_t nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+  for (int32_t i = 0; i < nd; i++) {
+    int32_t ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+    sym_id da = ia >= 0 ? a->dims[ia] : SYM_NONE, db = ib >= 0 ? b->dims[ib] : SYM_NONE;
+    if (da == SYM_NONE || graph_dim_is_one(g, da)) out[i] = db == SYM_NONE ? da : db;
+    else if (db == SYM_NONE || graph_dim_is_one(g, db) || da == db) out[i] = da;
+    else {
+      char sa[128], sb[128];
+      graph_fail(g, "%s: shapes %s and %s do not broadcast (dim %" PRId32 ")", what,
+                 graph_shape_text(g, a->ndim, a->dims, sa, sizeof sa),
+                 graph_shape_text(g, b->ndim, b->dims, sb, sizeof sb), i);
+      return false;
+    }
+  }
+  *ndim = nd;
+  return true;
+}
+
+ic_value ic_graph_op(ic_graph *g, ic_op op, int32_t nargs, const ic_value *args) {
+  if (!g) return IC_INVALID_VALUE;
+  const op_info *info = op_get(op);
+  if (!info) return graph_fail(g, "ic_graph_op: invalid op %d", (int)op);
+  if (op == IC_OP_CAST) return graph_fail(g, "cast: use ic_graph_cast, which names the target dtype");
+  if (nargs != info->arity || !args)
+    return graph_fail(g, "%s: takes %" PRId32 " arguments, got %" PRId32, info->name, info->arity, nargs);
+  int32_t mark = g->nodes.count;
+  ic_value v[3];
+  const graph_node *n[3] = {NULL, NULL, NULL};
+  for (int32_t i = 0; i < nargs; i++) {
+    if (!(n[i] = graph_arg(g, info->name, args[i]))) return IC_INVALID_VALUE;
+    v[i] = args[i];
+  }
+  /* The data operands: all but where's condition. Weak constants adopt their partner's
+   * dtype; then all data operands must agree. */
+  int32_t first = op == IC_OP_WHERE ? 1 : 0;
+  ic_dtype dt = IC_DTYPE_INVALID;
+  for (int32_t i = first; i < nargs; i++)
+    if (!(n[i]->kind == GRAPH_CONST && n[i]->weak)) dt = dt ? dt : n[i]->dtype;
+  if (!dt) dt = n[first]->dtype;
+  for (int32_t i = first; i < nargs; i++) {
+    v[i] = graph_adopt_dtype(g, v[i], dt);
+    if (v[i] == IC_INVALID_VALUE) return IC_INVALID_VALUE;
+  }
+  for (int32_t i = 0; i < nargs; i++) n[i] = &g->nodes.items[v[i]];
+  for (int32_t i = first; i < nargs; i++) {
+    if (n[i]->dtype != dt) {
+      g->nodes.count = mark;
+      return graph_fail(g, "%s: operand dtypes differ: %s and %s (cast one of them)", info->name,
+                        ic_dtype_name(dt), ic_dtype_name(n[i]->dtype));
+    }
+  }
+  if (!op_accepts(info, dt)) {
+    g->nodes.count = mark;
+    return graph_fail(g, "%s: dtype %s not accepted (takes %s)", info->name, ic_dtype_name(dt),
+                      op_types_text(info->types));
+  }
+  if (op == IC_OP_WHERE && n[0]->dtype != IC_BOOL) {
+    g->nodes.count = mark;
+    return graph_fail(g, "where: condition must be bool, got %s", ic_dtype_name(n[0]->dtype));
+  }
+  int32_t ndim = n[0]->ndim;
+  sym_id dims[IC_MAX_DIMS];
+  memcpy(dims, n[0]->dims, sizeof dims);
+  for (int32_t i = 1; i < nargs; i++) {
+    graph_node acc = {.ndim = ndim};
+    memcpy(acc.dims, dims, sizeof dims);
+    if (!graph_broadcast_shape(g, info->name, &acc, n[i], &ndim, dims)) {
+      g->nodes.count = mark;
+      return IC_INVALID_VALUE;
+    }
+  }
+  graph_node node = {.kind = GRAPH_OP, .op = op, .ndim = ndim, .nargs = nargs};
+  node.dtype = info->result == OP_RESULT_BOOL ? IC_BOOL : dt;
+  memcpy(node.dims, dims, sizeof dims);
+  for (int32_t i = 0; i < nargs; i++) {
+    node.args[i] = graph_broadcast_to(g, v[i], ndim, dims);
+    if (node.args[i] == IC_INVALID_VALUE) {
+      g->nodes.count = mark;
+      return IC_INVALID_VALUE;
+    }
+  }
+  ic_value r = graph_append(g, &node);
+  if (r == IC_INVALID_VALUE) g->nodes.count = mark;
+  return r;
+}
+
+ic_value ic_graph_unary(ic_graph *g, ic_op op, ic_value a) { return ic_graph_op(g, op, 1, &a); }
+
+ic_value ic_graph_binary(ic_graph *g, ic_op op, ic_value a, ic_value b) {
+  ic_value args[2] = {a, b};
+  return ic_graph_op(g, op, 2, args);
+}
+
+ic_value ic_graph_where(ic_graph *g, ic_value cond, ic_value a, ic_value b) {
+  ic_value args[3] = {cond, a, b};
+  return ic_graph_op(g, IC_OP_WHERE, 3, args);
+}
+
+ic_value ic_graph_cast(ic_graph *g, ic_value a, ic_dtype dtype) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "cast", a);
+  if (!src || !graph_check_dtype(g, "cast", dtype)) return IC_INVALID_VALUE;
+  if (src->kind == GRAPH_CONST && src->weak) return ic_graph_constant(g, src->value, dtype);
+  graph_node n = {.kind = GRAPH_OP, .op = IC_OP_CAST, .dtype = dtype, .ndim = src->ndim, .nargs = 1, .args = {a}};
+  memcpy(n.dims, src->dims, sizeof n.dims);
+  return graph_append(g, &n);
+}
+
+/* ---------------------------------------------------------------- views */
+
+static bool graph_check_view_rank(ic_graph *g, const char *what, int32_t ndim, const void *array) {
+  if (ndim < 0 || ndim > IC_MAX_DIMS) {
+    graph_fail(g, "%s: ndim %" PRId32 " outside 0..%d", what, ndim, IC_MAX_DIMS);
+    return false;
+  }
+  if (ndim > 0 && !array) {
+    graph_fail(g, "%s: dims is NULL", what);
+    return false;
+  }
+  return true;
+}
+
+ic_value ic_graph_reshape(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *dims) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "reshape", a);
+  if (!src || !graph_check_view_rank(g, "reshape", ndim, dims)) return IC_INVALID_VALUE;
+  graph_node n = {.kind = GRAPH_RESHAPE, .dtype = src->dtype, .ndim = ndim, .nargs = 1, .args = {a}};
+  int32_t infer = -1;
+  sym_id known = sym_const(g->syms, 1);
+  for (int32_t i = 0; i < ndim; i++) {
+    if (dims[i] == IC_DIM_INFER) {
+      if (infer >= 0) return graph_fail(g, "reshape: more than one dim to infer");
+      infer = i;
+      continue;
+    }
+    n.dims[i] = graph_dim_expr(g, dims[i]);
+    if (n.dims[i] == SYM_NONE) return graph_fail(g, "reshape: dim %" PRId32 " is neither a size nor a symbol", i);
+    known = sym_mul(g->syms, known, n.dims[i]);
+  }
+  sym_id numel = graph_numel(g, src->ndim, src->dims);
+  if (infer >= 0) {
+    n.dims[infer] = sym_floordiv(g->syms, numel, known);
+    if (sym_mul(g->syms, n.dims[infer], known) != numel) {
+      char s[128];
+      return graph_fail(g, "reshape: cannot infer a dim of %s", graph_shape_text(g, src->ndim, src->dims, s, sizeof s));
+    }
+  } else if (known != numel) {
+    char s1[128], s2[128];
+    return graph_fail(g, "reshape: %s and %s do not provably have the same number of elements",
+                      graph_shape_text(g, src->ndim, src->dims, s1, sizeof s1),
+                      graph_shape_text(g, ndim, n.dims, s2, sizeof s2));
+  }
+  return graph_append(g, &n);
+}
+
+ic_value ic_graph_permute(ic_graph *g, ic_value a, int32_t ndim, const int32_t *perm) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "permute", a);
+  if (!src || !graph_check_view_rank(g, "permute", ndim, perm)) return IC_INVALID_VALUE;
+  if (ndim != src->ndim)
+    return graph_fail(g, "permute: %" PRId32 " entries for a tensor of %" PRId32 " dims", ndim, src->ndim);
+  graph_node n = {.kind = GRAPH_PERMUTE, .dtype = src->dtype, .ndim = ndim, .nargs = 1, .args = {a}};
+  bool seen[IC_MAX_DIMS] = {false};
+  for (int32_t i = 0; i < ndim; i++) {
+    if (perm[i] < 0 || perm[i] >= ndim || seen[perm[i]])
+      return graph_fail(g, "permute: entry %" PRId32 " (%" PRId32 ") makes no permutation", i, perm[i]);
+    seen[perm[i]] = true;
+    n.perm[i] = perm[i];
+    n.dims[i] = src->dims[perm[i]];
+  }
+  return graph_append(g, &n);
+}
+
+ic_value ic_graph_expand(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *dims) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "expand", a);
+  if (!src || !graph_check_view_rank(g, "expand", ndim, dims)) return IC_INVALID_VALUE;
+  if (ndim < src->ndim)
+    return graph_fail(g, "expand: %" PRId32 " dims cannot hold a tensor of %" PRId32, ndim, src->ndim);
+  sym_id target[IC_MAX_DIMS];
+  for (int32_t i = 0; i < ndim; i++) {
+    target[i] = graph_dim_expr(g, dims[i]);
+    if (target[i] == SYM_NONE) return graph_fail(g, "expand: dim %" PRId32 " is neither a size nor a symbol", i);
+    int32_t j = i - (ndim - src->ndim);
+    if (j >= 0 && src->dims[j] != target[i] && !graph_dim_is_one(g, src->dims[j])) {
+      char s1[128], s2[128];
+      return graph_fail(g, "expand: %s cannot expand to %s (dim %" PRId32 ")",
+                        graph_shape_text(g, src->ndim, src->dims, s1, sizeof s1),
+                        graph_shape_text(g, ndim, target, s2, sizeof s2), i);
+    }
+  }
+  if (src->ndim == ndim && memcmp(src->dims, target, sizeof(sym_id) * (size_t)ndim) == 0) return a;
+  graph_node n = {.kind = GRAPH_EXPAND, .dtype = src->dtype, .ndim = ndim, .nargs = 1, .args = {a}};
+  memcpy(n.dims, target, sizeof target);
+  return graph_append(g, &n);
+}
+
+/* ---------------------------------------------------------------- outputs, queries */
+
+ic_status ic_graph_output(ic_graph *g, const char *name, ic_value value) {
+  if (!g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_output: graph is NULL");
+  if (!name || !*name) return (graph_fail(g, "ic_graph_output: empty name"), IC_ERR_INVALID_GRAPH);
+  for (int32_t i = 0; i < g->outputs.count; i++)
+    if (strcmp(g->outputs.items[i].name, name) == 0)
+      return (graph_fail(g, "ic_graph_output: duplicate output name '%s'", name), IC_ERR_INVALID_GRAPH);
+  if (!graph_arg(g, "ic_graph_output", value)) return IC_ERR_INVALID_GRAPH;
+  graph_output o = {ic_strdup(name), value};
+  if (!o.name || !IC_VEC_PUSH(g->outputs, o)) {
+    free(o.name);
+    graph_oom(g);
+    return IC_ERR_OUT_OF_MEMORY;
+  }
+  return IC_OK;
+}
+
+ic_dtype ic_graph_value_dtype(const ic_graph *g, ic_value v) {
+  const graph_node *n = graph_node_get(g, v);
+  return n ? n->dtype : IC_DTYPE_INVALID;
+}
+
+int32_t ic_graph_value_ndim(const ic_graph *g, ic_value v) {
+  const graph_node *n = graph_node_get(g, v);
+  return n ? n->ndim : -1;
+}
+
+ic_status ic_graph_value_dims(const ic_graph *g, ic_value v, ic_dim *dims) {
+  const graph_node *n = graph_node_get(g, v);
+  if (!n || (!dims && n->ndim > 0))
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_value_dims: not a value, or dims is NULL");
+  for (int32_t i = 0; i < n->ndim; i++) {
+    int64_t c;
+    if (sym_is_const(g->syms, n->dims[i], &c)) dims[i] = c;
+    else if (sym_kind_of(g->syms, n->dims[i]) == SYM_SYMBOL) dims[i] = -(ic_dim)sym_leaf_index(g->syms, n->dims[i]) - 1;
+    else dims[i] = IC_DIM_INFER;
+  }
+  return IC_OK;
+}
+
+/* ---------------------------------------------------------------- printing */
+
+void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, ic_sbuf *out) {
+  sym_names names = graph_symbol_names(g);
+  ic_sbuf_printf(out, "%s[", ic_dtype_name(dt));
+  for (int32_t i = 0; i < ndim; i++) {
+    if (i) ic_sbuf_puts(out, ", ");
+    sym_print(g->syms, dims[i], &names, out);
+  }
+  ic_sbuf_puts(out, "]");
+}
+
+void graph_print(const ic_graph *g, ic_sbuf *out) {
+  for (int32_t v = 0; v < g->nodes.count; v++) {
+    const graph_node *n = &g->nodes.items[v];
+    ic_sbuf_printf(out, "%%%" PRId32 " = ", v);
+    switch (n->kind) {
+    case GRAPH_INPUT: ic_sbuf_printf(out, "input \"%s\"", n->name); break;
+    case GRAPH_CONST: ic_sbuf_printf(out, "const %.17g", n->value); break;
+    case GRAPH_OP: ic_sbuf_printf(out, "%s", ic_op_name(n->op)); break;
+    case GRAPH_RESHAPE: ic_sbuf_puts(out, "reshape"); break;
+    case GRAPH_EXPAND: ic_sbuf_puts(out, "expand"); break;
+    case GRAPH_PERMUTE:
+      ic_sbuf_puts(out, "permute[");
+      for (int32_t i = 0; i < n->ndim; i++) ic_sbuf_printf(out, i ? ", %" PRId32 : "%" PRId32, n->perm[i]);
+      ic_sbuf_puts(out, "]");
+      break;
+    }
+    if (n->kind != GRAPH_INPUT && n->kind != GRAPH_CONST) {
+      ic_sbuf_puts(out, "(");
+      for (int32_t i = 0; i < n->nargs; i++) ic_sbuf_printf(out, i ? ", %%%" PRId32 : "%%%" PRId32, n->args[i]);
+      ic_sbuf_puts(out, ")");
+    }
+    ic_sbuf_puts(out, " : ");
+    graph_print_type(g, n->dtype, n->ndim, n->dims, out);
+    ic_sbuf_puts(out, "\n");
+  }
+  for (int32_t i = 0; i < g->outputs.count; i++)
+    ic_sbuf_printf(out, "output \"%s\" = %%%" PRId32 "\n", g->outputs.items[i].name, g->outputs.items[i].value);
+}

@@ -1,0 +1,39 @@
+/* The op table: one row per ic_op, generated from IC_OP_LIST so that the builder,
+ * printers and backends read the same arity and type rules. */
+#include "graph/graph.h"
+
+static const op_info op_table[IC_OP_COUNT] = {
+#define OP_ROW_(name, spelling, arity, types, result) \
+  [IC_OP_##name] = {spelling, arity, OP_TYPES_##types, OP_RESULT_##result},
+    IC_OP_LIST(OP_ROW_)
+#undef OP_ROW_
+};
+
+const op_info *op_get(ic_op op) {
+  if ((int)op < 0 || op >= IC_OP_COUNT) return NULL;
+  return &op_table[op];
+}
+
+const char *ic_op_name(ic_op op) {
+  const op_info *info = op_get(op);
+  return info ? info->name : "invalid";
+}
+
+bool op_accepts(const op_info *info, ic_dtype dt) {
+  bool is_float = dt == IC_F16 || dt == IC_BF16 || dt == IC_F32;
+  switch (info->types) {
+  case OP_TYPES_FLOAT: return is_float;
+  case OP_TYPES_NUM: return is_float || dt == IC_I32;
+  case OP_TYPES_ANY: return is_float || dt == IC_I32 || dt == IC_BOOL;
+  }
+  return false;
+}
+
+const char *op_types_text(op_types t) {
+  switch (t) {
+  case OP_TYPES_FLOAT: return "f16, bf16, f32";
+  case OP_TYPES_NUM: return "i32, f16, bf16, f32";
+  case OP_TYPES_ANY: return "bool, i32, f16, bf16, f32";
+  }
+  return "?";
+}

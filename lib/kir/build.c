@@ -1,0 +1,100 @@
+/* Builds the kernel IR of one scheduled group: loads for operands from outside the group,
+ * the group's ops in order, stores for the nodes that are materialized. */
+#include "kir/build.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct kir_builder {
+  kir_kernel *k;
+  const lowered *l;
+  const int32_t *buffer_of; /* program buffer of lowered node (materialized ones) */
+  int32_t *value_of;        /* lowered node -> instruction computing it in this kernel */
+} kir_builder;
+
+/* Kernel buffer for program buffer `ref` (added on first use). */
+static int32_t kir_buffer_for(kir_builder *b, int32_t ref, ic_dtype dt, bool written) {
+  kir_kernel *k = b->k;
+  for (int32_t i = 0; i < k->buffers.count; i++) {
+    if (k->buffers.items[i].ref == ref) {
+      k->buffers.items[i].written |= written;
+      return i;
+    }
+  }
+  kir_buffer buf = {dt, written, ref};
+  return IC_VEC_PUSH(k->buffers, buf) ? k->buffers.count - 1 : -1;
+}
+
+static int32_t kir_emit(kir_builder *b, const kir_instr *in) {
+  return IC_VEC_PUSH(b->k->instrs, *in) ? b->k->instrs.count - 1 : -1;
+}
+
+/* A load, shared with an earlier identical one. */
+static int32_t kir_emit_load(kir_builder *b, int32_t ref, ic_dtype dt, sym_id offset) {
+  int32_t buf = kir_buffer_for(b, ref, dt, false);
+  if (buf < 0) return -1;
+  for (int32_t i = 0; i < b->k->instrs.count; i++) {
+    const kir_instr *in = &b->k->instrs.items[i];
+    if (in->kind == KIR_LOAD && in->buffer == buf && in->offset == offset) return i;
+  }
+  kir_instr in = {.kind = KIR_LOAD, .dtype = dt, .buffer = buf, .offset = offset};
+  return kir_emit(b, &in);
+}
+
+static int32_t kir_emit_operand(kir_builder *b, const lower_arg *a, sym_id identity_offset) {
+  switch (a->kind) {
+  case LOWER_ARG_CONST: {
+    kir_instr in = {.kind = KIR_CONST, .dtype = a->dtype, .value = a->value};
+    return kir_emit(b, &in);
+  }
+  case LOWER_ARG_LOAD: {
+    int32_t ref = a->src.is_input ? a->src.index : b->buffer_of[a->src.index];
+    return kir_emit_load(b, ref, a->dtype, a->offset);
+  }
+  case LOWER_ARG_NODE:
+    if (b->value_of[a->node] >= 0) return b->value_of[a->node];
+    /* Computed by an earlier kernel at the same point: read its buffer. */
+    return kir_emit_load(b, b->buffer_of[a->node], a->dtype, identity_offset);
+  }
+  return -1;
+}
+
+ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, const int32_t *buffer_of,
+                          int32_t *scratch, kir_kernel *k) {
+  const sched_group *grp = &s->groups[group];
+  memset(k, 0, sizeof *k);
+  snprintf(k->name, sizeof k->name, "ic_k%d", (int)group);
+  k->syms = l->syms;
+  k->ndim = grp->ndim;
+  memcpy(k->dims, grp->dims, sizeof(sym_id) * (size_t)grp->ndim);
+  const lower_node *first = &l->nodes.items[grp->nodes[0]];
+  k->numel = first->numel;
+
+  for (int32_t i = 0; i < l->nodes.count; i++) scratch[i] = -1;
+  kir_builder b = {k, l, buffer_of, scratch};
+  sym_id strides[IC_MAX_DIMS], idx[IC_MAX_DIMS];
+  lower_contiguous_strides(l->syms, k->ndim, k->dims, strides);
+  sym_id identity = sym_const(l->syms, 0);
+  for (int32_t d = 0; d < k->ndim; d++) {
+    idx[d] = sym_var(l->syms, d);
+    identity = sym_add(l->syms, identity, sym_mul(l->syms, idx[d], strides[d]));
+  }
+
+  for (int32_t j = 0; j < grp->count; j++) {
+    int32_t ni = grp->nodes[j];
+    const lower_node *n = &l->nodes.items[ni];
+    kir_instr op = {.kind = KIR_OP, .op = n->op, .dtype = n->dtype, .nargs = n->nargs};
+    for (int32_t a = 0; a < n->nargs; a++)
+      if ((op.args[a] = kir_emit_operand(&b, &n->args[a], identity)) < 0) goto oom;
+    if ((scratch[ni] = kir_emit(&b, &op)) < 0) goto oom;
+    if (s->materialize[ni]) {
+      kir_instr st = {.kind = KIR_STORE, .dtype = n->dtype, .nargs = 1, .args = {scratch[ni]}, .offset = identity};
+      if ((st.buffer = kir_buffer_for(&b, buffer_of[ni], n->dtype, true)) < 0 || kir_emit(&b, &st) < 0) goto oom;
+    }
+  }
+  if (sym_arena_failed(l->syms) || !kir_collect_params(k)) goto oom;
+  return IC_OK;
+oom:
+  kir_kernel_free(k);
+  return ic_set_error(IC_ERR_OUT_OF_MEMORY, "building kernel IR: out of memory");
+}

@@ -1,0 +1,14 @@
+/* Kernel IR from a schedule. */
+#ifndef IC_KIR_BUILD_H
+#define IC_KIR_BUILD_H
+
+#include "kir/kir.h"
+#include "sched/sched.h"
+
+/* Builds the kernel of group `group`. Graph input i is program buffer i; buffer_of maps a
+ * materialized lowered node to its program buffer. scratch holds one int32 per lowered
+ * node. */
+ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, const int32_t *buffer_of,
+                          int32_t *scratch, kir_kernel *out);
+
+#endif

@@ -1,0 +1,82 @@
+/* Kernel IR: parameters and the text form. */
+#include "kir/kir.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+void kir_kernel_free(kir_kernel *k) {
+  if (!k) return;
+  free(k->buffers.items);
+  free(k->instrs.items);
+  free(k->params.items);
+  k->buffers.items = NULL;
+  k->instrs.items = NULL;
+  k->params.items = NULL;
+}
+
+/* Sets used[i] for every leaf of `kind` with index i < limit in e. */
+static void kir_mark_leaves(const sym_arena *a, sym_id e, sym_kind kind, bool *used, int32_t limit) {
+  if (sym_kind_of(a, e) == kind) {
+    int32_t i = sym_leaf_index(a, e);
+    if (i >= 0 && i < limit) used[i] = true;
+    return;
+  }
+  for (int32_t i = 0; i < sym_operand_count(a, e); i++) kir_mark_leaves(a, sym_operand(a, e, i), kind, used, limit);
+}
+
+enum { KIR_MAX_LEAF = 1024 };
+
+static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
+  bool used[KIR_MAX_LEAF] = {false};
+  for (int32_t d = 0; d < k->ndim; d++) kir_mark_leaves(k->syms, k->dims[d], kind, used, KIR_MAX_LEAF);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD || in->kind == KIR_STORE) kir_mark_leaves(k->syms, in->offset, kind, used, KIR_MAX_LEAF);
+  }
+  for (int32_t i = 0; i < KIR_MAX_LEAF; i++)
+    if (used[i] && !IC_VEC_PUSH(k->params, ((kir_param){pk, i}))) return false;
+  return true;
+}
+
+bool kir_collect_params(kir_kernel *k) {
+  k->params.count = 0;
+  for (int32_t b = 0; b < k->buffers.count; b++)
+    if (!IC_VEC_PUSH(k->params, ((kir_param){KIR_PARAM_BUFFER, b}))) return false;
+  return kir_push_leaves(k, SYM_SYMBOL, KIR_PARAM_SYMBOL) && kir_push_leaves(k, SYM_PARAM, KIR_PARAM_STRIDE);
+}
+
+void kir_print(const kir_kernel *k, ic_sbuf *out) {
+  ic_sbuf_printf(out, "kernel %s [", k->name);
+  for (int32_t d = 0; d < k->ndim; d++) {
+    if (d) ic_sbuf_puts(out, ", ");
+    sym_print(k->syms, k->dims[d], k->names, out);
+  }
+  ic_sbuf_puts(out, "]\n");
+  for (int32_t b = 0; b < k->buffers.count; b++)
+    ic_sbuf_printf(out, "  buffer b%" PRId32 " : %s %s (program buffer %" PRId32 ")\n", b,
+                   ic_dtype_name(k->buffers.items[b].dtype), k->buffers.items[b].written ? "out" : "in",
+                   k->buffers.items[b].ref);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    switch (in->kind) {
+    case KIR_LOAD:
+      ic_sbuf_printf(out, "  v%" PRId32 " = load.%s b%" PRId32 "[", i, ic_dtype_name(in->dtype), in->buffer);
+      sym_print(k->syms, in->offset, k->names, out);
+      ic_sbuf_puts(out, "]\n");
+      break;
+    case KIR_CONST:
+      ic_sbuf_printf(out, "  v%" PRId32 " = const.%s %.17g\n", i, ic_dtype_name(in->dtype), in->value);
+      break;
+    case KIR_OP:
+      ic_sbuf_printf(out, "  v%" PRId32 " = %s.%s", i, ic_op_name(in->op), ic_dtype_name(in->dtype));
+      for (int32_t a = 0; a < in->nargs; a++) ic_sbuf_printf(out, a ? ", v%" PRId32 : " v%" PRId32, in->args[a]);
+      ic_sbuf_puts(out, "\n");
+      break;
+    case KIR_STORE:
+      ic_sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
+      sym_print(k->syms, in->offset, k->names, out);
+      ic_sbuf_printf(out, "] = v%" PRId32 "\n", in->args[0]);
+      break;
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/* lib/kir: the backend-neutral kernel IR.
+ *
+ * A kernel iterates over an iteration space (dims, vars i0..i{r-1} of the arena) and runs
+ * its body once per point: a list of instructions in SSA form, each naming earlier
+ * instructions by index. Loads and stores address a kernel buffer at an element offset
+ * expression of the vars. The body is what backends compile; the kernel's parameters
+ * (buffers, then size symbols, then run-time strides) are the launch ABI.
+ *
+ * Room to grow without a redesign: reductions add reduction dims after the pointwise
+ * ones plus accumulator instructions, ops with several results add a result count and
+ * projection instructions, tiled matmul adds a tile shape; none of it changes the
+ * pointwise form below. */
+#ifndef IC_KIR_H
+#define IC_KIR_H
+
+#include "common.h"
+#include "sym/sym.h"
+
+typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE } kir_kind;
+
+typedef struct kir_instr {
+  kir_kind kind;
+  ic_dtype dtype;     /* the value's dtype (for stores: the stored value's) */
+  ic_op op;           /* KIR_OP */
+  int32_t nargs;      /* KIR_OP operands, KIR_STORE: 1 (the value) */
+  int32_t args[3];    /* earlier instructions */
+  int32_t buffer;     /* LOAD/STORE: kernel buffer */
+  sym_id offset;      /* LOAD/STORE: element offset */
+  double value;       /* CONST */
+} kir_instr;
+
+typedef struct kir_buffer {
+  ic_dtype dtype;
+  bool written;      /* stored to (else only loaded) */
+  int32_t ref;       /* the caller's id for it (the program buffer) */
+} kir_buffer;
+
+typedef enum kir_param_kind {
+  KIR_PARAM_BUFFER, /* index: kernel buffer; a device pointer */
+  KIR_PARAM_SYMBOL, /* index: size symbol; int64 */
+  KIR_PARAM_STRIDE  /* index: sym param (lower_stride_param); int64 */
+} kir_param_kind;
+
+typedef struct kir_param {
+  kir_param_kind kind;
+  int32_t index;
+} kir_param;
+
+typedef struct kir_kernel {
+  char name[32];
+  sym_arena *syms;        /* shared with the program, not owned; backends may add expressions */
+  const sym_names *names; /* for printing, may be NULL */
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
+  sym_id numel;
+  struct { kir_buffer *items; int32_t count, cap; } buffers;
+  struct { kir_instr *items; int32_t count, cap; } instrs;
+  struct { kir_param *items; int32_t count, cap; } params;
+} kir_kernel;
+
+void kir_kernel_free(kir_kernel *k);
+/* Appends the kernel as text ("kernel k0 [n, 4] ..."). */
+void kir_print(const kir_kernel *k, ic_sbuf *out);
+/* Fills params from the buffers and the symbols and strides the dims and offsets use. */
+bool kir_collect_params(kir_kernel *k);
+
+#endif

@@ -1,0 +1,82 @@
+/* lib/lower: the graph lowered to pointwise nodes over iteration spaces, with every view
+ * folded into an index expression.
+ *
+ * A lowered node computes one op at every point of its iteration space (vars i0..i{r-1}
+ * of the arena). Each operand is the value of another node at the same point (NODE), a
+ * load from an input or from another node's materialized buffer at an offset expression
+ * of the vars (LOAD), or a constant (CONST). A node read through a view that changes the
+ * index (permute, reshape, broadcast) is only reachable by LOAD, so it must be
+ * materialized: the scheduler never fuses across such an edge, which keeps every value
+ * computed once. */
+#ifndef IC_LOWER_H
+#define IC_LOWER_H
+
+#include "graph/graph.h"
+
+typedef enum lower_arg_kind { LOWER_ARG_NODE, LOWER_ARG_LOAD, LOWER_ARG_CONST } lower_arg_kind;
+
+/* Where a load reads: graph input `index`, or the buffer of lowered node `index`. */
+typedef struct lower_source {
+  bool is_input;
+  int32_t index;
+} lower_source;
+
+typedef struct lower_arg {
+  lower_arg_kind kind;
+  int32_t node;       /* NODE */
+  lower_source src;   /* LOAD */
+  sym_id offset;      /* LOAD: element offset, an expression of the consumer's vars */
+  double value;       /* CONST, rounded to dtype */
+  ic_dtype dtype;
+} lower_arg;
+
+typedef struct lower_node {
+  ic_op op;
+  ic_dtype dtype;
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
+  sym_id numel;
+  int32_t nargs;
+  lower_arg args[3];
+} lower_node;
+
+typedef struct lower_input {
+  char *name;
+  ic_dtype dtype;
+  int32_t ndim;
+  ic_layout layout;
+  sym_id dims[IC_MAX_DIMS];
+  /* Element strides: expressions of the dims for CONTIGUOUS, run-time params
+   * (lower_stride_param) where the layout leaves them free. */
+  sym_id strides[IC_MAX_DIMS];
+} lower_input;
+
+typedef struct lower_output {
+  char *name;
+  int32_t node;
+} lower_output;
+
+typedef struct lowered {
+  sym_arena *syms;
+  char **symbol_names;
+  int32_t nsymbols;
+  lower_input *inputs;
+  int32_t ninputs;
+  struct { lower_node *items; int32_t count, cap; } nodes; /* in dependency order */
+  lower_output *outputs;
+  int32_t noutputs;
+} lowered;
+
+/* The sym param holding the run-time stride of input i, dim d. */
+static inline int32_t lower_stride_param(int32_t input, int32_t dim) { return input * IC_MAX_DIMS + dim; }
+
+/* Lowers a graph without errors. Unused nodes are dropped; every output gets a node of
+ * its own (a copy where the output is an input, a constant, a view or another output). */
+ic_status lower_graph(const ic_graph *g, lowered **out);
+void lowered_destroy(lowered *l);
+/* Contiguous element strides of dims into strides. */
+void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
+/* Prints the lowered nodes, one a line. */
+void lowered_print(const lowered *l, ic_sbuf *out);
+
+#endif

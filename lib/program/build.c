@@ -1,0 +1,135 @@
+/* Program IR from a schedule: buffers, kernels, and the alloc / launch / free steps. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kir/build.h"
+#include "program/program.h"
+
+static int32_t program_add_buffer(ic_program *p, program_buffer_kind kind, int32_t index, ic_dtype dt, int32_t ndim,
+                                  const sym_id *dims) {
+  program_buffer b = {.kind = kind, .index = index, .dtype = dt, .ndim = ndim};
+  memcpy(b.dims, dims, sizeof(sym_id) * (size_t)ndim);
+  b.bytes = sym_const(p->syms, (int64_t)ic_dtype_size(dt));
+  for (int32_t d = 0; d < ndim; d++) b.bytes = sym_mul(p->syms, b.bytes, dims[d]);
+  return IC_VEC_PUSH(p->buffers, b) ? p->buffers.count - 1 : -1;
+}
+
+static bool program_add_step(ic_program *p, program_step_kind kind, int32_t buffer, int32_t kernel) {
+  program_step st = {.kind = kind, .buffer = buffer, .kernel = kernel, .grid = SYM_NONE};
+  return IC_VEC_PUSH(p->steps, st);
+}
+
+/* Buffers for inputs, outputs and temporaries; node_buffer maps materialized nodes. */
+static bool program_plan_buffers(ic_program *p, const lowered *l, const schedule *s, int32_t *node_buffer) {
+  for (int32_t i = 0; i < l->ninputs; i++)
+    if (program_add_buffer(p, PROGRAM_INPUT, i, l->inputs[i].dtype, l->inputs[i].ndim, l->inputs[i].dims) < 0)
+      return false;
+  for (int32_t n = 0; n < l->nodes.count; n++) node_buffer[n] = -1;
+  for (int32_t o = 0; o < l->noutputs; o++) {
+    const lower_node *n = &l->nodes.items[l->outputs[o].node];
+    int32_t b = program_add_buffer(p, PROGRAM_OUTPUT, o, n->dtype, n->ndim, n->dims);
+    if (b < 0) return false;
+    node_buffer[l->outputs[o].node] = b;
+    p->outputs[o].buffer = b;
+    if (!(p->outputs[o].name = ic_strdup(l->outputs[o].name))) return false;
+  }
+  int32_t temps = 0;
+  for (int32_t n = 0; n < l->nodes.count; n++) {
+    if (!s->materialize[n] || node_buffer[n] >= 0) continue;
+    const lower_node *node = &l->nodes.items[n];
+    if ((node_buffer[n] = program_add_buffer(p, PROGRAM_TEMP, temps++, node->dtype, node->ndim, node->dims)) < 0)
+      return false;
+  }
+  return true;
+}
+
+static ic_status program_build_steps(ic_program *p, const lowered *l, const schedule *s, const int32_t *node_buffer,
+                                     int32_t *scratch) {
+  for (int32_t o = 0; o < p->noutputs; o++)
+    if (!program_add_step(p, PROGRAM_STEP_OUTPUT, p->outputs[o].buffer, -1)) return IC_ERR_OUT_OF_MEMORY;
+  for (int32_t g = 0; g < s->count; g++) {
+    const sched_group *grp = &s->groups[g];
+    for (int32_t j = 0; j < grp->count; j++) {
+      int32_t b = node_buffer[grp->nodes[j]];
+      if (b >= 0 && p->buffers.items[b].kind == PROGRAM_TEMP && !program_add_step(p, PROGRAM_STEP_ALLOC, b, -1))
+        return IC_ERR_OUT_OF_MEMORY;
+    }
+    program_kernel pk = {0};
+    ic_status st = kir_build_group(l, s, g, node_buffer, scratch, &pk.kir);
+    if (st) return st;
+    pk.kir.names = &p->names;
+    ic_sbuf text = {0};
+    kir_print(&pk.kir, &text);
+    pk.ir_text = ic_sbuf_take(&text);
+    if (!pk.ir_text || !IC_VEC_PUSH(p->kernels, pk)) {
+      free(pk.ir_text);
+      kir_kernel_free(&pk.kir);
+      return IC_ERR_OUT_OF_MEMORY;
+    }
+    if (!program_add_step(p, PROGRAM_STEP_LAUNCH, -1, p->kernels.count - 1)) return IC_ERR_OUT_OF_MEMORY;
+    for (int32_t n = 0; n < l->nodes.count; n++) {
+      int32_t b = node_buffer[n];
+      if (b >= 0 && p->buffers.items[b].kind == PROGRAM_TEMP && s->last_use[n] == g &&
+          !program_add_step(p, PROGRAM_STEP_FREE, b, -1))
+        return IC_ERR_OUT_OF_MEMORY;
+    }
+  }
+  return IC_OK;
+}
+
+ic_status program_build(ic_context *ctx, lowered *l, const schedule *s, ic_program **out) {
+  *out = NULL;
+  ic_program *p = calloc(1, sizeof *p);
+  if (!p) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
+  atomic_init(&p->refs, 1);
+  p->ctx = ctx;
+  p->backend = &ic_backend_cuda;
+  p->syms = l->syms;
+  p->names = (sym_names){.symbols = (const char *const *)l->symbol_names, .nsymbols = l->nsymbols};
+  p->inputs = l->inputs;
+  p->ninputs = l->ninputs;
+  p->noutputs = l->noutputs;
+  p->outputs = calloc((size_t)l->noutputs + 1, sizeof *p->outputs);
+  int32_t *node_buffer = malloc(sizeof(int32_t) * ((size_t)l->nodes.count + 1));
+  int32_t *scratch = malloc(sizeof(int32_t) * ((size_t)l->nodes.count + 1));
+  ic_status st = IC_ERR_OUT_OF_MEMORY;
+  if (p->outputs && node_buffer && scratch && program_plan_buffers(p, l, s, node_buffer))
+    st = program_build_steps(p, l, s, node_buffer, scratch);
+  if (!st && sym_arena_failed(p->syms)) st = IC_ERR_OUT_OF_MEMORY;
+  free(node_buffer);
+  free(scratch);
+  if (st) {
+    program_destroy(p);
+    return st == IC_ERR_OUT_OF_MEMORY ? ic_set_error(st, "program: out of memory") : st;
+  }
+  *out = p;
+  return IC_OK;
+}
+
+void program_set_grids(ic_program *p) {
+  for (int32_t i = 0; i < p->steps.count; i++) {
+    program_step *st = &p->steps.items[i];
+    if (st->kind != PROGRAM_STEP_LAUNCH) continue;
+    const program_kernel *k = &p->kernels.items[st->kernel];
+    int64_t per_block = (int64_t)k->compiled->block * k->compiled->per_thread;
+    st->grid = sym_ceildiv(p->syms, k->kir.numel, sym_const(p->syms, per_block));
+  }
+}
+
+void program_destroy(ic_program *p) {
+  if (!p) return;
+  for (int32_t i = 0; i < p->kernels.count; i++) {
+    program_kernel *k = &p->kernels.items[i];
+    if (k->compiled) k->compiled->backend->kernel_free(p->ctx, k->compiled);
+    kir_kernel_free(&k->kir);
+    free(k->ir_text);
+  }
+  for (int32_t o = 0; p->outputs && o < p->noutputs; o++) free(p->outputs[o].name);
+  free(p->outputs);
+  free(p->kernels.items);
+  free(p->steps.items);
+  free(p->buffers.items);
+  lowered_destroy(p->graph);
+  free(p);
+}

@@ -1,0 +1,48 @@
+/* The program as text: one line a buffer, one line a step. */
+#include <inttypes.h>
+
+#include "program/program.h"
+
+static void program_print_buffer(const ic_program *p, int32_t b, ic_sbuf *out) {
+  static const char *const kinds[] = {"input", "output", "temp"};
+  const program_buffer *buf = &p->buffers.items[b];
+  ic_sbuf_printf(out, "buf%" PRId32 " = %s %" PRId32 " : %s[", b, kinds[buf->kind], buf->index, ic_dtype_name(buf->dtype));
+  for (int32_t d = 0; d < buf->ndim; d++) {
+    if (d) ic_sbuf_puts(out, ", ");
+    sym_print(p->syms, buf->dims[d], &p->names, out);
+  }
+  ic_sbuf_puts(out, "]");
+  if (buf->kind == PROGRAM_INPUT) ic_sbuf_printf(out, " \"%s\"", p->inputs[buf->index].name);
+  if (buf->kind == PROGRAM_OUTPUT) ic_sbuf_printf(out, " \"%s\"", p->outputs[buf->index].name);
+  ic_sbuf_puts(out, " (bytes ");
+  sym_print(p->syms, buf->bytes, &p->names, out);
+  ic_sbuf_puts(out, ")\n");
+}
+
+void program_print(const ic_program *p, ic_sbuf *out) {
+  for (int32_t b = 0; b < p->buffers.count; b++) program_print_buffer(p, b, out);
+  for (int32_t i = 0; i < p->steps.count; i++) {
+    const program_step *st = &p->steps.items[i];
+    switch (st->kind) {
+    case PROGRAM_STEP_OUTPUT: ic_sbuf_printf(out, "output buf%" PRId32 "\n", st->buffer); break;
+    case PROGRAM_STEP_ALLOC: ic_sbuf_printf(out, "alloc buf%" PRId32 "\n", st->buffer); break;
+    case PROGRAM_STEP_FREE: ic_sbuf_printf(out, "free buf%" PRId32 "\n", st->buffer); break;
+    case PROGRAM_STEP_LAUNCH: {
+      const kir_kernel *k = &p->kernels.items[st->kernel].kir;
+      ic_sbuf_printf(out, "launch %s grid ", k->name);
+      if (st->grid != SYM_NONE) sym_print(p->syms, st->grid, &p->names, out);
+      else ic_sbuf_puts(out, "?");
+      ic_sbuf_puts(out, " (");
+      for (int32_t a = 0; a < k->params.count; a++) {
+        const kir_param *pa = &k->params.items[a];
+        if (a) ic_sbuf_puts(out, ", ");
+        if (pa->kind == KIR_PARAM_BUFFER) ic_sbuf_printf(out, "buf%" PRId32, k->buffers.items[pa->index].ref);
+        else if (pa->kind == KIR_PARAM_SYMBOL) sym_print(p->syms, sym_symbol(p->syms, pa->index), &p->names, out);
+        else ic_sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
+      }
+      ic_sbuf_puts(out, ")\n");
+      break;
+    }
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/* lib/program: the program (wrapper) IR. A compiled graph is a list of steps over
+ * buffers whose sizes and grids are symbolic: the runtime binds the symbols from the
+ * input shapes and walks the steps.
+ *
+ * Buffers: inputs first (buffer i = input i), then outputs, then temporaries. Steps:
+ *   OUTPUT o   bind output o's memory (the caller's, or allocated by ic)
+ *   ALLOC t    allocate temporary t (stream-ordered)
+ *   LAUNCH k   launch kernel k over its grid expression with its parameters
+ *   FREE t     release temporary t after its last reader */
+#ifndef IC_PROGRAM_H
+#define IC_PROGRAM_H
+
+#include <stdatomic.h>
+
+#include "backend/backend.h"
+#include "lower/lower.h"
+#include "sched/sched.h"
+
+enum { PROGRAM_MAX_BUFFERS = 512, PROGRAM_MAX_SYMBOLS = 64, PROGRAM_MAX_INPUTS = 128, PROGRAM_MAX_PARAMS = 256 };
+
+typedef enum program_buffer_kind { PROGRAM_INPUT, PROGRAM_OUTPUT, PROGRAM_TEMP } program_buffer_kind;
+
+typedef struct program_buffer {
+  program_buffer_kind kind;
+  int32_t index; /* input, output or temporary number */
+  ic_dtype dtype;
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
+  sym_id bytes;
+} program_buffer;
+
+typedef enum program_step_kind { PROGRAM_STEP_OUTPUT, PROGRAM_STEP_ALLOC, PROGRAM_STEP_LAUNCH, PROGRAM_STEP_FREE } program_step_kind;
+
+typedef struct program_step {
+  program_step_kind kind;
+  int32_t buffer; /* OUTPUT, ALLOC, FREE */
+  int32_t kernel; /* LAUNCH */
+  sym_id grid;    /* LAUNCH: blocks */
+} program_step;
+
+typedef struct program_kernel {
+  kir_kernel kir;
+  char *ir_text;
+  backend_kernel *compiled;
+} program_kernel;
+
+typedef struct program_output {
+  char *name;
+  int32_t buffer;
+} program_output;
+
+struct ic_program {
+  atomic_int refs;
+  ic_context *ctx;
+  const ic_backend *backend;
+  lowered *graph;      /* owned once compiled: the arena, symbol names and inputs */
+  sym_arena *syms;     /* graph->syms */
+  sym_names names;     /* symbol names for printing */
+  const lower_input *inputs;
+  int32_t ninputs;
+  program_output *outputs;
+  int32_t noutputs;
+  struct { program_buffer *items; int32_t count, cap; } buffers;
+  struct { program_step *items; int32_t count, cap; } steps;
+  struct { program_kernel *items; int32_t count, cap; } kernels;
+};
+
+/* Builds the program's buffers, kernel IR and steps from a lowered graph and its
+ * schedule. The program borrows l (its arena, names, inputs) until the caller hands it
+ * over by setting p->graph. Kernels are not compiled yet; program_set_grids sets the
+ * launch grids once they are. */
+ic_status program_build(ic_context *ctx, lowered *l, const schedule *s, ic_program **out);
+/* Sets kernel k's grid from its compiled block and per-thread counts. */
+void program_set_grids(ic_program *p);
+void program_destroy(ic_program *p);
+/* The program as text: buffers, then one line a step. */
+void program_print(const ic_program *p, ic_sbuf *out);
+
+#endif

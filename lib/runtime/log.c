@@ -1,0 +1,91 @@
+/* Leveled logging to a host callback or stderr; off unless asked for. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common.h"
+
+static const char *level_name(ic_log_level level) {
+  switch (level) {
+    case IC_LOG_ERROR:
+      return "error";
+    case IC_LOG_WARN:
+      return "warn";
+    case IC_LOG_INFO:
+      return "info";
+    case IC_LOG_DEBUG:
+      return "debug";
+    case IC_LOG_OFF:
+      break;
+  }
+  return "off";
+}
+
+/* IC_LOG=error|warn|info|debug (any case, "warning" too) or 0..4; anything else is off. */
+static ic_log_level parse_env_level(const char *s) {
+  if (!s) return IC_LOG_OFF;
+  while (*s == ' ' || *s == '\t') s++;
+  if (s[0] >= '0' && s[0] <= '9') {
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+    if (*end != '\0' || v < IC_LOG_OFF || v > IC_LOG_DEBUG) return IC_LOG_OFF;
+    return (ic_log_level)v;
+  }
+  static const struct {
+    const char *name;
+    ic_log_level level;
+  } names[] = {{"off", IC_LOG_OFF},   {"none", IC_LOG_OFF},     {"error", IC_LOG_ERROR},
+               {"warn", IC_LOG_WARN}, {"warning", IC_LOG_WARN}, {"info", IC_LOG_INFO},
+               {"debug", IC_LOG_DEBUG}};
+  for (size_t i = 0; i < IC_ARRAY_LEN(names); i++)
+    if (strcasecmp(s, names[i].name) == 0) return names[i].level;
+  return IC_LOG_OFF;
+}
+
+void ic_logger_init(ic_logger *lg, ic_log_fn fn, void *user, ic_log_level level) {
+  if (!lg) return;
+  lg->fn = fn;
+  lg->user = user;
+  if (level > IC_LOG_OFF && level <= IC_LOG_DEBUG)
+    lg->level = level;
+  else if (level > IC_LOG_DEBUG)
+    lg->level = IC_LOG_DEBUG;
+  else
+    lg->level = parse_env_level(getenv("IC_LOG"));
+}
+
+void ic_log(const ic_logger *lg, ic_log_level level, const char *fmt, ...) {
+  if (!lg || !fmt || level <= IC_LOG_OFF || level > lg->level) return;
+  char stack[1024];
+  char *msg = stack;
+  int head = snprintf(stack, sizeof stack, "ic: %s: ", level_name(level));
+  if (head < 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(stack + head, sizeof stack - (size_t)head, fmt, ap);
+  va_end(ap);
+  if (n < 0) {
+    stack[head] = '\0';
+  } else if ((size_t)n >= sizeof stack - (size_t)head) {
+    /* Long messages (kernel sources, NVRTC logs) go through the heap; when that fails,
+     * the truncated stack copy is logged. */
+    size_t need = (size_t)head + (size_t)n + 1;
+    char *big = malloc(need);
+    if (big) {
+      memcpy(big, stack, (size_t)head);
+      va_start(ap, fmt);
+      vsnprintf(big + head, need - (size_t)head, fmt, ap);
+      va_end(ap);
+      msg = big;
+    }
+  }
+  if (lg->fn) {
+    lg->fn(lg->user, level, msg);
+  } else {
+    fprintf(stderr, "%s\n", msg);
+  }
+  if (msg != stack) free(msg);
+}

@@ -1,0 +1,262 @@
+/* Running a program: bind symbols from the inputs, check every tensor, then walk the
+ * steps on the stream. Nothing is launched unless every check passed; the hot path
+ * allocates nothing on the host. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "program/program.h"
+#include "runtime/context.h"
+
+typedef struct run_state {
+  int64_t symbols[PROGRAM_MAX_SYMBOLS];
+  bool bound[PROGRAM_MAX_SYMBOLS];
+  int64_t strides[PROGRAM_MAX_INPUTS * IC_MAX_DIMS]; /* sym params: input strides */
+  sym_env env;
+} run_state;
+
+static int64_t run_numel(int32_t ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < ndim; d++) n *= shape[d];
+  return n;
+}
+
+/* Binds the symbols of input i from its shape, or checks them against earlier inputs. */
+static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, const ic_tensor *t) {
+  const lower_input *in = &p->inputs[i];
+  if (t->dtype != in->dtype || t->ndim != in->ndim)
+    return ic_set_error(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': got %s with %" PRId32 " dims, compiled for %s with %" PRId32,
+                        i, in->name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(in->dtype), in->ndim);
+  if (in->ndim > 0 && !t->shape)
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': shape is NULL", i, in->name);
+  for (int32_t d = 0; d < in->ndim; d++) {
+    int64_t got = t->shape[d], want;
+    if (got < 0)
+      return ic_set_error(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': dim %" PRId32 " is negative", i, in->name, d);
+    if (sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL) {
+      int32_t k = sym_leaf_index(p->syms, in->dims[d]);
+      if (!rs->bound[k]) {
+        rs->bound[k] = true;
+        rs->symbols[k] = got;
+        continue;
+      }
+      want = rs->symbols[k];
+    } else if (!sym_eval(p->syms, in->dims[d], &rs->env, &want)) {
+      return ic_set_error(IC_ERR_INTERNAL, "input '%s': cannot evaluate dim %" PRId32, in->name, d);
+    }
+    if (got != want)
+      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", expected %" PRId64 "%s%s",
+                          i, in->name, d, got, want, sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL ? " (symbol " : "",
+                          sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL ? "bound by an earlier input)" : "");
+  }
+  return IC_OK;
+}
+
+/* Checks input i's strides against its layout and records them as kernel params. */
+static ic_status run_check_strides(const ic_program *p, run_state *rs, int32_t i, const ic_tensor *t) {
+  const lower_input *in = &p->inputs[i];
+  int64_t contiguous = 1;
+  bool empty = run_numel(t->ndim, t->shape) == 0;
+  for (int32_t d = in->ndim - 1; d >= 0; d--) {
+    int64_t stride = t->strides ? t->strides[d] : contiguous;
+    int64_t size = t->shape[d];
+    if (stride < 0)
+      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': negative stride in dim %" PRId32, i, in->name, d);
+    bool must_be_contiguous = in->layout == IC_LAYOUT_CONTIGUOUS || (in->layout == IC_LAYOUT_INNER_CONTIGUOUS && d == in->ndim - 1);
+    if (must_be_contiguous && !empty && size > 1 && stride != contiguous)
+      return ic_set_error(IC_ERR_SHAPE_MISMATCH,
+                          "input %" PRId32 " '%s': stride %" PRId64 " in dim %" PRId32 " breaks its %s layout (expected %" PRId64 ")", i,
+                          in->name, stride, d, in->layout == IC_LAYOUT_CONTIGUOUS ? "contiguous" : "inner-contiguous", contiguous);
+    rs->strides[lower_stride_param(i, d)] = stride;
+    contiguous *= size;
+  }
+  if (!t->data && !empty)
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': data is NULL", i, in->name);
+  return IC_OK;
+}
+
+static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_tensor *inputs, int32_t ninputs) {
+  memset(rs->bound, 0, sizeof rs->bound);
+  rs->env = (sym_env){.symbols = rs->symbols, .nsymbols = p->names.nsymbols, .params = rs->strides,
+                      .nparams = p->ninputs * IC_MAX_DIMS};
+  if (ninputs != p->ninputs || (ninputs > 0 && !inputs))
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "the program takes %" PRId32 " inputs, got %" PRId32, p->ninputs, ninputs);
+  for (int32_t i = 0; i < ninputs; i++) {
+    ic_status s = run_bind_input(p, rs, i, &inputs[i]);
+    if (!s) s = run_check_strides(p, rs, i, &inputs[i]);
+    if (s) return s;
+  }
+  return IC_OK;
+}
+
+static ic_status run_buffer_shape(const ic_program *p, const run_state *rs, const program_buffer *b, int64_t *shape) {
+  for (int32_t d = 0; d < b->ndim; d++)
+    if (!sym_eval(p->syms, b->dims[d], &rs->env, &shape[d]))
+      return ic_set_error(IC_ERR_INTERNAL, "cannot evaluate a buffer size");
+  return IC_OK;
+}
+
+ic_status ic_program_output_shape(const ic_program *p, int32_t output, const ic_tensor *inputs, int32_t *ndim,
+                                  int64_t *shape) {
+  if (!p || !ndim || !shape) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_output_shape: NULL argument");
+  if (output < 0 || output >= p->noutputs)
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " out of range (%" PRId32 " outputs)", output, p->noutputs);
+  run_state rs;
+  ic_status s = run_bind_inputs(p, &rs, inputs, p->ninputs);
+  if (s) return s;
+  const program_buffer *b = &p->buffers.items[p->outputs[output].buffer];
+  *ndim = b->ndim;
+  return run_buffer_shape(p, &rs, b, shape);
+}
+
+/* Checks output o against its computed shape; false data means ic allocates it. */
+static ic_status run_check_output(const ic_program *p, const run_state *rs, int32_t o, const ic_tensor *t, int64_t *bytes) {
+  const program_buffer *b = &p->buffers.items[p->outputs[o].buffer];
+  const char *name = p->outputs[o].name;
+  int64_t shape[IC_MAX_DIMS];
+  ic_status s = run_buffer_shape(p, rs, b, shape);
+  if (s) return s;
+  if (t->dtype != b->dtype || t->ndim != b->ndim)
+    return ic_set_error(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': got %s with %" PRId32 " dims, the program makes %s with %" PRId32,
+                        o, name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(b->dtype), b->ndim);
+  int64_t contiguous = 1;
+  for (int32_t d = b->ndim - 1; d >= 0; d--) {
+    if (t->shape && t->shape[d] != shape[d])
+      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", the program makes %" PRId64,
+                          o, name, d, t->shape[d], shape[d]);
+    if (t->strides && shape[d] > 1 && t->strides[d] != contiguous)
+      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': outputs must be contiguous (dim %" PRId32 " stride %" PRId64 ")",
+                          o, name, d, t->strides[d]);
+    contiguous *= shape[d];
+  }
+  *bytes = contiguous * (int64_t)ic_dtype_size(b->dtype);
+  return IC_OK;
+}
+
+/* Byte range [lo, hi) a tensor touches; empty when it has no elements. */
+static void run_extent(const ic_tensor *t, const int64_t *shape, int64_t bytes_hint, uintptr_t *lo, uintptr_t *hi) {
+  *lo = *hi = (uintptr_t)t->data;
+  if (!t->data) return;
+  if (bytes_hint >= 0) {
+    *hi += (uintptr_t)bytes_hint;
+    return;
+  }
+  int64_t last = 0;
+  for (int32_t d = 0; d < t->ndim; d++) {
+    if (shape[d] == 0) return;
+    int64_t stride = t->strides ? t->strides[d] : 1;
+    if (!t->strides) for (int32_t e = d + 1; e < t->ndim; e++) stride *= shape[e];
+    last += (shape[d] - 1) * stride;
+  }
+  *hi += (uintptr_t)((last + 1) * (int64_t)ic_dtype_size(t->dtype));
+}
+
+static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs, const ic_tensor *outputs,
+                                    const int64_t *out_bytes) {
+  for (int32_t o = 0; o < p->noutputs; o++) {
+    uintptr_t olo, ohi;
+    run_extent(&outputs[o], NULL, out_bytes[o], &olo, &ohi);
+    for (int32_t i = 0; olo < ohi && i < p->ninputs; i++) {
+      uintptr_t ilo, ihi;
+      run_extent(&inputs[i], inputs[i].shape, -1, &ilo, &ihi);
+      if (ilo < ihi && ilo < ohi && olo < ihi)
+        return ic_set_error(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s' overlaps input %" PRId32 " '%s' (in-place runs are not supported)",
+                            o, p->outputs[o].name, i, p->inputs[i].name);
+    }
+    for (int32_t q = 0; olo < ohi && q < o; q++) {
+      uintptr_t qlo, qhi;
+      run_extent(&outputs[q], NULL, out_bytes[q], &qlo, &qhi);
+      if (qlo < ohi && olo < qhi)
+        return ic_set_error(IC_ERR_INVALID_ARGUMENT, "outputs %" PRId32 " and %" PRId32 " overlap", q, o);
+    }
+  }
+  return IC_OK;
+}
+
+/* Walks the steps. On failure, frees what it allocated (outputs it allocated too). */
+static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, const int64_t *out_bytes,
+                           CUdeviceptr *ptr, CUstream stream) {
+  const ic_driver_api *drv = p->ctx->drv;
+  bool allocated[PROGRAM_MAX_BUFFERS] = {false};
+  ic_status s = IC_OK;
+  CUresult r;
+  for (int32_t i = 0; i < p->steps.count && !s; i++) {
+    const program_step *st = &p->steps.items[i];
+    const program_buffer *b = st->buffer >= 0 ? &p->buffers.items[st->buffer] : NULL;
+    int64_t bytes = 0;
+    switch (st->kind) {
+    case PROGRAM_STEP_OUTPUT:
+      ptr[st->buffer] = (CUdeviceptr)(uintptr_t)outputs[b->index].data;
+      if (ptr[st->buffer] || out_bytes[b->index] == 0) break;
+      if ((r = drv->cuMemAllocAsync(&ptr[st->buffer], (size_t)out_bytes[b->index], stream)) != CUDA_SUCCESS)
+        s = ic_cuda_error(drv, r, "cuMemAllocAsync (output)");
+      else allocated[st->buffer] = true;
+      break;
+    case PROGRAM_STEP_ALLOC:
+      ptr[st->buffer] = 0;
+      if (!sym_eval(p->syms, b->bytes, &rs->env, &bytes)) s = ic_set_error(IC_ERR_INTERNAL, "cannot size a temporary");
+      else if (bytes > 0 && (r = drv->cuMemAllocAsync(&ptr[st->buffer], (size_t)bytes, stream)) != CUDA_SUCCESS)
+        s = ic_cuda_error(drv, r, "cuMemAllocAsync (temporary)");
+      else allocated[st->buffer] = bytes > 0;
+      break;
+    case PROGRAM_STEP_FREE:
+      if (allocated[st->buffer] && (r = drv->cuMemFreeAsync(ptr[st->buffer], stream)) != CUDA_SUCCESS)
+        s = ic_cuda_error(drv, r, "cuMemFreeAsync");
+      allocated[st->buffer] = false;
+      break;
+    case PROGRAM_STEP_LAUNCH: {
+      const program_kernel *k = &p->kernels.items[st->kernel];
+      int64_t blocks = 0;
+      if (!sym_eval(p->syms, st->grid, &rs->env, &blocks)) {
+        s = ic_set_error(IC_ERR_INTERNAL, "cannot evaluate the grid of %s", k->kir.name);
+        break;
+      }
+      if (blocks == 0) break; /* an empty iteration space launches nothing */
+      if (blocks > INT32_MAX) {
+        s = ic_set_error(IC_ERR_UNSUPPORTED, "%s: %" PRId64 " blocks exceed the grid limit", k->kir.name, blocks);
+        break;
+      }
+      uint64_t slots[PROGRAM_MAX_PARAMS];
+      void *args[PROGRAM_MAX_PARAMS];
+      for (int32_t a = 0; a < k->kir.params.count; a++) {
+        const kir_param *pa = &k->kir.params.items[a];
+        if (pa->kind == KIR_PARAM_BUFFER) slots[a] = ptr[k->kir.buffers.items[pa->index].ref];
+        else if (pa->kind == KIR_PARAM_SYMBOL) slots[a] = (uint64_t)rs->symbols[pa->index];
+        else slots[a] = (uint64_t)rs->strides[pa->index];
+        args[a] = &slots[a];
+      }
+      s = k->compiled->backend->launch(p->ctx, k->compiled, (uint32_t)blocks, args, stream);
+      if (s) ic_error_prefix("running %s", k->kir.name);
+      break;
+    }
+    }
+  }
+  if (s) {
+    for (int32_t b = 0; b < p->buffers.count; b++)
+      if (allocated[b]) drv->cuMemFreeAsync(ptr[b], stream);
+  } else {
+    for (int32_t o = 0; o < p->noutputs; o++)
+      outputs[o].data = (void *)(uintptr_t)ptr[p->outputs[o].buffer];
+  }
+  return s;
+}
+
+ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs, ic_tensor *outputs, int32_t noutputs,
+                         void *stream) {
+  if (!p) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_run: program is NULL");
+  if (noutputs != p->noutputs || (noutputs > 0 && !outputs))
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "the program makes %" PRId32 " outputs, got %" PRId32, p->noutputs, noutputs);
+  if (!p->ctx->drv) return ctx_enter(p->ctx); /* compile-only: the NO_DEVICE error */
+  run_state rs;
+  ic_status s = run_bind_inputs(p, &rs, inputs, ninputs);
+  int64_t out_bytes[PROGRAM_MAX_BUFFERS];
+  for (int32_t o = 0; o < noutputs && !s; o++) s = run_check_output(p, &rs, o, &outputs[o], &out_bytes[o]);
+  if (!s) s = run_check_aliasing(p, inputs, outputs, out_bytes);
+  if (s) return s;
+  CUdeviceptr ptr[PROGRAM_MAX_BUFFERS];
+  for (int32_t i = 0; i < p->ninputs; i++) ptr[i] = (CUdeviceptr)(uintptr_t)inputs[i].data;
+  if ((s = ctx_enter(p->ctx))) return s;
+  s = run_steps(p, &rs, outputs, out_bytes, ptr, (CUstream)stream);
+  ctx_leave(p->ctx);
+  return s;
+}

@@ -1,0 +1,339 @@
+/* Growable arrays, string buffers, dtype tables and host-side rounding to dtypes. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "runtime/half.h"
+
+/* ---------------------------------------------------------------- growable arrays */
+
+bool ic_grow(void **items, int32_t *cap, int32_t need, size_t size) {
+  if (!items || !cap || need < 0 || size == 0) return false;
+  if (need <= *cap) return true;
+  int64_t newcap = *cap > 0 ? *cap : 8;
+  while (newcap < need) newcap *= 2;
+  if (newcap > INT32_MAX) newcap = INT32_MAX;
+  if ((uint64_t)newcap > SIZE_MAX / size) return false;
+  void *p = realloc(*items, (size_t)newcap * size);
+  if (!p) return false;
+  *items = p;
+  *cap = (int32_t)newcap;
+  return true;
+}
+
+/* ---------------------------------------------------------------- string buffer */
+
+/* Makes room for `extra` more bytes plus the terminator. */
+static bool sbuf_reserve(ic_sbuf *sb, size_t extra) {
+  if (sb->oom) return false;
+  if (extra > SIZE_MAX - sb->len - 1) {
+    sb->oom = true;
+    return false;
+  }
+  size_t need = sb->len + extra + 1;
+  if (need <= sb->cap) return true;
+  size_t cap = sb->cap > 0 ? sb->cap : 64;
+  while (cap < need) {
+    if (cap > SIZE_MAX / 2) {
+      cap = need;
+      break;
+    }
+    cap *= 2;
+  }
+  char *p = realloc(sb->data, cap);
+  if (!p) {
+    sb->oom = true;
+    return false;
+  }
+  sb->data = p;
+  sb->cap = cap;
+  return true;
+}
+
+void ic_sbuf_vprintf(ic_sbuf *sb, const char *fmt, va_list ap) {
+  if (!sb || sb->oom || !fmt) return;
+  va_list ap2;
+  va_copy(ap2, ap);
+  size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
+  int n = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) {
+    /* An encoding error: nothing sensible to append; keep the buffer as it was. */
+    if (room) sb->data[sb->len] = '\0';
+    return;
+  }
+  if ((size_t)n < room) {
+    sb->len += (size_t)n;
+    return;
+  }
+  if (!sbuf_reserve(sb, (size_t)n)) {
+    if (room) sb->data[sb->len] = '\0';
+    return;
+  }
+  va_copy(ap2, ap);
+  vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap2);
+  va_end(ap2);
+  sb->len += (size_t)n;
+}
+
+void ic_sbuf_printf(ic_sbuf *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ic_sbuf_vprintf(sb, fmt, ap);
+  va_end(ap);
+}
+
+void ic_sbuf_puts(ic_sbuf *sb, const char *s) {
+  if (!sb || !s) return;
+  size_t n = strlen(s);
+  if (!sbuf_reserve(sb, n)) return;
+  memcpy(sb->data + sb->len, s, n);
+  sb->len += n;
+  sb->data[sb->len] = '\0';
+}
+
+char *ic_sbuf_take(ic_sbuf *sb) {
+  if (!sb) return NULL;
+  char *s = NULL;
+  if (sb->oom) {
+    free(sb->data);
+  } else if (sb->data) {
+    s = sb->data;
+  } else {
+    s = malloc(1);
+    if (s) s[0] = '\0';
+  }
+  sb->data = NULL;
+  sb->len = sb->cap = 0;
+  sb->oom = false;
+  return s;
+}
+
+void ic_sbuf_free(ic_sbuf *sb) {
+  if (!sb) return;
+  free(sb->data);
+  sb->data = NULL;
+  sb->len = sb->cap = 0;
+  sb->oom = false;
+}
+
+char *ic_strdup(const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *p = malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* ---------------------------------------------------------------- dtypes */
+
+const char *ic_dtype_name(ic_dtype dtype) {
+  switch (dtype) {
+#define IC_DTYPE_NAME_(name, bytes, spelling) \
+  case IC_##name:                             \
+    return spelling;
+    IC_DTYPE_LIST(IC_DTYPE_NAME_)
+#undef IC_DTYPE_NAME_
+    default:
+      break;
+  }
+  return "invalid";
+}
+
+size_t ic_dtype_size(ic_dtype dtype) {
+  switch (dtype) {
+#define IC_DTYPE_SIZE_(name, bytes, spelling) \
+  case IC_##name:                             \
+    return bytes;
+    IC_DTYPE_LIST(IC_DTYPE_SIZE_)
+#undef IC_DTYPE_SIZE_
+    default:
+      break;
+  }
+  return 0;
+}
+
+bool ic_dtype_valid(ic_dtype dt) { return dt >= IC_BOOL && dt <= IC_F8E5M2; }
+
+bool ic_dtype_is_float(ic_dtype dt) {
+  switch (dt) {
+    case IC_F16:
+    case IC_BF16:
+    case IC_F32:
+    case IC_F64:
+    case IC_F8E4M3:
+    case IC_F8E5M2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool ic_dtype_supported(ic_dtype dt) {
+  switch (dt) {
+    case IC_BOOL:
+    case IC_I32:
+    case IC_F16:
+    case IC_BF16:
+    case IC_F32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/* ---------------------------------------------------------------- small floats
+ *
+ * A binary format with `ebits` exponent bits and `mbits` stored mantissa bits, IEEE-style
+ * (subnormals, an all-ones exponent for inf/NaN), or "fn" style (no inf: only the
+ * all-ones pattern is NaN, as f8e4m3fn). Rounding works on the double's bits directly,
+ * so a double rounds once (not double -> float -> half) and a float, widened exactly,
+ * rounds exactly as the PTX cvt.rn does. */
+typedef struct small_float {
+  int ebits, mbits;
+  bool fn; /* finite-only: no inf, NaN is all ones */
+} small_float;
+
+static const small_float FMT_F16 = {5, 10, false};
+static const small_float FMT_BF16 = {8, 7, false};
+static const small_float FMT_E5M2 = {5, 2, false};
+static const small_float FMT_E4M3FN = {4, 3, true};
+
+static uint64_t double_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+static uint32_t round_to_small(double v, small_float f) {
+  const uint64_t u = double_bits(v);
+  const uint32_t sign = (uint32_t)(u >> 63) << (f.ebits + f.mbits);
+  const int ed = (int)((u >> 52) & 0x7ff);
+  const uint64_t md = u & ((UINT64_C(1) << 52) - 1);
+  const uint32_t emask = (1u << f.ebits) - 1;
+  const uint32_t all_ones = (emask << f.mbits) | ((1u << f.mbits) - 1);
+  const uint32_t inf = f.fn ? all_ones : emask << f.mbits;
+
+  if (ed == 0x7ff) {
+    if (md == 0) return sign | inf; /* fn formats: inf becomes NaN */
+    /* Any NaN becomes the canonical NaN, all ones without the sign: what cvt.rn.f16.f32
+     * and cvt.rn.bf16.f32 produce (0x7fff), as measured on sm_90 for every f32 NaN. */
+    return all_ones;
+  }
+  if (ed == 0) return sign; /* zero, or a double subnormal: far below any half ulp */
+
+  const int bias = (1 << (f.ebits - 1)) - 1;
+  const int emin = 1 - bias; /* the smallest normal exponent */
+  const int e = ed - 1023;
+  const uint64_t sig = (UINT64_C(1) << 52) | md;
+  int shift = 52 - f.mbits;
+  if (e < emin) shift += emin - e;
+  uint64_t q;
+  if (shift >= 64) {
+    q = 0; /* below half the smallest subnormal */
+  } else {
+    q = sig >> shift;
+    const uint64_t rem = sig & ((UINT64_C(1) << shift) - 1);
+    const uint64_t half = UINT64_C(1) << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+  }
+  uint64_t mag;
+  if (e < emin) {
+    mag = q; /* subnormal; q == 1 << mbits is the smallest normal */
+  } else {
+    const int64_t be = (int64_t)e + bias; /* >= 1 */
+    if (be >= (int64_t)emask + 1) return sign | inf;
+    mag = ((uint64_t)(be - 1) << f.mbits) + q; /* a mantissa carry bumps the exponent */
+  }
+  if (f.fn) {
+    if (mag >= all_ones) return sign | all_ones;
+  } else if (mag >= inf) {
+    return sign | inf;
+  }
+  return sign | (uint32_t)mag;
+}
+
+static double small_to_double(uint32_t bits, small_float f) {
+  const int bias = (1 << (f.ebits - 1)) - 1;
+  const uint32_t emask = (1u << f.ebits) - 1;
+  const uint32_t mmask = (1u << f.mbits) - 1;
+  const bool neg = (bits >> (f.ebits + f.mbits)) & 1;
+  const uint32_t be = (bits >> f.mbits) & emask;
+  const uint32_t m = bits & mmask;
+  double mag;
+  if (f.fn && be == emask && m == mmask) {
+    return neg ? -NAN : NAN;
+  } else if (!f.fn && be == emask) {
+    if (m != 0) return NAN;
+    mag = INFINITY;
+  } else if (be == 0) {
+    mag = ldexp((double)m, 1 - bias - f.mbits);
+  } else {
+    mag = ldexp((double)(m | (mmask + 1)), (int)be - bias - f.mbits);
+  }
+  return neg ? -mag : mag;
+}
+
+uint16_t ic_f32_to_f16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_F16); }
+
+float ic_f16_bits_to_f32(uint16_t h) {
+  if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) {
+    /* cvt.f32.f16 of any NaN gives the canonical 0x7fffffff (measured on sm_90). */
+    const uint32_t u = 0x7fffffffu;
+    float r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+  }
+  return (float)small_to_double(h, FMT_F16);
+}
+
+uint16_t ic_f32_to_bf16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_BF16); }
+
+float ic_bf16_bits_to_f32(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16; /* exact, NaNs included, as cvt.f32.bf16 */
+  float r;
+  memcpy(&r, &u, sizeof r);
+  return r;
+}
+
+static double round_int(double v, double lo, double hi) {
+  if (isnan(v)) return 0.0;
+  if (v <= lo) return lo;
+  if (v >= hi) return hi;
+  return trunc(v);
+}
+
+double ic_dtype_round(ic_dtype dt, double v) {
+  switch (dt) {
+    case IC_BOOL:
+      return v != 0.0 || isnan(v) ? 1.0 : 0.0;
+    case IC_U8:
+      return round_int(v, 0.0, 255.0);
+    case IC_I8:
+      return round_int(v, -128.0, 127.0);
+    case IC_I16:
+      return round_int(v, -32768.0, 32767.0);
+    case IC_I32:
+      return round_int(v, -2147483648.0, 2147483647.0);
+    case IC_I64:
+      /* 2^63 - 1 is no double; the saturated value prints as 2^63. */
+      return round_int(v, -9223372036854775808.0, 9223372036854775807.0);
+    case IC_F16:
+      return isnan(v) ? v : small_to_double(round_to_small(v, FMT_F16), FMT_F16);
+    case IC_BF16:
+      return isnan(v) ? v : small_to_double(round_to_small(v, FMT_BF16), FMT_BF16);
+    case IC_F32:
+      return (double)(float)v;
+    case IC_F64:
+      return v;
+    case IC_F8E4M3:
+      return isnan(v) ? v : small_to_double(round_to_small(v, FMT_E4M3FN), FMT_E4M3FN);
+    case IC_F8E5M2:
+      return isnan(v) ? v : small_to_double(round_to_small(v, FMT_E5M2), FMT_E5M2);
+    default:
+      return v;
+  }
+}

@@ -1,0 +1,78 @@
+/* Pointwise fusion: chains and siblings over the same iteration space share a kernel. */
+#include "sched/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool sched_same_space(const sched_group *g, const lower_node *n) {
+  return g->ndim == n->ndim && memcmp(g->dims, n->dims, sizeof(sym_id) * (size_t)n->ndim) == 0;
+}
+
+/* Earliest group a node may join: after every operand's producer. */
+static int32_t sched_min_group(const schedule *s, const lower_node *n) {
+  int32_t lo = 0;
+  for (int32_t i = 0; i < n->nargs; i++) {
+    const lower_arg *a = &n->args[i];
+    int32_t g = -1;
+    if (a->kind == LOWER_ARG_NODE) g = s->group_of[a->node];
+    else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) g = s->group_of[a->src.index] + 1;
+    if (g > lo) lo = g;
+  }
+  return lo;
+}
+
+static void sched_mark_read(schedule *s, int32_t producer, int32_t reader_group) {
+  if (s->group_of[producer] == reader_group) return;
+  s->materialize[producer] = true;
+  if (reader_group > s->last_use[producer]) s->last_use[producer] = reader_group;
+}
+
+ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *s) {
+  memset(s, 0, sizeof *s);
+  size_t n = (size_t)l->nodes.count + 1;
+  s->group_of = malloc(n * sizeof(int32_t));
+  s->materialize = calloc(n, sizeof(bool));
+  s->last_use = malloc(n * sizeof(int32_t));
+  if (!s->group_of || !s->materialize || !s->last_use) goto oom;
+  for (int32_t i = 0; i < l->nodes.count; i++) {
+    const lower_node *node = &l->nodes.items[i];
+    int32_t g = -1;
+    s->last_use[i] = -1;
+    if (!eager && !(split && split[i])) {
+      for (int32_t c = sched_min_group(s, node); c < s->count && g < 0; c++) {
+        const sched_group *grp = &s->groups[c];
+        bool alone = split && grp->count == 1 && split[grp->nodes[0]];
+        if (!alone && sched_same_space(grp, node)) g = c;
+      }
+    }
+    if (g < 0) {
+      sched_group fresh = {.ndim = node->ndim, .dims = node->dims};
+      if (!ic_grow((void **)&s->groups, &s->cap, s->count + 1, sizeof *s->groups)) goto oom;
+      s->groups[s->count] = fresh;
+      g = s->count++;
+    }
+    sched_group *grp = &s->groups[g];
+    if (!ic_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
+    grp->nodes[grp->count++] = i;
+    s->group_of[i] = g;
+    for (int32_t a = 0; a < node->nargs; a++) {
+      const lower_arg *arg = &node->args[a];
+      if (arg->kind == LOWER_ARG_NODE) sched_mark_read(s, arg->node, g);
+      else if (arg->kind == LOWER_ARG_LOAD && !arg->src.is_input) sched_mark_read(s, arg->src.index, g);
+    }
+  }
+  for (int32_t o = 0; o < l->noutputs; o++) s->materialize[l->outputs[o].node] = true;
+  return IC_OK;
+oom:
+  schedule_free(s);
+  return ic_set_error(IC_ERR_OUT_OF_MEMORY, "scheduling: out of memory");
+}
+
+void schedule_free(schedule *s) {
+  for (int32_t g = 0; g < s->count; g++) free(s->groups[g].nodes);
+  free(s->groups);
+  free(s->group_of);
+  free(s->materialize);
+  free(s->last_use);
+  memset(s, 0, sizeof *s);
+}

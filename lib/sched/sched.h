@@ -1,0 +1,30 @@
+/* lib/sched: groups lowered nodes into kernels. */
+#ifndef IC_SCHED_H
+#define IC_SCHED_H
+
+#include "lower/lower.h"
+
+typedef struct sched_group {
+  int32_t ndim;
+  const sym_id *dims; /* the iteration space (the first node's dims) */
+  int32_t *nodes;     /* lowered nodes in dependency order */
+  int32_t count, cap;
+} sched_group;
+
+typedef struct schedule {
+  sched_group *groups; /* in launch order */
+  int32_t count, cap;
+  int32_t *group_of;   /* lowered node -> group */
+  bool *materialize;   /* lowered node -> stored to a buffer (an output or read by another group) */
+  int32_t *last_use;   /* lowered node -> last group reading its buffer (-1: none) */
+} schedule;
+
+/* Fuses pointwise chains and siblings over the same iteration space into one group.
+ * A node joins the earliest group, at or after every group its operands come from
+ * (strictly after, for operands read through a moved index), that has its iteration
+ * space; else it opens a new group. Nodes with split[n] set (may be NULL), and all nodes
+ * in eager mode, get a group of their own. */
+ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *out);
+void schedule_free(schedule *s);
+
+#endif

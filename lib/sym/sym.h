@@ -1,0 +1,110 @@
+/* lib/sym: symbolic integer expressions for shapes, strides, index maps and grid sizes.
+ *
+ * Expressions live in an arena and are hash-consed into canonical form, so two
+ * expressions are equal exactly when their ids are equal. Leaves:
+ *   const    a 64-bit integer
+ *   symbol   a named size symbol of the graph ("n"), index k
+ *   var      an iteration variable of a kernel (i0, i1, ...), index k
+ *   param    a run-time kernel parameter such as a stride (p0, ...), index k
+ * Operations: add, mul, floordiv, mod, ceildiv, min, max. Division and modulo follow
+ * floor semantics (Python's) on the host; generated C assumes non-negative operands,
+ * which every index, size and stride in ic is.
+ *
+ * Canonical forms: constants fold; add and mul are flattened n-ary nodes with their
+ * operands sorted and the constant kept apart; like terms of a sum are collected
+ * (2*x + 3*x = 5*x); a constant factor distributes over a sum; x+0, x*1, x*0, x/1, x%1,
+ * (k*b*x + y)/b = k*x + y/b, (k*b*x + y)%b = y%b, (x/b)*b + x%b = x, (x/a)/b = x/(a*b)
+ * for constants a, b > 0, min/max of equal operands.
+ *
+ * Out of memory is sticky: every constructor then returns SYM_NONE, and so does any
+ * constructor given SYM_NONE, so callers check once (sym_arena_failed) at the end.
+ */
+#ifndef IC_SYM_H
+#define IC_SYM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+
+typedef int32_t sym_id;
+#define SYM_NONE ((sym_id)-1)
+
+typedef enum sym_kind {
+  SYM_CONST,
+  SYM_SYMBOL,
+  SYM_VAR,
+  SYM_PARAM,
+  SYM_ADD,
+  SYM_MUL,
+  SYM_FLOORDIV,
+  SYM_MOD,
+  SYM_CEILDIV,
+  SYM_MIN,
+  SYM_MAX
+} sym_kind;
+
+typedef struct sym_arena sym_arena;
+
+sym_arena *sym_arena_create(void);
+void sym_arena_destroy(sym_arena *a);
+bool sym_arena_failed(const sym_arena *a);
+
+/* Leaves. */
+sym_id sym_const(sym_arena *a, int64_t value);
+sym_id sym_symbol(sym_arena *a, int32_t index);
+sym_id sym_var(sym_arena *a, int32_t index);
+sym_id sym_param(sym_arena *a, int32_t index);
+
+/* Operations (any operand SYM_NONE gives SYM_NONE). */
+sym_id sym_add(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_sub(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_mul(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_floordiv(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_mod(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_ceildiv(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_min(sym_arena *a, sym_id x, sym_id y);
+sym_id sym_max(sym_arena *a, sym_id x, sym_id y);
+
+/* Inspection. */
+sym_kind sym_kind_of(const sym_arena *a, sym_id e);
+/* True and *value when e is a constant. */
+bool sym_is_const(const sym_arena *a, sym_id e, int64_t *value);
+/* The index of a symbol/var/param leaf, -1 otherwise. */
+int32_t sym_leaf_index(const sym_arena *a, sym_id e);
+/* Operand count and operands of an operation node (0 for leaves). */
+int32_t sym_operand_count(const sym_arena *a, sym_id e);
+sym_id sym_operand(const sym_arena *a, sym_id e, int32_t i);
+/* True when a leaf of `kind` with `index` occurs in e (index -1: any of that kind). */
+bool sym_depends_on(const sym_arena *a, sym_id e, sym_kind kind, int32_t index);
+
+/* Writes e = coeff * var_k + rest with coeff and rest free of var k and returns true;
+ * false when e is not affine in var k (it occurs inside a floordiv, mod, min, ... or in a
+ * product with another occurrence of itself). */
+bool sym_affine_in_var(sym_arena *a, sym_id e, int32_t k, sym_id *coeff, sym_id *rest);
+
+/* Replaces every var k (k < nvars) by repl[k] and re-canonicalizes. */
+sym_id sym_subst_vars(sym_arena *a, sym_id e, int32_t nvars, const sym_id *repl);
+
+/* Copies an expression of another arena into this one. */
+sym_id sym_import(sym_arena *dst, const sym_arena *src, sym_id e);
+
+/* Evaluation. */
+typedef struct sym_env {
+  const int64_t *symbols; int32_t nsymbols;
+  const int64_t *vars;    int32_t nvars;
+  const int64_t *params;  int32_t nparams;
+} sym_env;
+/* False when a leaf is unbound or a divisor is zero. */
+bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out);
+
+/* Printing, as C (int64 arithmetic, fully parenthesized where needed). A name table entry
+ * NULL or a NULL table prints the default s<k>, i<k>, p<k>. */
+typedef struct sym_names {
+  const char *const *symbols; int32_t nsymbols;
+  const char *const *vars;    int32_t nvars;
+  const char *const *params;  int32_t nparams;
+} sym_names;
+void sym_print(const sym_arena *a, sym_id e, const sym_names *names, ic_sbuf *out);
+
+#endif
