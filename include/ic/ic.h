@@ -187,6 +187,12 @@ typedef enum ic_log_level {
 
 typedef void (*ic_log_fn)(void *user, ic_log_level level, const char *message);
 
+enum {
+  /* Never touch the driver: compile for options.arch (required) even where a GPU is
+   * present, e.g. to build kernels for another machine. Running is IC_ERR_NO_DEVICE. */
+  IC_CONTEXT_COMPILE_ONLY = 1u << 0
+};
+
 typedef struct ic_context_options {
   uint32_t struct_size;  /* sizeof(ic_context_options) */
   int32_t device;        /* CUDA device ordinal (default 0) */
@@ -196,10 +202,13 @@ typedef struct ic_context_options {
   ic_log_fn log_fn;        /* NULL: stderr, when a level is enabled */
   void *log_user;          /* passed to log_fn */
   ic_log_level log_level;  /* IC_LOG_OFF: take IC_LOG from the environment */
+  uint32_t flags;          /* IC_CONTEXT_* */
 } ic_context_options;
 
 /* options may be NULL (defaults). Fails with IC_ERR_NO_DEVICE when no GPU is usable and
- * no arch was given, IC_ERR_NO_NVRTC when libnvrtc cannot be loaded. */
+ * no arch was given, IC_ERR_NO_NVRTC when libnvrtc cannot be loaded, IC_ERR_UNSUPPORTED
+ * when an explicit arch differs from the device's (use IC_CONTEXT_COMPILE_ONLY to
+ * compile for another GPU) or is older than sm_80. */
 IC_API ic_status ic_context_create(const ic_context_options *options, ic_context **out);
 IC_API void ic_context_destroy(ic_context *ctx);
 /* The target architecture ("sm_90a"); valid for the context's lifetime. */

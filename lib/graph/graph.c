@@ -366,8 +366,22 @@ ic_value ic_graph_reshape(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *d
   }
   sym_id numel = graph_numel(g, src->ndim, src->dims);
   if (infer >= 0) {
-    n.dims[infer] = sym_floordiv(g->syms, numel, known);
-    if (sym_mul(g->syms, n.dims[infer], known) != numel) {
+    /* Cancel the dims both sides share ([n, 4, 9] -> [n, ?] leaves 36 / 1), so a
+     * symbolic dim never has to be divided by itself (n / n is not 1 when n is 0). */
+    bool used[IC_MAX_DIMS] = {false};
+    sym_id rest_known = sym_const(g->syms, 1);
+    for (int32_t i = 0; i < ndim; i++) {
+      if (i == infer) continue;
+      int32_t j = 0;
+      while (j < src->ndim && (used[j] || src->dims[j] != n.dims[i])) j++;
+      if (j < src->ndim) used[j] = true;
+      else rest_known = sym_mul(g->syms, rest_known, n.dims[i]);
+    }
+    sym_id rest = sym_const(g->syms, 1);
+    for (int32_t j = 0; j < src->ndim; j++)
+      if (!used[j]) rest = sym_mul(g->syms, rest, src->dims[j]);
+    n.dims[infer] = sym_floordiv(g->syms, rest, rest_known);
+    if (sym_mul(g->syms, n.dims[infer], rest_known) != rest) {
       char s[128];
       return graph_fail(g, "reshape: cannot infer a dim of %s", graph_shape_text(g, src->ndim, src->dims, s, sizeof s));
     }

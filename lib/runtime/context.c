@@ -81,8 +81,11 @@ ic_status ic_context_create(const ic_context_options *opts, ic_context **out) {
   }
 
   ic_status s = IC_OK;
-  ctx->drv = ic_driver_get();
-  if (!ctx->drv && !arch) {
+  bool compile_only = (o.flags & IC_CONTEXT_COMPILE_ONLY) != 0;
+  if (compile_only && !arch)
+    s = ic_set_error(IC_ERR_INVALID_ARGUMENT, "IC_CONTEXT_COMPILE_ONLY needs a target arch (options.arch or IC_ARCH)");
+  ctx->drv = compile_only ? NULL : ic_driver_get();
+  if (!s && !ctx->drv && !arch) {
     ic_error_prefix("no GPU and no target arch (pass options.arch or set IC_ARCH=sm_90a for compile-only use)");
     s = IC_ERR_NO_DEVICE;
   }

@@ -44,7 +44,16 @@ typedef struct ic_driver_api {
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD;
   PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH;
   PFN_cuMemsetD8_v3020 cuMemsetD8;
+  PFN_cuMemsetD8Async_v3020 cuMemsetD8Async;
+  PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync;
+  PFN_cuStreamCreate_v2000 cuStreamCreate;
+  PFN_cuStreamDestroy_v4000 cuStreamDestroy;
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
+  PFN_cuEventCreate_v2000 cuEventCreate;
+  PFN_cuEventDestroy_v4000 cuEventDestroy;
+  PFN_cuEventRecord_v2000 cuEventRecord;
+  PFN_cuEventSynchronize_v2000 cuEventSynchronize;
+  PFN_cuEventElapsedTime_v12080 cuEventElapsedTime;
   int driver_version; /* cuDriverGetVersion, e.g. 13000 */
 } ic_driver_api;
 

@@ -36,7 +36,16 @@
   X(cuMemcpyHtoD, 3020)                \
   X(cuMemcpyDtoH, 3020)                \
   X(cuMemsetD8, 3020)                  \
-  X(cuStreamSynchronize, 2000)
+  X(cuMemsetD8Async, 3020)             \
+  X(cuMemcpyDtoDAsync, 3020)           \
+  X(cuStreamCreate, 2000)              \
+  X(cuStreamDestroy, 4000)             \
+  X(cuStreamSynchronize, 2000)         \
+  X(cuEventCreate, 2000)               \
+  X(cuEventDestroy, 4000)              \
+  X(cuEventRecord, 2000)               \
+  X(cuEventSynchronize, 2000)          \
+  X(cuEventElapsedTime, 12080)
 
 /* A version that disagrees with the struct's PFN type is a compile error. */
 #define IC_DRV_CHECK_(fn, ver)                                                          \

@@ -135,7 +135,7 @@ static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   bool round = in->dtype == IC_F16 || in->dtype == IC_BF16;
   if (round && in->op != IC_OP_CAST && in->op != IC_OP_WHERE) ic_sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
   switch (in->op) {
-  case IC_OP_NEG: ic_sbuf_printf(o, i32 ? "ic_neg_i32(%s)" : "(-%s)", a); break;
+  case IC_OP_NEG: ic_sbuf_printf(o, i32 ? "ic_neg_i32(%s)" : "ic_neg_f32(%s)", a); break;
   case IC_OP_EXP: ic_sbuf_printf(o, "expf(%s)", a); break;
   case IC_OP_LOG: ic_sbuf_printf(o, "logf(%s)", a); break;
   case IC_OP_SQRT: ic_sbuf_printf(o, "ic_sqrt_f32(%s)", a); break;

@@ -1,0 +1,319 @@
+/* CPU: contexts without a GPU, fusion decisions (fused vs eager kernel counts), kernel IR
+ * dumps, program text, generated CUDA for every op and dtype compiled by NVRTC for sm_80
+ * and sm_90a, eager fallback and strict mode, IC_DUMP, compile-only run errors. */
+#include <check.h>
+#include <dirent.h>
+#include <ic/ic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/cuda/cuda.h"
+#include "compile.h"
+
+#define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+
+/* Compile-only, so the tests behave the same on machines with a GPU. */
+static ic_context *make_ctx(const char *arch) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx = NULL;
+  OK(ic_context_create(&o, &ctx));
+  return ctx;
+}
+
+static int32_t kernels_of(ic_context *ctx, ic_graph *g, ic_compile_mode mode) {
+  ic_compile_options o = {.struct_size = sizeof o, .mode = mode};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &o, &p));
+  int32_t n = ic_program_kernel_count(p);
+  ic_program_release(p);
+  return n;
+}
+
+START_TEST(test_context_without_gpu) {
+  ic_context *ctx = (ic_context *)1;
+  unsetenv("IC_ARCH");
+  ic_status st = ic_context_create(NULL, &ctx);
+  if (st == IC_OK) { /* a machine with a GPU */
+    ck_assert_int_eq(ic_context_has_device(ctx), 1);
+    ic_context_destroy(ctx);
+  } else {
+    ck_assert_int_eq(st, IC_ERR_NO_DEVICE);
+    ck_assert_ptr_null(ctx);
+    ck_assert_ptr_nonnull(strstr(ic_last_error(), "IC_ARCH"));
+  }
+  ic_context_options o = {.struct_size = sizeof o, .arch = "gfx90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT);
+  o.arch = "sm_75";
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_UNSUPPORTED);
+  o.arch = NULL;
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT); /* compile-only needs an arch */
+  o.struct_size = 2;
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT);
+  o.struct_size = sizeof o;
+  setenv("IC_ARCH", "sm_80", 1);
+  OK(ic_context_create(&o, &ctx));
+  ck_assert_str_eq(ic_context_arch(ctx), "sm_80");
+  ck_assert_int_eq(ic_context_has_device(ctx), 0);
+  unsetenv("IC_ARCH");
+  void *p = NULL;
+  ck_assert_int_eq(ic_malloc(ctx, 16, &p), IC_ERR_NO_DEVICE);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "compile-only"));
+  ck_assert_int_eq(ic_memcpy_htod(ctx, (void *)8, &p, 8), IC_ERR_NO_DEVICE);
+  ic_context_destroy(ctx);
+  ic_context_destroy(NULL);
+}
+END_TEST
+
+START_TEST(test_fusion_groupings) {
+  ic_context *ctx = make_ctx("sm_90a");
+  ic_graph *g;
+  /* a chain: 1 fused kernel, 3 eager */
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 8}, 0);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, (ic_dim[]){8}, 0);
+  ic_value y = ic_graph_unary(g, IC_OP_TANH, ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, w), x));
+  OK(ic_graph_output(g, "y", y));
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), 1);
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_EAGER), 3);
+  /* a sibling over the same space joins; an intermediate output is stored, not split */
+  OK(ic_graph_output(g, "s", ic_graph_unary(g, IC_OP_EXP, x)));
+  OK(ic_graph_output(g, "mid", ic_graph_binary(g, IC_OP_MUL, x, w)));
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), 1);
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_EAGER), 5);
+  /* an op over another iteration space is another kernel */
+  OK(ic_graph_output(g, "w2", ic_graph_unary(g, IC_OP_NEG, w)));
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), 2);
+  /* a permuted read of a computed value forces a kernel boundary */
+  ic_value t = ic_graph_permute(g, ic_graph_unary(g, IC_OP_RELU, x), 2, (int32_t[]){1, 0});
+  OK(ic_graph_output(g, "t", ic_graph_unary(g, IC_OP_SQRT, t)));
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), 3);
+  ic_graph_destroy(g);
+
+  /* an output that is an input (or a view of one) gets a copy kernel */
+  OK(ic_graph_create(&g));
+  x = ic_graph_input(g, "x", IC_BF16, 2, (ic_dim[]){3, 5}, 0);
+  OK(ic_graph_output(g, "same", x));
+  OK(ic_graph_output(g, "tr", ic_graph_permute(g, x, 2, (int32_t[]){1, 0})));
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), 2);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_kernel_ir_and_program_text) {
+  ic_context *ctx = make_ctx("sm_90a");
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F16, 2, (ic_dim[]){n, 4}, IC_LAYOUT_INNER_CONTIGUOUS);
+  ic_value b = ic_graph_input(g, "b", IC_F16, 1, (ic_dim[]){4}, 0);
+  ic_value y = ic_graph_binary(g, IC_OP_MAXIMUM, ic_graph_binary(g, IC_OP_ADD, x, b), ic_graph_constant(g, 0.0, IC_DTYPE_AUTO));
+  OK(ic_graph_output(g, "y", ic_graph_cast(g, y, IC_F32)));
+  ic_program *p;
+  OK(ic_compile(ctx, g, NULL, &p));
+  ck_assert_str_eq(ic_program_kernel_ir(p, 0),
+                   "kernel ic_k0 [n, 4]\n"
+                   "  buffer b0 : f16 in (program buffer 0)\n"
+                   "  buffer b1 : f16 in (program buffer 1)\n"
+                   "  buffer b2 : f32 out (program buffer 2)\n"
+                   "  v0 = load.f16 b0[i1 + i0 * p0]\n"
+                   "  v1 = load.f16 b1[i1]\n"
+                   "  v2 = add.f16 v0, v1\n"
+                   "  v3 = const.f16 0\n"
+                   "  v4 = maximum.f16 v2, v3\n"
+                   "  v5 = cast.f32 v4\n"
+                   "  store.f32 b2[4 * i0 + i1] = v5\n");
+  ck_assert_ptr_null(ic_program_kernel_ir(p, 1));
+  ck_assert_ptr_null(ic_program_kernel_source(p, -1));
+  ck_assert_int_eq(ic_program_input_index(p, "b"), 1);
+  ck_assert_int_eq(ic_program_input_index(p, "nope"), -1);
+  ck_assert_int_eq(ic_program_output_index(p, "y"), 0);
+  ck_assert_int_eq(ic_program_input_count(p), 2);
+  ck_assert_int_eq(ic_program_output_count(p), 1);
+  /* the generated source is self-contained and uses the vector path */
+  const char *src = ic_program_kernel_source(p, 0);
+  ck_assert_ptr_null(strstr(src, "#include"));
+  ck_assert_ptr_nonnull(strstr(src, "extern \"C\" __global__"));
+  ck_assert_ptr_nonnull(strstr(src, "ld.global.nc.v4.b32"));
+  ck_assert_ptr_nonnull(strstr(src, "st.global.cs.v4.b32"));
+  ck_assert_ptr_nonnull(strstr(src, "ic_rnd_f16((v0 + v1))"));
+  /* output shape on the host, no GPU needed */
+  int64_t xs[2] = {9, 4}, bs[1] = {4}, shape[IC_MAX_DIMS];
+  int64_t strides[2] = {16, 1};
+  int32_t nd;
+  ic_tensor in[2] = {{(void *)64, IC_F16, 2, xs, strides}, {(void *)128, IC_F16, 1, bs, NULL}};
+  OK(ic_program_output_shape(p, 0, in, &nd, shape));
+  ck_assert_int_eq(nd, 2);
+  ck_assert_int_eq(shape[0], 9);
+  ck_assert_int_eq(shape[1], 4);
+  ck_assert_int_eq(ic_program_output_shape(p, 1, in, &nd, shape), IC_ERR_INVALID_ARGUMENT);
+  /* running needs a device */
+  ic_tensor out = {NULL, IC_F32, 2, xs, NULL};
+  ck_assert_int_eq(ic_program_run(p, in, 2, &out, 1, NULL), IC_ERR_NO_DEVICE);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "cannot run"));
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+static bool op_takes(ic_op op, ic_dtype dt) {
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value a = ic_graph_input(g, "a", dt, 0, NULL, 0), c = ic_graph_input(g, "c", IC_BOOL, 0, NULL, 0);
+  ic_value args[3] = {op == IC_OP_WHERE ? c : a, a, a};
+  bool ok = ic_graph_op(g, op, op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1, args) != IC_INVALID_VALUE;
+  ic_graph_destroy(g);
+  return ok;
+}
+
+/* Every op with every dtype it takes, as outputs of one graph: the fused kernel and each
+ * eager kernel must compile with NVRTC for both targets. */
+static void compile_everything(const char *arch) {
+  static const ic_dtype dts[] = {IC_BOOL, IC_I32, IC_F16, IC_BF16, IC_F32};
+  ic_context *ctx = make_ctx(arch);
+  for (size_t d = 0; d < 5; d++) {
+    ic_graph *g;
+    OK(ic_graph_create(&g));
+    ic_dim n = ic_graph_symbol(g, "n");
+    ic_value a = ic_graph_input(g, "a", dts[d], 2, (ic_dim[]){n, 3}, IC_LAYOUT_STRIDED);
+    ic_value b = ic_graph_input(g, "b", dts[d], 1, (ic_dim[]){3}, 0);
+    ic_value c = ic_graph_input(g, "c", IC_BOOL, 2, (ic_dim[]){n, 1}, 0);
+    int outputs = 0;
+    for (int op = 0; op < IC_OP_COUNT; op++) {
+      ic_value args[3] = {a, b, a};
+      if (op == IC_OP_WHERE) args[0] = c;
+      int arity = op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1;
+      if (op == IC_OP_CAST || !op_takes((ic_op)op, dts[d])) continue;
+      ic_value v = ic_graph_op(g, (ic_op)op, arity, args);
+      if (v == IC_INVALID_VALUE) continue;
+      char name[32];
+      snprintf(name, sizeof name, "%s", ic_op_name((ic_op)op));
+      OK(ic_graph_output(g, name, v));
+      outputs++;
+    }
+    for (size_t t = 0; t < 5; t++) {
+      char name[32];
+      snprintf(name, sizeof name, "cast_%s", ic_dtype_name(dts[t]));
+      OK(ic_graph_output(g, name, ic_graph_cast(g, a, dts[t])));
+      outputs++;
+    }
+    const char *msg;
+    ck_assert_msg(ic_graph_error(g, &msg) == IC_OK, "%s", msg);
+    ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), 1);
+    ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_EAGER), outputs);
+    ic_graph_destroy(g);
+  }
+  ic_context_destroy(ctx);
+}
+
+START_TEST(test_every_op_compiles_sm90a) { compile_everything("sm_90a"); }
+END_TEST
+START_TEST(test_every_op_compiles_sm80) { compile_everything("sm_80"); }
+END_TEST
+
+static void log_to_counter(void *user, ic_log_level level, const char *msg) {
+  if (level == IC_LOG_WARN && strstr(msg, "eager kernels")) (*(int *)user)++;
+}
+
+START_TEST(test_eager_fallback_and_strict) {
+  unsetenv("IC_STRICT");
+  int warnings = 0;
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .log_fn = log_to_counter, .log_user = &warnings,
+                          .log_level = IC_LOG_WARN, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){100}, 0);
+  ic_value y = ic_graph_unary(g, IC_OP_EXP, ic_graph_unary(g, IC_OP_NEG, ic_graph_unary(g, IC_OP_RELU, x)));
+  OK(ic_graph_output(g, "y", y));
+  OK(ic_graph_output(g, "z", ic_graph_unary(g, IC_OP_SQRT, x)));
+  ic_debug_fail_fused_compile = 1;
+  ic_program *p;
+  OK(ic_compile(ctx, g, NULL, &p));
+  ck_assert_int_eq(ic_program_kernel_count(p), 4);
+  ck_assert_int_eq(warnings, 1);
+  ic_program_release(p);
+  ic_compile_options strict = {.struct_size = sizeof strict, .flags = IC_COMPILE_STRICT};
+  ck_assert_int_eq(ic_compile(ctx, g, &strict, &p), IC_ERR_COMPILE);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "strict"));
+  setenv("IC_STRICT", "1", 1);
+  ic_context *strict_ctx;
+  OK(ic_context_create(&o, &strict_ctx));
+  ck_assert_int_eq(ic_compile(strict_ctx, g, NULL, &p), IC_ERR_COMPILE);
+  ic_context_destroy(strict_ctx);
+  ic_debug_fail_fused_compile = 0;
+  OK(ic_compile(ctx, g, &strict, &p));
+  ck_assert_int_eq(ic_program_kernel_count(p), 1);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_nvrtc_error_carries_log) {
+  ic_context *ctx = make_ctx("sm_90a");
+  void *cubin = (void *)1;
+  size_t size = 7;
+  ck_assert_int_eq(cuda_nvrtc_compile(ctx, "broken", "extern \"C\" __global__ void k() { undeclared_thing(); }", &cubin, &size),
+                   IC_ERR_COMPILE);
+  ck_assert_ptr_null(cubin);
+  ck_assert_int_eq(size, 0);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "undeclared_thing"));
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_ic_dump) {
+  char dir[] = "/tmp/ic-dump-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  setenv("IC_DUMP", dir, 1);
+  ic_context *ctx = make_ctx("sm_90a");
+  unsetenv("IC_DUMP");
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_I32, 1, (ic_dim[]){10}, 0);
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, x)));
+  ic_program *p;
+  OK(ic_compile(ctx, g, NULL, &p));
+  static const char *const files[] = {"graph.txt", "program.txt", "ic_k0.kir", "ic_k0.cu"};
+  for (size_t i = 0; i < 4; i++) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "IC_DUMP did not write %s", files[i]);
+    fseek(f, 0, SEEK_END);
+    ck_assert_int_gt(ftell(f), 10);
+    fclose(f);
+    unlink(path);
+  }
+  rmdir(dir);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("compile");
+  TCase *tc = tcase_create("compile");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_context_without_gpu);
+  tcase_add_test(tc, test_fusion_groupings);
+  tcase_add_test(tc, test_kernel_ir_and_program_text);
+  tcase_add_test(tc, test_every_op_compiles_sm90a);
+  tcase_add_test(tc, test_every_op_compiles_sm80);
+  tcase_add_test(tc, test_eager_fallback_and_strict);
+  tcase_add_test(tc, test_nvrtc_error_carries_log);
+  tcase_add_test(tc, test_ic_dump);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,195 @@
+/* CPU: the graph builder: validation and errors, shape and dtype inference,
+ * broadcasting, views, sticky errors. */
+#include <check.h>
+#include <ic/ic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ASSERT_ERR_CONTAINS(g, text)                                                         \
+  do {                                                                                       \
+    const char *m_ = NULL;                                                                   \
+    ck_assert_int_ne(ic_graph_error((g), &m_), IC_OK);                                       \
+    ck_assert_msg(strstr(m_, (text)) != NULL, "error '%s' lacks '%s'", m_, (text));         \
+  } while (0)
+
+static ic_graph *fresh(void) {
+  ic_graph *g = NULL;
+  ck_assert_int_eq(ic_graph_create(&g), IC_OK);
+  return g;
+}
+
+/* Runs one failing builder call on a fresh graph and checks its first error. */
+#define EXPECT_BUILD_ERROR(expr, text)                                   \
+  do {                                                                   \
+    ic_graph *g = fresh();                                               \
+    ic_dim n = ic_graph_symbol(g, "n");                                  \
+    ic_dim m = ic_graph_symbol(g, "m");                                  \
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 4}, 0); \
+    ic_value i = ic_graph_input(g, "i", IC_I32, 1, (ic_dim[]){4}, 0);    \
+    ic_value y = ic_graph_input(g, "y", IC_F32, 1, (ic_dim[]){m}, 0);    \
+    (void)x, (void)i, (void)y;                                           \
+    ck_assert_int_eq((int)(expr), IC_INVALID_VALUE);                     \
+    ck_assert_int_eq(ic_graph_value_ndim(g, 3), -1); /* nothing added */ \
+    ASSERT_ERR_CONTAINS(g, text);                                        \
+    ck_assert_str_ne(ic_last_error(), "");                               \
+    ic_graph_destroy(g);                                                 \
+  } while (0)
+
+START_TEST(test_builder_errors) {
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "", IC_F32, 0, NULL, 0), "empty name");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "x", IC_F32, 0, NULL, 0), "duplicate input name 'x'");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", (ic_dtype)99, 0, NULL, 0), "invalid dtype");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_I64, 0, NULL, 0), "not supported yet");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 9, (ic_dim[9]){0}, 0), "outside 0..8");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 2, NULL, 0), "dims is NULL");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 1, (ic_dim[]){-7}, 0), "neither a size nor a symbol");
+  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 1, (ic_dim[]){4}, (ic_layout)7), "invalid layout");
+  EXPECT_BUILD_ERROR(ic_graph_constant(g, NAN, IC_I32), "NaN is not a value of i32");
+  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, i), "operand dtypes differ: f32 and i32");
+  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, 77), "not a value of this graph");
+  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, IC_INVALID_VALUE), "not a value of this graph");
+  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_EXP, i), "dtype i32 not accepted (takes f16, bf16, f32)");
+  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_DIV, i, i), "dtype i32 not accepted");
+  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_ADD, x), "takes 2 arguments, got 1");
+  EXPECT_BUILD_ERROR(ic_graph_op(g, (ic_op)999, 1, &x), "invalid op");
+  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_CAST, x), "use ic_graph_cast");
+  EXPECT_BUILD_ERROR(ic_graph_where(g, x, x, x), "condition must be bool");
+  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, y), "do not broadcast");
+  EXPECT_BUILD_ERROR(ic_graph_cast(g, x, IC_F64), "not supported yet");
+  EXPECT_BUILD_ERROR(ic_graph_reshape(g, x, 1, (ic_dim[]){5}), "same number of elements");
+  EXPECT_BUILD_ERROR(ic_graph_reshape(g, x, 2, (ic_dim[]){IC_DIM_INFER, IC_DIM_INFER}), "more than one dim");
+  EXPECT_BUILD_ERROR(ic_graph_reshape(g, x, 2, (ic_dim[]){IC_DIM_INFER, 3}), "cannot infer");
+  EXPECT_BUILD_ERROR(ic_graph_permute(g, x, 2, (int32_t[]){0, 0}), "makes no permutation");
+  EXPECT_BUILD_ERROR(ic_graph_permute(g, x, 1, (int32_t[]){0}), "1 entries for a tensor of 2 dims");
+  EXPECT_BUILD_ERROR(ic_graph_expand(g, x, 2, (ic_dim[]){n, 5}), "cannot expand");
+  EXPECT_BUILD_ERROR(ic_graph_expand(g, x, 1, (ic_dim[]){4}), "cannot hold");
+}
+END_TEST
+
+START_TEST(test_first_error_sticks) {
+  ic_graph *g = fresh();
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){4}, 0);
+  ck_assert_int_eq(ic_graph_error(g, NULL), IC_OK);
+  ck_assert_int_eq(ic_graph_unary(g, IC_OP_EXP, 42), IC_INVALID_VALUE);
+  ck_assert_int_eq(ic_graph_cast(g, x, (ic_dtype)50), IC_INVALID_VALUE);
+  ASSERT_ERR_CONTAINS(g, "exp: argument 42");
+  /* later good calls still build (so a host can keep going and report once) */
+  ck_assert_int_ge(ic_graph_unary(g, IC_OP_EXP, x), 0);
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_OK);
+  ic_program *p = (ic_program *)1;
+  ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_ERR_INVALID_GRAPH);
+  ck_assert_ptr_null(p);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "graph holds an error"));
+  ic_context_destroy(ctx);
+  ic_graph_destroy(g);
+  ic_graph_destroy(NULL);
+}
+END_TEST
+
+static void assert_dims(ic_graph *g, ic_value v, int32_t ndim, const ic_dim *want) {
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), ndim);
+  ic_dim got[IC_MAX_DIMS];
+  ck_assert_int_eq(ic_graph_value_dims(g, v, got), IC_OK);
+  for (int32_t i = 0; i < ndim; i++) ck_assert_int_eq(got[i], want[i]);
+}
+
+START_TEST(test_shapes_and_broadcasting) {
+  ic_graph *g = fresh();
+  ic_dim n = ic_graph_symbol(g, "n"), m = ic_graph_symbol(g, "m");
+  ck_assert_int_lt(n, 0);
+  ck_assert_int_eq(ic_graph_symbol(g, "n"), n);
+  ck_assert_int_ne(m, n);
+  ic_value x = ic_graph_input(g, "x", IC_F16, 2, (ic_dim[]){n, 4}, 0);
+  ic_value r = ic_graph_input(g, "r", IC_F16, 2, (ic_dim[]){n, 1}, 0);
+  ic_value c = ic_graph_input(g, "c", IC_F16, 3, (ic_dim[]){1, 1, m}, 0);
+  ic_value w = ic_graph_input(g, "w", IC_F16, 1, (ic_dim[]){4}, 0);
+  assert_dims(g, ic_graph_binary(g, IC_OP_MUL, x, w), 2, (ic_dim[]){n, 4});
+  assert_dims(g, ic_graph_binary(g, IC_OP_ADD, r, c), 3, (ic_dim[]){1, n, m});
+  ic_value cmp = ic_graph_binary(g, IC_OP_LT, x, r);
+  ck_assert_int_eq(ic_graph_value_dtype(g, cmp), IC_BOOL);
+  assert_dims(g, cmp, 2, (ic_dim[]){n, 4});
+  ic_value wh = ic_graph_where(g, cmp, x, ic_graph_constant(g, 0.0, IC_DTYPE_AUTO));
+  ck_assert_int_eq(ic_graph_value_dtype(g, wh), IC_F16);
+  assert_dims(g, wh, 2, (ic_dim[]){n, 4});
+  /* a weak constant adopts the tensor's dtype; a typed one must match */
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_binary(g, IC_OP_ADD, ic_graph_constant(g, 2, IC_DTYPE_AUTO), x)), IC_F16);
+  ck_assert_int_eq(ic_graph_binary(g, IC_OP_ADD, x, ic_graph_constant(g, 2, IC_F32)), IC_INVALID_VALUE);
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_cast(g, x, IC_I32)), IC_I32);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(test_views) {
+  ic_graph *g = fresh();
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 4, 6}, IC_LAYOUT_STRIDED);
+  assert_dims(g, ic_graph_permute(g, x, 3, (int32_t[]){2, 0, 1}), 3, (ic_dim[]){6, n, 4});
+  assert_dims(g, ic_graph_reshape(g, x, 2, (ic_dim[]){n, 24}), 2, (ic_dim[]){n, 24});
+  assert_dims(g, ic_graph_reshape(g, x, 3, (ic_dim[]){IC_DIM_INFER, 2, 12}), 3, (ic_dim[]){n, 2, 12});
+  assert_dims(g, ic_graph_reshape(g, x, 2, (ic_dim[]){n, IC_DIM_INFER}), 2, (ic_dim[]){n, 24});
+  /* n*24 is an expression: reported as IC_DIM_INFER */
+  assert_dims(g, ic_graph_reshape(g, x, 1, (ic_dim[]){IC_DIM_INFER}), 1, (ic_dim[]){IC_DIM_INFER});
+  ic_value flat = ic_graph_reshape(g, x, 2, (ic_dim[]){IC_DIM_INFER, 6});
+  assert_dims(g, ic_graph_reshape(g, flat, 3, (ic_dim[]){n, 4, 6}), 3, (ic_dim[]){n, 4, 6});
+  ic_value one = ic_graph_input(g, "one", IC_F32, 1, (ic_dim[]){1}, 0);
+  assert_dims(g, ic_graph_expand(g, one, 3, (ic_dim[]){2, n, 5}), 3, (ic_dim[]){2, n, 5});
+  ck_assert_int_eq(ic_graph_expand(g, x, 3, (ic_dim[]){n, 4, 6}), x); /* no-op expand */
+  ck_assert_int_eq(ic_graph_error(g, NULL), IC_OK);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+START_TEST(test_outputs_and_compile_checks) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_OK);
+  ic_program *p = NULL;
+
+  ic_graph *g = fresh();
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){4}, 0);
+  ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_ERR_INVALID_GRAPH);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "no outputs"));
+  ck_assert_int_eq(ic_graph_output(g, "y", x), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "y", x), IC_ERR_INVALID_GRAPH);
+  ic_graph_destroy(g);
+
+  g = fresh();
+  ic_dim k = ic_graph_symbol(g, "k");
+  ic_value one = ic_graph_input(g, "one", IC_F32, 1, (ic_dim[]){1}, 0);
+  ck_assert_int_eq(ic_graph_output(g, "y", ic_graph_expand(g, one, 1, (ic_dim[]){k})), IC_OK);
+  ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_ERR_INVALID_GRAPH);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "symbol 'k' is not a dim of any input"));
+  ic_graph_destroy(g);
+
+  ck_assert_int_eq(ic_compile(ctx, NULL, NULL, &p), IC_ERR_INVALID_ARGUMENT);
+  ic_compile_options bad = {.struct_size = 3};
+  g = fresh();
+  ck_assert_int_eq(ic_graph_output(g, "c", ic_graph_constant(g, 1, IC_F32)), IC_OK);
+  ck_assert_int_eq(ic_compile(ctx, g, &bad, &p), IC_ERR_INVALID_ARGUMENT);
+  ic_compile_options mode = {.struct_size = sizeof mode, .mode = (ic_compile_mode)5};
+  ck_assert_int_eq(ic_compile(ctx, g, &mode, &p), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_OK); /* a constant output: a copy kernel */
+  ck_assert_int_eq(ic_program_kernel_count(p), 1);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("graph");
+  TCase *tc = tcase_create("builder");
+  tcase_add_test(tc, test_builder_errors);
+  tcase_add_test(tc, test_first_error_sticks);
+  tcase_add_test(tc, test_shapes_and_broadcasting);
+  tcase_add_test(tc, test_views);
+  tcase_add_test(tc, test_outputs_and_compile_checks);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
