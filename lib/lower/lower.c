@@ -25,16 +25,23 @@ typedef struct lower_state {
   int32_t *node_of; /* graph value -> lowered node, -1 */
 } lower_state;
 
+/* A graph node's dims, brought into the lowered arena. */
+static void lower_import_dims(lower_state *st, const graph_node *n, sym_id *dims) {
+  for (int32_t d = 0; d < n->ndim; d++) dims[d] = sym_import(st->l->syms, st->g->syms, n->dims[d]);
+}
+
 /* Maps an index of a view's space (idx, in place) to its source's space. */
 static void lower_view_index(lower_state *st, const graph_node *view, const graph_node *src, sym_id *idx) {
   sym_arena *a = st->l->syms;
-  sym_id out[IC_MAX_DIMS];
+  sym_id out[IC_MAX_DIMS], vdims[IC_MAX_DIMS], sdims[IC_MAX_DIMS];
+  lower_import_dims(st, view, vdims);
+  lower_import_dims(st, src, sdims);
   switch (view->kind) {
   case GRAPH_EXPAND:
     for (int32_t d = 0; d < src->ndim; d++) {
       int32_t j = d + (view->ndim - src->ndim);
       int64_t one;
-      bool broadcast = sym_is_const(a, src->dims[d], &one) && one == 1 && src->dims[d] != view->dims[j];
+      bool broadcast = sym_is_const(a, sdims[d], &one) && one == 1 && sdims[d] != vdims[j];
       out[d] = broadcast ? sym_const(a, 0) : idx[j];
     }
     break;
@@ -43,12 +50,12 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
     break;
   case GRAPH_RESHAPE: {
     sym_id vstr[IC_MAX_DIMS], sstr[IC_MAX_DIMS];
-    lower_contiguous_strides(a, view->ndim, view->dims, vstr);
-    lower_contiguous_strides(a, src->ndim, src->dims, sstr);
+    lower_contiguous_strides(a, view->ndim, vdims, vstr);
+    lower_contiguous_strides(a, src->ndim, sdims, sstr);
     sym_id flat = lower_dot(a, view->ndim, idx, vstr);
     for (int32_t d = 0; d < src->ndim; d++) {
       sym_id q = sym_floordiv(a, flat, sstr[d]);
-      out[d] = d == 0 ? q : sym_mod(a, q, src->dims[d]);
+      out[d] = d == 0 ? q : sym_mod(a, q, sdims[d]);
     }
     break;
   }

@@ -488,9 +488,51 @@ done:
   return r == SYM_NONE ? fail(a) : r;
 }
 
+/* base without one factor f (1 when base is f), SYM_NONE when f is not a factor. */
+static sym_id remove_factor(sym_arena *a, sym_id base, sym_id f) {
+  if (base == f) return sym_const(a, 1);
+  if (kind_of(a, base) != SYM_MUL) return SYM_NONE;
+  for (int32_t i = 0; i < nops_of(a, base); i++) {
+    if (op_of(a, base, i) != f) continue;
+    sym_id r = sym_const(a, 1);
+    for (int32_t j = 0; j < nops_of(a, base); j++)
+      if (j != i) r = sym_mul(a, r, op_of(a, base, j));
+    return r;
+  }
+  return SYM_NONE;
+}
+
+/* floordiv/mod/ceildiv by a symbolic leaf d: terms with d as a factor move out of the
+ * division (and vanish in mod), as (k*d*x + y)/d = k*x + y/d for every d != 0. A zero
+ * divisor has no defined result either way (ic never evaluates one: its tensor is empty). */
+static sym_id divide_by_leaf(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
+  lin l = {0}, in = {0}, out = {0};
+  sym_id r = SYM_NONE;
+  if (!lin_add(a, &l, x, 1)) goto done;
+  for (int32_t i = 0; i < l.terms.count; i++) {
+    term t = l.terms.items[i];
+    sym_id q = remove_factor(a, t.base, y);
+    bool ok = q != SYM_NONE ? lin_add(a, &out, q, t.coef) : lin_push(a, &in, t.base, t.coef);
+    if (!ok) goto done;
+  }
+  in.konst = l.konst;
+  if (out.terms.count == 0 && out.konst == 0) {
+    sym_id ops[2] = {x, y};
+    r = intern(a, kind, 0, ops, 2);
+    goto done;
+  }
+  r = divide(a, kind, lin_build(a, &in), y);
+  if (kind != SYM_MOD) r = lin_add(a, &out, r, 1) ? lin_build(a, &out) : SYM_NONE;
+done:
+  lin_free(&l);
+  lin_free(&in);
+  lin_free(&out);
+  return r == SYM_NONE ? fail(a) : r;
+}
+
 static sym_id divide(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
   if (!usable2(a, x, y)) return SYM_NONE;
-  int64_t xv, b;
+  int64_t xv = 0, b = 0;
   bool xc = const_of(a, x, &xv), bc = const_of(a, y, &b);
   if (bc && b != 0) {
     if (xc) {
@@ -504,6 +546,8 @@ static sym_id divide(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
   }
   /* 0 / y is 0 for every y except 0, whose division is left for sym_eval to reject. */
   if (xc && xv == 0 && !(bc && b == 0)) return x;
+  sym_kind yk = kind_of(a, y);
+  if (!xc && (yk == SYM_SYMBOL || yk == SYM_VAR || yk == SYM_PARAM)) return divide_by_leaf(a, kind, x, y);
   sym_id ops[2] = {x, y};
   return intern(a, kind, 0, ops, 2);
 }

@@ -14,7 +14,13 @@
  * operands sorted and the constant kept apart; like terms of a sum are collected
  * (2*x + 3*x = 5*x); a constant factor distributes over a sum; x+0, x*1, x*0, x/1, x%1,
  * (k*b*x + y)/b = k*x + y/b, (k*b*x + y)%b = y%b, (x/b)*b + x%b = x, (x/a)/b = x/(a*b)
- * for constants a, b > 0, min/max of equal operands.
+ * for constants a, b > 0, min/max of equal operands, (k*d*x + y)/d = k*x + y/d and
+ * (k*d*x + y)%d = y%d for a symbolic leaf d (taken to be nonzero). Also: a constant dividend part
+ * splits so 0 <= r < b remains ((x + 5)/4 = (x + 1)/4 + 1), (x%a)%b = x%b when b divides
+ * a, ceildiv follows floordiv's rules, and a sum that is one of several factors carries
+ * no constant content (2*((x + 1)*y) = (2*x + 2)*y = 2*(x + 1)*y). Operand layout: a
+ * sum's constant is its last operand, a product's coefficient its first; the others are
+ * sorted by a structural order that does not depend on construction order.
  *
  * Out of memory is sticky: every constructor then returns SYM_NONE, and so does any
  * constructor given SYM_NONE, so callers check once (sym_arena_failed) at the end.
@@ -99,7 +105,10 @@ typedef struct sym_env {
 bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out);
 
 /* Printing, as C (int64 arithmetic, fully parenthesized where needed). A name table entry
- * NULL or a NULL table prints the default s<k>, i<k>, p<k>. */
+ * NULL or a NULL table prints the default s<k>, i<k>, p<k>. Division and modulo print as
+ * C's / and % when dividend and divisor are known non-negative (leaves are taken to be),
+ * else in a longer form exact for any sign: simplification can leave a dividend such as
+ * 3 - i. min/max print as ic_min/ic_max, which the generated source must define. */
 typedef struct sym_names {
   const char *const *symbols; int32_t nsymbols;
   const char *const *vars;    int32_t nvars;

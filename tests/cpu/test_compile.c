@@ -170,6 +170,41 @@ static bool op_takes(ic_op op, ic_dtype dt) {
   return ok;
 }
 
+/* The load offset of a view of input x, as the kernel IR prints it. */
+static void assert_view_offset(ic_graph *g, ic_value view, const char *want) {
+  ic_context *ctx = make_ctx("sm_90a");
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, view)));
+  ic_program *p;
+  OK(ic_compile(ctx, g, NULL, &p));
+  const char *ir = ic_program_kernel_ir(p, 0);
+  ck_assert_msg(strstr(ir, want) != NULL, "want '%s' in\n%s", want, ir);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+
+START_TEST(test_views_fold_into_offsets) {
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 4, 9}, 0);
+  assert_view_offset(g, ic_graph_reshape(g, x, 2, (ic_dim[]){n, IC_DIM_INFER}), "load.f32 b0[36 * i0 + i1]");
+  OK(ic_graph_create(&g));
+  n = ic_graph_symbol(g, "n");
+  x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 4, 9}, 0);
+  assert_view_offset(g, ic_graph_permute(g, x, 3, (int32_t[]){2, 0, 1}), "load.f32 b0[i0 + 36 * i1 + 9 * i2]");
+  OK(ic_graph_create(&g));
+  n = ic_graph_symbol(g, "n");
+  x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 1}, 0);
+  assert_view_offset(g, ic_graph_expand(g, x, 3, (ic_dim[]){2, n, 5}), "load.f32 b0[i1]");
+  OK(ic_graph_create(&g));
+  n = ic_graph_symbol(g, "n");
+  x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 6}, IC_LAYOUT_STRIDED);
+  ic_value t = ic_graph_reshape(g, ic_graph_permute(g, x, 2, (int32_t[]){1, 0}), 3, (ic_dim[]){2, 3, n});
+  assert_view_offset(g, t, "load.f32 b0[p0 * (i2 % n) + p1 * (3 * i0 + i1 + (i2 / n))]");
+}
+END_TEST
+
 /* Every op with every dtype it takes, as outputs of one graph: the fused kernel and each
  * eager kernel must compile with NVRTC for both targets. */
 static void compile_everything(const char *arch) {
@@ -305,6 +340,7 @@ int main(void) {
   tcase_add_test(tc, test_context_without_gpu);
   tcase_add_test(tc, test_fusion_groupings);
   tcase_add_test(tc, test_kernel_ir_and_program_text);
+  tcase_add_test(tc, test_views_fold_into_offsets);
   tcase_add_test(tc, test_every_op_compiles_sm90a);
   tcase_add_test(tc, test_every_op_compiles_sm80);
   tcase_add_test(tc, test_eager_fallback_and_strict);
