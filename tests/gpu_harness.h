@@ -30,11 +30,12 @@ static inline bool gpu_present(void) {
 
 /* Runs the suite without forking (CUDA state cannot cross a fork), or exits 77. */
 static inline int gpu_run_suite(Suite *s) {
+  SRunner *sr = srunner_create(s);
   if (!gpu_present()) {
     printf("no GPU: skipping\n");
+    srunner_free(sr); /* frees the suite too */
     return 77;
   }
-  SRunner *sr = srunner_create(s);
   srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

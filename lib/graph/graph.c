@@ -262,8 +262,8 @@ ic_value ic_graph_op(ic_graph *g, ic_op op, int32_t nargs, const ic_value *args)
   int32_t first = op == IC_OP_WHERE ? 1 : 0;
   ic_dtype dt = IC_DTYPE_INVALID;
   for (int32_t i = first; i < nargs; i++)
-    if (!(n[i]->kind == GRAPH_CONST && n[i]->weak)) dt = dt ? dt : n[i]->dtype;
-  if (!dt) dt = n[first]->dtype;
+    if (n[i] && !(n[i]->kind == GRAPH_CONST && n[i]->weak)) dt = dt ? dt : n[i]->dtype;
+  if (!dt && n[first]) dt = n[first]->dtype;
   for (int32_t i = first; i < nargs; i++) {
     v[i] = graph_adopt_dtype(g, v[i], dt);
     if (v[i] == IC_INVALID_VALUE) return IC_INVALID_VALUE;
@@ -418,7 +418,7 @@ ic_value ic_graph_expand(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *di
   if (!src || !graph_check_view_rank(g, "expand", ndim, dims)) return IC_INVALID_VALUE;
   if (ndim < src->ndim)
     return graph_fail(g, "expand: %" PRId32 " dims cannot hold a tensor of %" PRId32, ndim, src->ndim);
-  sym_id target[IC_MAX_DIMS];
+  sym_id target[IC_MAX_DIMS] = {0};
   for (int32_t i = 0; i < ndim; i++) {
     target[i] = graph_dim_expr(g, dims[i]);
     if (target[i] == SYM_NONE) return graph_fail(g, "expand: dim %" PRId32 " is neither a size nor a symbol", i);

@@ -33,7 +33,7 @@ static void lower_import_dims(lower_state *st, const graph_node *n, sym_id *dims
 /* Maps an index of a view's space (idx, in place) to its source's space. */
 static void lower_view_index(lower_state *st, const graph_node *view, const graph_node *src, sym_id *idx) {
   sym_arena *a = st->l->syms;
-  sym_id out[IC_MAX_DIMS], vdims[IC_MAX_DIMS], sdims[IC_MAX_DIMS];
+  sym_id out[IC_MAX_DIMS] = {0}, vdims[IC_MAX_DIMS] = {0}, sdims[IC_MAX_DIMS] = {0};
   lower_import_dims(st, view, vdims);
   lower_import_dims(st, src, sdims);
   switch (view->kind) {
@@ -49,7 +49,7 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
     for (int32_t d = 0; d < view->ndim; d++) out[view->perm[d]] = idx[d];
     break;
   case GRAPH_RESHAPE: {
-    sym_id vstr[IC_MAX_DIMS], sstr[IC_MAX_DIMS];
+    sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
     lower_contiguous_strides(a, view->ndim, vdims, vstr);
     lower_contiguous_strides(a, src->ndim, sdims, sstr);
     sym_id flat = lower_dot(a, view->ndim, idx, vstr);
@@ -67,7 +67,7 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
 /* Resolves operand value v of a consumer over ndim vars: follows views to the base. */
 static lower_arg lower_operand(lower_state *st, ic_value v, int32_t ndim) {
   sym_arena *a = st->l->syms;
-  sym_id idx[IC_MAX_DIMS];
+  sym_id idx[IC_MAX_DIMS] = {0};
   for (int32_t d = 0; d < ndim; d++) idx[d] = sym_var(a, d);
   const graph_node *n = graph_node_get(st->g, v);
   bool viewed = false;
@@ -100,7 +100,7 @@ static lower_arg lower_operand(lower_state *st, ic_value v, int32_t ndim) {
     arg.node = st->node_of[v];
     return arg;
   }
-  sym_id str[IC_MAX_DIMS];
+  sym_id str[IC_MAX_DIMS] = {0};
   lower_contiguous_strides(a, p->ndim, p->dims, str);
   arg.kind = LOWER_ARG_LOAD;
   arg.src = (lower_source){false, st->node_of[v]};
@@ -191,12 +191,12 @@ static ic_status lower_run(lower_state *st) {
     const graph_output *go = &g->outputs.items[o];
     const graph_node *n = graph_node_get(g, go->value);
     l->outputs[o].name = ic_strdup(go->name);
-    if (!l->outputs[o].name) s = IC_ERR_OUT_OF_MEMORY;
-    else if (n->kind == GRAPH_OP && !claimed[st->node_of[go->value]]) {
+    bool own = n->kind == GRAPH_OP && !claimed[st->node_of[go->value]];
+    if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims))) {
+      s = IC_ERR_OUT_OF_MEMORY;
+    } else if (own) {
       l->outputs[o].node = st->node_of[go->value];
       claimed[l->outputs[o].node] = true;
-    } else if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims)) {
-      s = IC_ERR_OUT_OF_MEMORY;
     } else {
       lower_node *ln = &l->nodes.items[l->nodes.count - 1];
       ln->nargs = 1;

@@ -113,7 +113,7 @@ ic_status ic_program_output_shape(const ic_program *p, int32_t output, const ic_
 static ic_status run_check_output(const ic_program *p, const run_state *rs, int32_t o, const ic_tensor *t, int64_t *bytes) {
   const program_buffer *b = &p->buffers.items[p->outputs[o].buffer];
   const char *name = p->outputs[o].name;
-  int64_t shape[IC_MAX_DIMS];
+  int64_t shape[IC_MAX_DIMS] = {0};
   ic_status s = run_buffer_shape(p, rs, b, shape);
   if (s) return s;
   if (t->dtype != b->dtype || t->ndim != b->ndim)
@@ -154,17 +154,17 @@ static void run_extent(const ic_tensor *t, const int64_t *shape, int64_t bytes_h
 static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs, const ic_tensor *outputs,
                                     const int64_t *out_bytes) {
   for (int32_t o = 0; o < p->noutputs; o++) {
-    uintptr_t olo, ohi;
+    uintptr_t olo = 0, ohi = 0;
     run_extent(&outputs[o], NULL, out_bytes[o], &olo, &ohi);
     for (int32_t i = 0; olo < ohi && i < p->ninputs; i++) {
-      uintptr_t ilo, ihi;
+      uintptr_t ilo = 0, ihi = 0;
       run_extent(&inputs[i], inputs[i].shape, -1, &ilo, &ihi);
       if (ilo < ihi && ilo < ohi && olo < ihi)
         return ic_set_error(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s' overlaps input %" PRId32 " '%s' (in-place runs are not supported)",
                             o, p->outputs[o].name, i, p->inputs[i].name);
     }
     for (int32_t q = 0; olo < ohi && q < o; q++) {
-      uintptr_t qlo, qhi;
+      uintptr_t qlo = 0, qhi = 0;
       run_extent(&outputs[q], NULL, out_bytes[q], &qlo, &qhi);
       if (qlo < ohi && olo < qhi)
         return ic_set_error(IC_ERR_INVALID_ARGUMENT, "outputs %" PRId32 " and %" PRId32 " overlap", q, o);
@@ -182,7 +182,7 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
   CUresult r;
   for (int32_t i = 0; i < p->steps.count && !s; i++) {
     const program_step *st = &p->steps.items[i];
-    const program_buffer *b = st->buffer >= 0 ? &p->buffers.items[st->buffer] : NULL;
+    const program_buffer *b = &p->buffers.items[st->buffer >= 0 ? st->buffer : 0]; /* launches have none */
     int64_t bytes = 0;
     switch (st->kind) {
     case PROGRAM_STEP_OUTPUT:
@@ -250,11 +250,13 @@ ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs
   run_state rs;
   ic_status s = run_bind_inputs(p, &rs, inputs, ninputs);
   int64_t out_bytes[PROGRAM_MAX_BUFFERS];
+  for (int32_t o = 0; o < noutputs; o++) out_bytes[o] = 0;
   for (int32_t o = 0; o < noutputs && !s; o++) s = run_check_output(p, &rs, o, &outputs[o], &out_bytes[o]);
   if (!s) s = run_check_aliasing(p, inputs, outputs, out_bytes);
   if (s) return s;
   CUdeviceptr ptr[PROGRAM_MAX_BUFFERS];
-  for (int32_t i = 0; i < p->ninputs; i++) ptr[i] = (CUdeviceptr)(uintptr_t)inputs[i].data;
+  for (int32_t b = 0; b < p->buffers.count; b++)
+    ptr[b] = b < p->ninputs ? (CUdeviceptr)(uintptr_t)inputs[b].data : 0;
   if ((s = ctx_enter(p->ctx))) return s;
   s = run_steps(p, &rs, outputs, out_bytes, ptr, (CUstream)stream);
   ctx_leave(p->ctx);

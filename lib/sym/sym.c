@@ -655,7 +655,7 @@ static sym_id copy_rec(copier *c, sym_id e) {
   sym_kind kind = kind_of(s, e);
   int64_t value = node(s, e)->value;
   sym_id r = SYM_NONE;
-  if (kind == SYM_VAR && value < c->nvars) {
+  if (kind == SYM_VAR && c->repl && value < c->nvars) {
     r = c->repl[value];
   } else if (nops_of(s, e) == 0) {
     r = intern(d, kind, value, NULL, 0);

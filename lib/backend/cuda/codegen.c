@@ -113,13 +113,13 @@ static void cg_const(codegen *cg, const kir_instr *in) {
 static void cg_cast(codegen *cg, ic_dtype from, ic_dtype to, const char *v) {
   ic_sbuf *o = &cg->out;
   bool ffrom = from != IC_I32 && from != IC_BOOL;
-  if (from == to) ic_sbuf_puts(o, v);
+  /* f16/bf16 values are exact in f32, so widening to f32 is the value itself */
+  if (from == to || (to == IC_F32 && ffrom)) ic_sbuf_puts(o, v);
   else if (to == IC_BOOL) ic_sbuf_printf(o, ffrom ? "(%s != 0.0f)" : "(%s != 0)", v);
   else if (from == IC_BOOL) ic_sbuf_printf(o, to == IC_I32 ? "(%s ? 1 : 0)" : "(%s ? 1.0f : 0.0f)", v);
   else if (to == IC_I32) ic_sbuf_printf(o, "ic_f2i32(%s)", v);
   else if (from == IC_I32 && to == IC_F32) ic_sbuf_printf(o, "((float)%s)", v);
   else if (from == IC_I32) ic_sbuf_printf(o, "ic_rnd_%s(ic_i2f_odd(%s))", cg_dtname(to), v);
-  else if (to == IC_F32) ic_sbuf_puts(o, v); /* f16/bf16 values are exact in f32 */
   else ic_sbuf_printf(o, "ic_rnd_%s(%s)", cg_dtname(to), v);
 }
 
@@ -181,7 +181,7 @@ static void cg_body(codegen *cg) {
       ic_sbuf_printf(o, "  const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
     if (in->kind == KIR_CONST) cg_const(cg, in);
     else if (in->kind == KIR_OP) {
-      kir_instr args[3];
+      kir_instr args[3] = {{0}};
       for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
       /* where's data operands carry the dtype, not the condition */
       if (in->op == IC_OP_WHERE) args[0] = args[1];
