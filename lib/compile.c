@@ -93,6 +93,8 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   if (o.mode != IC_MODE_FUSED && o.mode != IC_MODE_EAGER)
     return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown mode %d", (int)o.mode);
   bool eager = o.mode == IC_MODE_EAGER;
+  const ic_backend *backend = backend_by_name(o.backend ? o.backend : "cuda");
+  if (!backend) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown backend '%s' (cuda, ref)", o.backend);
   bool strict = (o.flags & IC_COMPILE_STRICT) || ctx->strict_env;
 
   ic_status st = compile_check_graph(g);
@@ -110,7 +112,7 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
     schedule s;
     int32_t failed = -1;
     st = sched_fuse_pointwise(l, eager, split, &s);
-    if (!st) st = program_build(ctx, l, &s, &p);
+    if (!st) st = program_build(ctx, backend, l, &s, &p);
     if (!st) st = compile_kernels(ctx, p, &s, &failed);
     if (st && failed >= 0 && !strict) {
       /* Eager fallback: the failed fusion's nodes become kernels of their own. */
@@ -139,8 +141,8 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
     return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");
   }
   compile_dump(ctx, g, p);
-  ic_log(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s mode)", p->kernels.count, ctx->arch,
-         eager ? "eager" : "fused");
+  ic_log(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,
+         ctx->arch, backend->name, eager ? "eager" : "fused");
   *out = p;
   return IC_OK;
 }

@@ -312,6 +312,11 @@ typedef struct ic_compile_options {
   uint32_t struct_size; /* sizeof(ic_compile_options) */
   ic_compile_mode mode;
   uint32_t flags; /* IC_COMPILE_* */
+  /* "cuda" (NULL: the default) runs on the GPU with device pointers; "ref" is the
+   * reference backend: it interprets the same kernel IR on the host, with host pointers,
+   * needs no GPU, and is the test oracle. Outputs the ref backend allocates come from
+   * malloc: release them with free(). */
+  const char *backend;
 } ic_compile_options;
 
 /* Compiles a graph for the context's target. options may be NULL. The graph may be
@@ -331,6 +336,97 @@ IC_API int32_t ic_program_kernel_count(const ic_program *program);
 IC_API const char *ic_program_kernel_source(const ic_program *program, int32_t i);
 /* The kernel IR of kernel i as text (NULL if out of range). */
 IC_API const char *ic_program_kernel_ir(const ic_program *program, int32_t i);
+
+/* ---------------------------------------------------------------- inspection
+ *
+ * The program (wrapper) IR, for humans (ic_program_dump) and for runtimes that execute a
+ * compiled program themselves (the step walk). Buffers: inputs first (buffer i = input
+ * i), then outputs, then temporaries. Sizes and grids are expressions of the size
+ * symbols; ic_program_eval evaluates them for symbol values bound from input shapes. */
+
+/* Frees a string ic returned (dumps, printed graphs). Accepts NULL. */
+IC_API void ic_string_free(char *s);
+
+/* The program as text: one line a buffer and a step, kernel IR and sources after. */
+IC_API ic_status ic_program_dump(const ic_program *program, char **out);
+
+typedef enum ic_buffer_kind { IC_BUFFER_INPUT, IC_BUFFER_OUTPUT, IC_BUFFER_TEMP } ic_buffer_kind;
+
+typedef struct ic_buffer_info {
+  ic_buffer_kind kind;
+  int32_t index;          /* input, output or temporary number */
+  ic_dtype dtype;
+  int32_t ndim;
+  int32_t bytes_expr;     /* expression handle of its size in bytes (ic_program_eval) */
+  int32_t slot;           /* temporaries: the memory slot the plan gives it (slots are
+                             reused by temporaries whose lives do not overlap) */
+  const char *name;       /* inputs and outputs */
+} ic_buffer_info;
+
+typedef enum ic_step_kind {
+  IC_STEP_OUTPUT, /* bind output buffer: the caller's memory, or allocate it */
+  IC_STEP_ALLOC,  /* allocate a temporary (or its slot's memory, first use) */
+  IC_STEP_LAUNCH, /* launch a kernel */
+  IC_STEP_FREE    /* a temporary's last use has passed */
+} ic_step_kind;
+
+typedef enum ic_arg_kind {
+  IC_ARG_BUFFER, /* a pointer: index = buffer */
+  IC_ARG_SYMBOL, /* an int64 size: index = symbol */
+  IC_ARG_STRIDE  /* an int64 element stride: index = input * IC_MAX_DIMS + dim */
+} ic_arg_kind;
+
+typedef struct ic_step_arg {
+  ic_arg_kind kind;
+  int32_t index;
+} ic_step_arg;
+
+typedef struct ic_step {
+  ic_step_kind kind;
+  int32_t buffer;           /* OUTPUT, ALLOC, FREE */
+  int32_t kernel;           /* LAUNCH: kernel index */
+  const char *kernel_name;  /* LAUNCH: entry point */
+  const char *source;       /* LAUNCH: generated source (NULL for backends without) */
+  const void *binary;       /* LAUNCH: CUBIN (NULL for backends without) */
+  size_t binary_size;
+  int32_t block;            /* LAUNCH: threads per block */
+  int32_t grid_expr;        /* LAUNCH: expression handle of the block count */
+  int32_t nargs;            /* LAUNCH: kernel parameters, in order */
+  const ic_step_arg *args;
+} ic_step;
+
+IC_API int32_t ic_program_buffer_count(const ic_program *program);
+IC_API ic_status ic_program_buffer(const ic_program *program, int32_t i, ic_buffer_info *out);
+IC_API int32_t ic_program_step_count(const ic_program *program);
+/* Fills *out; its pointers stay valid for the program's lifetime. */
+IC_API ic_status ic_program_step(const ic_program *program, int32_t i, ic_step *out);
+IC_API int32_t ic_program_symbol_count(const ic_program *program);
+IC_API const char *ic_program_symbol_name(const ic_program *program, int32_t i);
+/* Evaluates an expression handle for symbol values (ic_program_symbol_count of them). */
+IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const int64_t *symbols, int64_t *value);
+
+/* ---------------------------------------------------------------- graph text format
+ *
+ * One statement a line; '#' starts a comment. Names are [A-Za-z_%][A-Za-z0-9_%.]*.
+ *   symbol n
+ *   input x : f32[n, 4096]              layout after the type: contiguous (default),
+ *   input w : f32[4096] strided         inner_contiguous or strided
+ *   c = const 0.5                       an IC_DTYPE_AUTO constant; "const 0.5 : f16" typed
+ *   h = mul(x, w)                       any op by its name (ic_op_name), numpy broadcasting
+ *   s = cast(h, f16)
+ *   r = reshape(x, [n, 64, ?])          ? infers a dim
+ *   p = permute(r, [0, 2, 1])
+ *   e = expand(w, [n, 4096])
+ *   output y = s                        "output s" names the output after its value
+ * ic_graph_print writes every node (implicit broadcasts as expand, adopted constants as
+ * typed constants), naming unnamed values %<n>; parsing that text and printing it again
+ * gives the same text. */
+
+/* Parses text into a new graph. Errors (IC_ERR_INVALID_GRAPH) name the line and column,
+ * as "line 3, column 7: unknown op 'mull'"; *out is then NULL. */
+IC_API ic_status ic_graph_parse(const char *text, ic_graph **out);
+/* The graph as text (malloc'd; ic_string_free). */
+IC_API ic_status ic_graph_print(const ic_graph *graph, char **out);
 
 /* ---------------------------------------------------------------- run */
 

@@ -20,11 +20,14 @@ typedef struct backend_kernel {
   void *impl;         /* backend data (the loaded module and function) */
 } backend_kernel;
 
-typedef enum backend_id { BACKEND_CUDA = 0 } backend_id;
+typedef enum backend_id { BACKEND_CUDA = 0, BACKEND_REF = 1 } backend_id;
 
 struct ic_backend {
   const char *name;
   backend_id id;
+  /* Runs on the GPU (needs a device, a current CUDA context and device pointers); the
+   * ref backend runs on the host with host pointers. */
+  bool on_device;
   /* A hash of the backend's configuration (arch, options), for cache keys. */
   uint64_t (*config_hash)(const ic_context *ctx);
   /* Generates and compiles one kernel; loads it when the context has a device. */
@@ -32,9 +35,14 @@ struct ic_backend {
   /* Launches a compiled kernel over `blocks` blocks; args as the kernel's params say. */
   ic_status (*launch)(ic_context *ctx, const backend_kernel *bk, uint32_t blocks, void **args, void *stream);
   void (*kernel_free)(ic_context *ctx, backend_kernel *bk);
+  /* Memory for temporaries and ic-allocated outputs, ordered on the stream where the
+   * backend has streams. bytes > 0. */
+  ic_status (*mem_alloc)(ic_context *ctx, size_t bytes, void *stream, void **out);
+  ic_status (*mem_free)(ic_context *ctx, void *ptr, void *stream);
 };
 
 extern const ic_backend ic_backend_cuda;
+extern const ic_backend ic_backend_ref;
 
 /* The backend with that name or id, NULL if none. */
 const ic_backend *backend_by_name(const char *name);

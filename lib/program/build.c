@@ -78,13 +78,13 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
   return IC_OK;
 }
 
-ic_status program_build(ic_context *ctx, lowered *l, const schedule *s, ic_program **out) {
+ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, const schedule *s, ic_program **out) {
   *out = NULL;
   ic_program *p = calloc(1, sizeof *p);
   if (!p) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
   atomic_init(&p->refs, 1);
   p->ctx = ctx;
-  p->backend = &ic_backend_cuda;
+  p->backend = backend;
   p->syms = l->syms;
   p->names = (sym_names){.symbols = (const char *const *)l->symbol_names, .nsymbols = l->nsymbols};
   p->inputs = l->inputs;

@@ -69,7 +69,7 @@ struct ic_program {
  * schedule. The program borrows l (its arena, names, inputs) until the caller hands it
  * over by setting p->graph. Kernels are not compiled yet; program_set_grids sets the
  * launch grids once they are. */
-ic_status program_build(ic_context *ctx, lowered *l, const schedule *s, ic_program **out);
+ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, const schedule *s, ic_program **out);
 /* Sets kernel k's grid from its compiled block and per-thread counts. */
 void program_set_grids(ic_program *p);
 void program_destroy(ic_program *p);

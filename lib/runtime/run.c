@@ -174,34 +174,30 @@ static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs
 }
 
 /* Walks the steps. On failure, frees what it allocated (outputs it allocated too). */
-static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, const int64_t *out_bytes,
-                           CUdeviceptr *ptr, CUstream stream) {
-  const ic_driver_api *drv = p->ctx->drv;
+static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, const int64_t *out_bytes, void **ptr,
+                           void *stream) {
+  const ic_backend *be = p->backend;
   bool allocated[PROGRAM_MAX_BUFFERS] = {false};
   ic_status s = IC_OK;
-  CUresult r;
   for (int32_t i = 0; i < p->steps.count && !s; i++) {
     const program_step *st = &p->steps.items[i];
     const program_buffer *b = &p->buffers.items[st->buffer >= 0 ? st->buffer : 0]; /* launches have none */
     int64_t bytes = 0;
     switch (st->kind) {
     case PROGRAM_STEP_OUTPUT:
-      ptr[st->buffer] = (CUdeviceptr)(uintptr_t)outputs[b->index].data;
+      ptr[st->buffer] = outputs[b->index].data;
       if (ptr[st->buffer] || out_bytes[b->index] == 0) break;
-      if ((r = drv->cuMemAllocAsync(&ptr[st->buffer], (size_t)out_bytes[b->index], stream)) != CUDA_SUCCESS)
-        s = ic_cuda_error(drv, r, "cuMemAllocAsync (output)");
-      else allocated[st->buffer] = true;
+      s = be->mem_alloc(p->ctx, (size_t)out_bytes[b->index], stream, &ptr[st->buffer]);
+      allocated[st->buffer] = !s;
       break;
     case PROGRAM_STEP_ALLOC:
-      ptr[st->buffer] = 0;
+      ptr[st->buffer] = NULL;
       if (!sym_eval(p->syms, b->bytes, &rs->env, &bytes)) s = ic_set_error(IC_ERR_INTERNAL, "cannot size a temporary");
-      else if (bytes > 0 && (r = drv->cuMemAllocAsync(&ptr[st->buffer], (size_t)bytes, stream)) != CUDA_SUCCESS)
-        s = ic_cuda_error(drv, r, "cuMemAllocAsync (temporary)");
-      else allocated[st->buffer] = bytes > 0;
+      else if (bytes > 0) s = be->mem_alloc(p->ctx, (size_t)bytes, stream, &ptr[st->buffer]);
+      allocated[st->buffer] = !s && bytes > 0;
       break;
     case PROGRAM_STEP_FREE:
-      if (allocated[st->buffer] && (r = drv->cuMemFreeAsync(ptr[st->buffer], stream)) != CUDA_SUCCESS)
-        s = ic_cuda_error(drv, r, "cuMemFreeAsync");
+      if (allocated[st->buffer]) s = be->mem_free(p->ctx, ptr[st->buffer], stream);
       allocated[st->buffer] = false;
       break;
     case PROGRAM_STEP_LAUNCH: {
@@ -220,12 +216,12 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
       void *args[PROGRAM_MAX_PARAMS];
       for (int32_t a = 0; a < k->kir.params.count; a++) {
         const kir_param *pa = &k->kir.params.items[a];
-        if (pa->kind == KIR_PARAM_BUFFER) slots[a] = ptr[k->kir.buffers.items[pa->index].ref];
+        if (pa->kind == KIR_PARAM_BUFFER) slots[a] = (uint64_t)(uintptr_t)ptr[k->kir.buffers.items[pa->index].ref];
         else if (pa->kind == KIR_PARAM_SYMBOL) slots[a] = (uint64_t)rs->symbols[pa->index];
         else slots[a] = (uint64_t)rs->strides[pa->index];
         args[a] = &slots[a];
       }
-      s = k->compiled->backend->launch(p->ctx, k->compiled, (uint32_t)blocks, args, stream);
+      s = be->launch(p->ctx, k->compiled, (uint32_t)blocks, args, stream);
       if (s) ic_error_prefix("running %s", k->kir.name);
       break;
     }
@@ -233,10 +229,9 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
   }
   if (s) {
     for (int32_t b = 0; b < p->buffers.count; b++)
-      if (allocated[b]) drv->cuMemFreeAsync(ptr[b], stream);
+      if (allocated[b]) be->mem_free(p->ctx, ptr[b], stream);
   } else {
-    for (int32_t o = 0; o < p->noutputs; o++)
-      outputs[o].data = (void *)(uintptr_t)ptr[p->outputs[o].buffer];
+    for (int32_t o = 0; o < p->noutputs; o++) outputs[o].data = ptr[p->outputs[o].buffer];
   }
   return s;
 }
@@ -246,7 +241,8 @@ ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs
   if (!p) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_run: program is NULL");
   if (noutputs != p->noutputs || (noutputs > 0 && !outputs))
     return ic_set_error(IC_ERR_INVALID_ARGUMENT, "the program makes %" PRId32 " outputs, got %" PRId32, p->noutputs, noutputs);
-  if (!p->ctx->drv) return ctx_enter(p->ctx); /* compile-only: the NO_DEVICE error */
+  bool device = p->backend->on_device;
+  if (device && !p->ctx->drv) return ctx_enter(p->ctx); /* compile-only: the NO_DEVICE error */
   run_state rs;
   ic_status s = run_bind_inputs(p, &rs, inputs, ninputs);
   int64_t out_bytes[PROGRAM_MAX_BUFFERS];
@@ -254,11 +250,10 @@ ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs
   for (int32_t o = 0; o < noutputs && !s; o++) s = run_check_output(p, &rs, o, &outputs[o], &out_bytes[o]);
   if (!s) s = run_check_aliasing(p, inputs, outputs, out_bytes);
   if (s) return s;
-  CUdeviceptr ptr[PROGRAM_MAX_BUFFERS];
-  for (int32_t b = 0; b < p->buffers.count; b++)
-    ptr[b] = b < p->ninputs ? (CUdeviceptr)(uintptr_t)inputs[b].data : 0;
-  if ((s = ctx_enter(p->ctx))) return s;
-  s = run_steps(p, &rs, outputs, out_bytes, ptr, (CUstream)stream);
-  ctx_leave(p->ctx);
+  void *ptr[PROGRAM_MAX_BUFFERS];
+  for (int32_t b = 0; b < p->buffers.count; b++) ptr[b] = b < p->ninputs ? inputs[b].data : NULL;
+  if (device && (s = ctx_enter(p->ctx))) return s;
+  s = run_steps(p, &rs, outputs, out_bytes, ptr, stream);
+  if (device) ctx_leave(p->ctx);
   return s;
 }

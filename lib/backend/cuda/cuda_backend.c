@@ -151,9 +151,24 @@ static uint64_t cuda_config_hash(const ic_context *ctx) {
   return h;
 }
 
+static ic_status cuda_mem_alloc(ic_context *ctx, size_t bytes, void *stream, void **out) {
+  CUdeviceptr p = 0;
+  CUresult r = ctx->drv->cuMemAllocAsync(&p, bytes, (CUstream)stream);
+  *out = (void *)(uintptr_t)p;
+  return r == CUDA_SUCCESS ? IC_OK : ic_cuda_error(ctx->drv, r, "cuMemAllocAsync");
+}
+
+static ic_status cuda_mem_free(ic_context *ctx, void *ptr, void *stream) {
+  CUresult r = ctx->drv->cuMemFreeAsync((CUdeviceptr)(uintptr_t)ptr, (CUstream)stream);
+  return r == CUDA_SUCCESS ? IC_OK : ic_cuda_error(ctx->drv, r, "cuMemFreeAsync");
+}
+
 const ic_backend ic_backend_cuda = {
     .name = "cuda",
     .id = BACKEND_CUDA,
+    .on_device = true,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
     .config_hash = cuda_config_hash,
     .compile = cuda_compile,
     .launch = cuda_launch,

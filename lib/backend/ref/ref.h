@@ -1,0 +1,21 @@
+/* The reference backend: a host interpreter of the kernel IR. */
+#ifndef IC_BACKEND_REF_H
+#define IC_BACKEND_REF_H
+
+#include "backend/backend.h"
+
+/* One value of the body: f16/bf16/f32 as float (f16/bf16 already rounded), i32, bool. */
+typedef union ref_value {
+  float f;
+  int32_t i;
+  bool b;
+} ref_value;
+
+ref_value ref_load(ic_dtype dt, const void *base, int64_t index);
+void ref_store(ic_dtype dt, void *base, int64_t index, ref_value v);
+ref_value ref_constant(ic_dtype dt, double value);
+/* The op's result (of result_dt) on operands of operand_dt (for where: the data dtype);
+ * args holds 3 values, the unused ones zero. */
+ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args);
+
+#endif

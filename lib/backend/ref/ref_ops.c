@@ -1,0 +1,167 @@
+/* The reference backend's scalar semantics: the table of include/ic/ic.h, computed the
+ * way the CUDA backend's prelude computes it, so that exactly rounded ops agree bit for
+ * bit (NaN results of arithmetic are the canonical 0x7fffffff, as GPU arithmetic gives). */
+#include <math.h>
+#include <string.h>
+
+#include "backend/ref/ref.h"
+#include "runtime/half.h"
+
+static float ref_bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint32_t ref_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+/* GPU arithmetic returns this NaN whatever its operands' payloads. */
+static float ref_canonical(float f) { return isnan(f) ? ref_bits_f32(0x7fffffffu) : f; }
+
+/* f16/bf16 results are rounded to their dtype (f32 stays). */
+static float ref_round(ic_dtype dt, float f) {
+  if (dt == IC_F16) return ic_f16_bits_to_f32(ic_f32_to_f16_bits(f));
+  if (dt == IC_BF16) return ic_bf16_bits_to_f32(ic_f32_to_bf16_bits(f));
+  return f;
+}
+
+ref_value ref_load(ic_dtype dt, const void *base, int64_t index) {
+  ref_value v = {0};
+  const unsigned char *p = (const unsigned char *)base + index * (int64_t)ic_dtype_size(dt);
+  uint16_t h;
+  switch (dt) {
+  case IC_F32: memcpy(&v.f, p, 4); break;
+  case IC_F16: memcpy(&h, p, 2); v.f = ic_f16_bits_to_f32(h); break;
+  case IC_BF16: memcpy(&h, p, 2); v.f = ic_bf16_bits_to_f32(h); break;
+  case IC_I32: memcpy(&v.i, p, 4); break;
+  case IC_BOOL: v.b = *p != 0; break;
+  default: break;
+  }
+  return v;
+}
+
+void ref_store(ic_dtype dt, void *base, int64_t index, ref_value v) {
+  unsigned char *p = (unsigned char *)base + index * (int64_t)ic_dtype_size(dt);
+  uint16_t h;
+  switch (dt) {
+  case IC_F32: memcpy(p, &v.f, 4); break;
+  case IC_F16: h = ic_f32_to_f16_bits(v.f); memcpy(p, &h, 2); break;
+  case IC_BF16: h = ic_f32_to_bf16_bits(v.f); memcpy(p, &h, 2); break;
+  case IC_I32: memcpy(p, &v.i, 4); break;
+  case IC_BOOL: *p = v.b ? 1 : 0; break;
+  default: break;
+  }
+}
+
+ref_value ref_constant(ic_dtype dt, double value) {
+  ref_value v = {0};
+  if (dt == IC_BOOL) v.b = value != 0;
+  else if (dt == IC_I32) v.i = (int32_t)value; /* already rounded to i32 by the builder */
+  else v.f = (float)value;                     /* f16/bf16 values are exact in f32 */
+  return v;
+}
+
+/* float -> i32 as cvt.rzi.sat.s32.f32: truncate, saturate, NaN -> 0. */
+static int32_t ref_f2i32(float f) {
+  if (isnan(f)) return 0;
+  if (f >= 2147483648.0f) return INT32_MAX;
+  if (f <= -2147483648.0f) return INT32_MIN;
+  return (int32_t)f;
+}
+
+static ref_value ref_cast(ic_dtype from, ic_dtype to, ref_value a) {
+  ref_value r = {0};
+  bool ffrom = from != IC_I32 && from != IC_BOOL;
+  if (from == to) return a;
+  if (to == IC_BOOL) r.b = ffrom ? a.f != 0.0f : from == IC_I32 ? a.i != 0 : a.b;
+  else if (from == IC_BOOL) { if (to == IC_I32) r.i = a.b; else r.f = a.b ? 1.0f : 0.0f; }
+  else if (to == IC_I32) r.i = ref_f2i32(a.f);
+  else if (from == IC_I32) r.f = (float)ic_dtype_round(to, (double)a.i); /* one rounding */
+  else r.f = ref_round(to, a.f);
+  return r;
+}
+
+static float ref_max_f32(float a, float b) {
+  if (isnan(a) || isnan(b)) return ref_bits_f32(0x7fffffffu);
+  if (a == b) return signbit(a) ? b : a; /* max.NaN.f32: +0 over -0 */
+  return a > b ? a : b;
+}
+
+static float ref_gelu_tanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * (x * x * x));
+  return (0.5f * x) * (1.0f + tanhf(inner));
+}
+
+/* An op on float operands, before rounding to the result dtype. */
+static float ref_float_op(ic_op op, float a, float b) {
+  switch (op) {
+  case IC_OP_NEG: return ref_bits_f32(ref_f32_bits(a) ^ 0x80000000u); /* a sign flip, NaN too */
+  case IC_OP_EXP: return ref_canonical(expf(a));
+  case IC_OP_LOG: return ref_canonical(logf(a));
+  case IC_OP_SQRT: return ref_canonical(sqrtf(a));
+  case IC_OP_TANH: return ref_canonical(tanhf(a));
+  case IC_OP_SIGMOID: return ref_canonical(1.0f / (1.0f + expf(-a)));
+  case IC_OP_RELU: return a > 0.0f ? a : (isnan(a) ? a : 0.0f);
+  case IC_OP_GELU_TANH: return ref_canonical(ref_gelu_tanh(a));
+  case IC_OP_ADD: return ref_canonical(a + b);
+  case IC_OP_SUB: return ref_canonical(a - b);
+  case IC_OP_MUL: return ref_canonical(a * b);
+  case IC_OP_DIV: return ref_canonical(a / b);
+  case IC_OP_MAXIMUM: return ref_max_f32(a, b);
+  default: return 0.0f;
+  }
+}
+
+static int32_t ref_i32_op(ic_op op, int32_t a, int32_t b) {
+  uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+  switch (op) {
+  case IC_OP_NEG: return (int32_t)(0u - ua);
+  case IC_OP_RELU: return a > 0 ? a : 0;
+  case IC_OP_ADD: return (int32_t)(ua + ub);
+  case IC_OP_SUB: return (int32_t)(ua - ub);
+  case IC_OP_MUL: return (int32_t)(ua * ub);
+  case IC_OP_MAXIMUM: return a > b ? a : b;
+  default: return 0;
+  }
+}
+
+static bool ref_compare(ic_op op, ic_dtype dt, ref_value a, ref_value b) {
+  if (dt == IC_BOOL) return op == IC_OP_EQ ? a.b == b.b : a.b != b.b;
+  if (dt == IC_I32) {
+    switch (op) {
+    case IC_OP_EQ: return a.i == b.i;
+    case IC_OP_NE: return a.i != b.i;
+    case IC_OP_LT: return a.i < b.i;
+    case IC_OP_LE: return a.i <= b.i;
+    case IC_OP_GT: return a.i > b.i;
+    default: return a.i >= b.i;
+    }
+  }
+  switch (op) {
+  case IC_OP_EQ: return a.f == b.f;
+  case IC_OP_NE: return a.f != b.f;
+  case IC_OP_LT: return a.f < b.f;
+  case IC_OP_LE: return a.f <= b.f;
+  case IC_OP_GT: return a.f > b.f;
+  default: return a.f >= b.f;
+  }
+}
+
+ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args) {
+  ref_value r = {0};
+  switch (op) {
+  case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
+    r.b = ref_compare(op, operand_dt, args[0], args[1]);
+    return r;
+  case IC_OP_WHERE: return args[0].b ? args[1] : args[2];
+  case IC_OP_CAST: return ref_cast(operand_dt, result_dt, args[0]);
+  default: break;
+  }
+  if (operand_dt == IC_I32) r.i = ref_i32_op(op, args[0].i, args[1].i);
+  else r.f = ref_round(result_dt, ref_float_op(op, args[0].f, args[1].f));
+  return r;
+}

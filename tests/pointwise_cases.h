@@ -1,0 +1,552 @@
+/* The pointwise test cases, shared by the GPU test (cuda backend, device memory) and the
+ * CPU test (ref backend, host memory): every op and dtype against the host reference
+ * (tests/ref_ops.h), random inputs with specials, sizes 0/1/odd/large, broadcast,
+ * strided, misaligned and viewed inputs, symbolic sizes at several values, poisoned
+ * outputs, eager == fused bit for bit, and run-time errors that launch nothing.
+ *
+ * The including file defines: ctx (a context), backend (a backend name), and the memory
+ * functions mem_upload, mem_poisoned, mem_download, mem_free, mem_sync. */
+#ifndef IC_TESTS_POINTWISE_CASES_H
+#define IC_TESTS_POINTWISE_CASES_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ref_ops.h"
+
+#define IC_OK_OR_FAIL(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+
+static ic_context *ctx;
+static const char *backend;
+static void *mem_upload(const void *host, size_t bytes);
+static void *mem_poisoned(size_t bytes);
+static void *mem_download(const void *mem, size_t bytes);
+static void mem_free(void *mem);
+static void mem_sync(void);
+
+static ic_status compile_for_backend(const ic_graph *g, ic_program **out) {
+  ic_compile_options o = {.struct_size = sizeof o, .backend = backend};
+  return ic_compile(ctx, g, &o, out);
+}
+
+static uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+static const ic_dtype all_dtypes[] = {IC_BOOL, IC_I32, IC_F16, IC_BF16, IC_F32};
+
+
+static bool accepts(ic_op op, ic_dtype dt) {
+  ic_graph *g;
+  ic_graph_create(&g);
+  ic_value x = ic_graph_input(g, "x", dt, 0, NULL, IC_LAYOUT_CONTIGUOUS);
+  ic_value args[3] = {x, x, x};
+  if (op == IC_OP_WHERE) args[0] = ic_graph_input(g, "c", IC_BOOL, 0, NULL, IC_LAYOUT_CONTIGUOUS);
+  const int arity = op == IC_OP_WHERE ? 3 : (op >= IC_OP_ADD ? 2 : 1);
+  bool ok = ic_graph_op(g, op, arity, args) != IC_INVALID_VALUE;
+  ic_graph_destroy(g);
+  return ok;
+}
+
+static int op_arity(ic_op op) { return op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1; }
+
+/* Tolerance of an op: exact ops 0 ulps; device math vs libm a few ulps plus an absolute
+ * floor for results that cancel to near zero. */
+static void op_tolerance(ic_op op, ic_dtype dt, int *ulps, double *abs_tol) {
+  *ulps = ref_exact(op) ? 0 : 4;
+  *abs_tol = ref_exact(op) ? 0.0 : dt == IC_F32 ? 1e-6 : dt == IC_F16 ? 1e-3 : 1e-2;
+}
+
+typedef struct host_tensor {
+  ic_dtype dt;
+  int64_t n;
+  void *h;
+  void *d;
+} host_tensor;
+
+static host_tensor make_random(ic_dtype dt, int64_t n) {
+  host_tensor t = {dt, n, malloc((size_t)(n ? n : 1) * ic_dtype_size(dt)), NULL};
+  for (int64_t i = 0; i < n; i++) ref_set(dt, t.h, i, ref_random(dt, &seed));
+  t.d = mem_upload(t.h, (size_t)n * ic_dtype_size(dt));
+  return t;
+}
+
+static void free_tensor(host_tensor *t) {
+  free(t->h);
+  mem_free(t->d);
+}
+
+/* Runs fused and eager programs of the same graph and checks fused against want (a host
+ * array of n values of dt) and eager == fused bitwise, for every output. */
+static void run_both(ic_graph *g, const ic_tensor *in, int32_t nin, int32_t nout, ic_tensor *outs, int64_t *const n_out,
+                     void *const *want, int ulps, double abs_tol, const char *what) {
+  ic_program *fused, *eager;
+  ic_compile_options fo = {.struct_size = sizeof fo, .backend = backend}, eo = fo;
+  eo.mode = IC_MODE_EAGER;
+  IC_OK_OR_FAIL(ic_compile(ctx, g, &fo, &fused));
+  IC_OK_OR_FAIL(ic_compile(ctx, g, &eo, &eager));
+  void *got[2][8];
+  ck_assert_int_le(nout, 8);
+  for (int m = 0; m < 2; m++) {
+    for (int o = 0; o < nout; o++) outs[o].data = mem_poisoned((size_t)n_out[o] * ic_dtype_size(outs[o].dtype));
+    IC_OK_OR_FAIL(ic_program_run(m ? eager : fused, in, nin, outs, nout, NULL));
+    mem_sync();
+    for (int o = 0; o < nout; o++) {
+      got[m][o] = mem_download(outs[o].data, (size_t)n_out[o] * ic_dtype_size(outs[o].dtype));
+      mem_free(outs[o].data);
+    }
+  }
+  for (int o = 0; o < nout; o++) {
+    ic_dtype dt = outs[o].dtype;
+    for (int64_t i = 0; i < n_out[o]; i++) {
+      hv a = ref_get(dt, got[0][o], i), w = ref_get(dt, want[o], i);
+      ck_assert_msg(ref_close(dt, a, w, ulps, abs_tol), "%s: output %d element %lld: got %.9g/%d, want %.9g/%d", what, o,
+                    (long long)i, (double)a.f, a.i, (double)w.f, w.i);
+    }
+    size_t es = ic_dtype_size(dt);
+    for (int64_t i = 0; i < n_out[o]; i++) {
+      hv f = ref_get(dt, got[0][o], i), e = ref_get(dt, got[1][o], i);
+      ck_assert_msg(memcmp((char *)got[0][o] + i * (int64_t)es, (char *)got[1][o] + i * (int64_t)es, es) == 0,
+                    "%s: eager and fused differ in output %d element %lld: fused %.9g/%08x, eager %.9g/%08x", what, o,
+                    (long long)i, (double)f.f, (unsigned)f.i, (double)e.f, (unsigned)e.i);
+    }
+    free(got[0][o]);
+    free(got[1][o]);
+  }
+  ic_program_release(fused);
+  ic_program_release(eager);
+}
+
+START_TEST(test_unary_ops) {
+  static const int64_t sizes[] = {0, 1, 5, 4099, 100003};
+  for (int op = 0; op < IC_OP_COUNT; op++) {
+    if (op_arity((ic_op)op) != 1 || op == IC_OP_CAST) continue;
+    for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+      ic_dtype dt = all_dtypes[di];
+      if (!accepts((ic_op)op, dt)) continue;
+      for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        int64_t n = sizes[si];
+        ic_graph *g;
+        IC_OK_OR_FAIL(ic_graph_create(&g));
+        ic_dim sn = ic_graph_symbol(g, "n");
+        ic_value x = ic_graph_input(g, "x", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+        IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_unary(g, (ic_op)op, x)));
+        host_tensor tx = make_random(dt, n);
+        void *want = malloc((size_t)(n ? n : 1) * ic_dtype_size(dt));
+        for (int64_t i = 0; i < n; i++) ref_set(dt, want, i, ref_op((ic_op)op, dt, dt, ref_get(dt, tx.h, i), (hv){0}, (hv){0}));
+        int64_t shape[1] = {n};
+        ic_tensor in = {tx.d, dt, 1, shape, NULL}, out = {NULL, dt, 1, shape, NULL};
+        int ulps;
+        double tol;
+        op_tolerance((ic_op)op, dt, &ulps, &tol);
+        char what[64];
+        snprintf(what, sizeof what, "%s.%s n=%lld", ic_op_name((ic_op)op), ic_dtype_name(dt), (long long)n);
+        run_both(g, &in, 1, 1, &out, &n, &want, ulps, tol, what);
+        free(want);
+        free_tensor(&tx);
+        ic_graph_destroy(g);
+      }
+    }
+  }
+}
+END_TEST
+
+/* Binary ops with both broadcasts: y [37] along rows (vector loads) and z [n, 1] along
+ * the innermost dim (one load per slot). */
+START_TEST(test_binary_ops_broadcast) {
+  static const int64_t rows[] = {0, 1, 3, 301};
+  enum { C = 37 };
+  for (int op = 0; op < IC_OP_COUNT; op++) {
+    if (op_arity((ic_op)op) != 2) continue;
+    for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+      ic_dtype dt = all_dtypes[di];
+      if (!accepts((ic_op)op, dt)) continue;
+      for (size_t ri = 0; ri < sizeof rows / sizeof *rows; ri++) {
+        int64_t n = rows[ri];
+        ic_graph *g;
+        IC_OK_OR_FAIL(ic_graph_create(&g));
+        ic_dim sn = ic_graph_symbol(g, "n");
+        ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sn, C}, IC_LAYOUT_CONTIGUOUS);
+        ic_value y = ic_graph_input(g, "y", dt, 1, (ic_dim[]){C}, IC_LAYOUT_CONTIGUOUS);
+        ic_value z = ic_graph_input(g, "z", dt, 2, (ic_dim[]){sn, 1}, IC_LAYOUT_CONTIGUOUS);
+        IC_OK_OR_FAIL(ic_graph_output(g, "a", ic_graph_binary(g, (ic_op)op, x, y)));
+        IC_OK_OR_FAIL(ic_graph_output(g, "b", ic_graph_binary(g, (ic_op)op, z, x)));
+        host_tensor tx = make_random(dt, n * C), ty = make_random(dt, C), tz = make_random(dt, n);
+        /* equal operands now and then, so comparisons see ties */
+        ic_dtype odt = ic_graph_value_dtype(g, ic_graph_binary(g, (ic_op)op, x, y));
+        void *want[2] = {malloc((size_t)(n * C + 1) * 4), malloc((size_t)(n * C + 1) * 4)};
+        for (int64_t i = 0; i < n * C; i++) {
+          hv xv = ref_get(dt, tx.h, i);
+          ref_set(odt, want[0], i, ref_op((ic_op)op, dt, odt, xv, ref_get(dt, ty.h, i % C), (hv){0}));
+          ref_set(odt, want[1], i, ref_op((ic_op)op, dt, odt, ref_get(dt, tz.h, i / C), xv, (hv){0}));
+        }
+        int64_t xs[2] = {n, C}, ys[1] = {C}, zs[2] = {n, 1}, no[2] = {n * C, n * C};
+        ic_tensor in[3] = {{tx.d, dt, 2, xs, NULL}, {ty.d, dt, 1, ys, NULL}, {tz.d, dt, 2, zs, NULL}};
+        ic_tensor out[2] = {{NULL, odt, 2, xs, NULL}, {NULL, odt, 2, xs, NULL}};
+        int ulps;
+        double tol;
+        op_tolerance((ic_op)op, dt, &ulps, &tol);
+        char what[64];
+        snprintf(what, sizeof what, "%s.%s rows=%lld", ic_op_name((ic_op)op), ic_dtype_name(dt), (long long)n);
+        run_both(g, in, 3, 2, out, no, want, ulps, tol, what);
+        free(want[0]);
+        free(want[1]);
+        free_tensor(&tx);
+        free_tensor(&ty);
+        free_tensor(&tz);
+        ic_graph_destroy(g);
+      }
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_where_and_casts) {
+  const int64_t n = 1031;
+  for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+    ic_dtype dt = all_dtypes[di];
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim sn = ic_graph_symbol(g, "n");
+    ic_value c = ic_graph_input(g, "c", IC_BOOL, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+    ic_value a = ic_graph_input(g, "a", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+    ic_value b = ic_graph_input(g, "b", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "w", ic_graph_where(g, c, a, b)));
+    for (size_t ti = 0; ti < (sizeof all_dtypes / sizeof *all_dtypes); ti++) {
+      char name[16];
+      snprintf(name, sizeof name, "to_%s", ic_dtype_name(all_dtypes[ti]));
+      IC_OK_OR_FAIL(ic_graph_output(g, name, ic_graph_cast(g, a, all_dtypes[ti])));
+    }
+    host_tensor tc = make_random(IC_BOOL, n), ta = make_random(dt, n), tb = make_random(dt, n);
+    enum { NOUT = 1 + 5 };
+    void *want[NOUT];
+    int64_t no[NOUT];
+    ic_tensor out[NOUT];
+    int64_t shape[1] = {n};
+    for (int o = 0; o < NOUT; o++) {
+      ic_dtype odt = o == 0 ? dt : all_dtypes[o - 1];
+      want[o] = malloc((size_t)n * 4);
+      no[o] = n;
+      out[o] = (ic_tensor){NULL, odt, 1, shape, NULL};
+      for (int64_t i = 0; i < n; i++) {
+        hv av = ref_get(dt, ta.h, i);
+        hv r = o == 0 ? ref_op(IC_OP_WHERE, dt, dt, ref_get(IC_BOOL, tc.h, i), av, ref_get(dt, tb.h, i))
+                      : ref_cast(dt, odt, av);
+        ref_set(odt, want[o], i, r);
+      }
+    }
+    ic_tensor in[3] = {{tc.d, IC_BOOL, 1, shape, NULL}, {ta.d, dt, 1, shape, NULL}, {tb.d, dt, 1, shape, NULL}};
+    char what[32];
+    snprintf(what, sizeof what, "where/cast from %s", ic_dtype_name(dt));
+    run_both(g, in, 3, NOUT, out, no, want, 0, 0.0, what);
+    for (int o = 0; o < NOUT; o++) free(want[o]);
+    free_tensor(&tc);
+    free_tensor(&ta);
+    free_tensor(&tb);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* A chain with an intermediate output, constants of AUTO dtype and a cast: f16/bf16
+ * intermediates must round in registers exactly as eager kernels round in memory. */
+START_TEST(test_chain_eager_equals_fused) {
+  static const ic_dtype fdt[] = {IC_F32, IC_F16, IC_BF16};
+  enum { R = 257, C = 33 };
+  for (size_t di = 0; di < 3; di++) {
+    ic_dtype dt = fdt[di];
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){R, C}, IC_LAYOUT_CONTIGUOUS);
+    ic_value w = ic_graph_input(g, "w", dt, 1, (ic_dim[]){C}, IC_LAYOUT_CONTIGUOUS);
+    ic_value t = ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, w), ic_graph_constant(g, 0.1, IC_DTYPE_AUTO));
+    ic_value u = ic_graph_binary(g, IC_OP_DIV, ic_graph_unary(g, IC_OP_SIGMOID, t),
+                                 ic_graph_binary(g, IC_OP_MAXIMUM, ic_graph_unary(g, IC_OP_RELU, x),
+                                                 ic_graph_constant(g, 1.0 / 3.0, IC_DTYPE_AUTO)));
+    ic_value v = ic_graph_where(g, ic_graph_binary(g, IC_OP_GT, t, w), u, ic_graph_unary(g, IC_OP_NEG, t));
+    IC_OK_OR_FAIL(ic_graph_output(g, "t", t));
+    IC_OK_OR_FAIL(ic_graph_output(g, "v", ic_graph_cast(g, v, IC_F32)));
+    host_tensor tx = make_random(dt, R * C), tw = make_random(dt, C);
+    void *want[2] = {malloc(R * C * 4), malloc(R * C * 4)};
+    float c01 = ref_round(dt, 0.1f), c13 = ref_round(dt, (float)(1.0 / 3.0));
+    for (int64_t i = 0; i < R * C; i++) {
+      hv xv = ref_get(dt, tx.h, i), wv = ref_get(dt, tw.h, i % C), z = {0};
+      hv tv = ref_op(IC_OP_ADD, dt, dt, ref_op(IC_OP_MUL, dt, dt, xv, wv, z), (hv){.f = c01}, z);
+      hv uv = ref_op(IC_OP_DIV, dt, dt, ref_op(IC_OP_SIGMOID, dt, dt, tv, z, z),
+                     ref_op(IC_OP_MAXIMUM, dt, dt, ref_op(IC_OP_RELU, dt, dt, xv, z, z), (hv){.f = c13}, z), z);
+      hv vv = ref_op(IC_OP_WHERE, dt, dt, ref_op(IC_OP_GT, dt, IC_BOOL, tv, wv, z), uv, ref_op(IC_OP_NEG, dt, dt, tv, z, z));
+      ref_set(dt, want[0], i, tv);
+      ref_set(IC_F32, want[1], i, vv);
+    }
+    int64_t xs[2] = {R, C}, ws[1] = {C}, no[2] = {R * C, R * C};
+    ic_tensor in[2] = {{tx.d, dt, 2, xs, NULL}, {tw.d, dt, 1, ws, NULL}};
+    ic_tensor out[2] = {{NULL, dt, 2, xs, NULL}, {NULL, IC_F32, 2, xs, NULL}};
+    char what[32];
+    snprintf(what, sizeof what, "chain %s", ic_dtype_name(dt));
+    /* sigmoid is within a few ulps of libm; everything else is exact */
+    run_both(g, in, 2, 2, out, no, want, 8, dt == IC_F32 ? 1e-6 : 1e-2, what);
+    free(want[0]);
+    free(want[1]);
+    free_tensor(&tx);
+    free_tensor(&tw);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* y = x * 2 + 1 with x given through layouts and views; reference index by index. */
+static void check_affine(ic_graph *g, const ic_tensor *in, int32_t nin, const float *xs_host, int64_t rows, int64_t cols,
+                         int64_t (*src_index)(int64_t r, int64_t c, const void *arg), const void *arg, const char *what) {
+  int64_t n = rows * cols;
+  float *want = malloc((size_t)(n ? n : 1) * 4);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) want[r * cols + c] = xs_host[src_index(r, c, arg)] * 2.0f + 1.0f;
+  int64_t shape[2] = {rows, cols};
+  ic_tensor out = {NULL, IC_F32, 2, shape, NULL};
+  void *wants[1] = {want};
+  run_both(g, in, nin, 1, &out, &n, wants, 0, 0.0, what);
+  free(want);
+}
+
+static ic_graph *affine_graph(ic_value (*build)(ic_graph *g, const void *arg), const void *arg) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_value x = build(g, arg);
+  ic_value y = ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, ic_graph_constant(g, 2, IC_DTYPE_AUTO)),
+                               ic_graph_constant(g, 1, IC_DTYPE_AUTO));
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
+  return g;
+}
+
+typedef struct layout_case {
+  ic_layout layout;
+  int64_t ld;        /* row stride of the storage */
+  int64_t offset;    /* elements from the allocation's start (misalignment) */
+  bool transposed;   /* storage is [cols, rows] */
+} layout_case;
+
+static ic_value build_2d_input(ic_graph *g, const void *arg) {
+  const layout_case *lc = arg;
+  ic_dim n = ic_graph_symbol(g, "n"), m = ic_graph_symbol(g, "m");
+  return ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, m}, lc->layout);
+}
+
+static int64_t layout_index(int64_t r, int64_t c, const void *arg) {
+  const layout_case *lc = arg;
+  return lc->offset + (lc->transposed ? c * lc->ld + r : r * lc->ld + c);
+}
+
+START_TEST(test_layouts_and_alignment) {
+  static const int64_t shapes[][2] = {{3, 37}, {64, 64}, {1, 5}, {0, 8}, {129, 40}};
+  for (size_t si = 0; si < 5; si++) {
+    int64_t rows = shapes[si][0], cols = shapes[si][1];
+    layout_case cases[] = {
+        {IC_LAYOUT_CONTIGUOUS, cols, 0, false},           /* vector path */
+        {IC_LAYOUT_CONTIGUOUS, cols, 1, false},           /* misaligned base: scalar path */
+        {IC_LAYOUT_INNER_CONTIGUOUS, cols + 3, 0, false}, /* slice of a wider tensor */
+        {IC_LAYOUT_INNER_CONTIGUOUS, cols + 4, 4, false},
+        {IC_LAYOUT_STRIDED, rows, 0, true},               /* a transposed view */
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+      layout_case *lc = &cases[ci];
+      int64_t total = lc->offset + (lc->transposed ? cols * (rows ? rows : 1) : (rows ? rows : 1) * lc->ld) + 8;
+      float *h = malloc((size_t)total * 4);
+      for (int64_t i = 0; i < total; i++) h[i] = (float)(int64_t)(ref_rand(&seed) % 1000) / 8.0f;
+      float *d = mem_upload(h, (size_t)total * 4);
+      int64_t shape[2] = {rows, cols};
+      int64_t strides[2] = {lc->transposed ? 1 : lc->ld, lc->transposed ? lc->ld : 1};
+      ic_tensor in = {d + lc->offset, IC_F32, 2, shape, strides};
+      ic_graph *g = affine_graph(build_2d_input, lc);
+      char what[96];
+      snprintf(what, sizeof what, "layout %d ld %lld offset %lld [%lld, %lld]", (int)lc->layout, (long long)lc->ld,
+               (long long)lc->offset, (long long)rows, (long long)cols);
+      check_affine(g, &in, 1, h, rows, cols, layout_index, lc, what);
+      ic_graph_destroy(g);
+      mem_free(d);
+      free(h);
+    }
+  }
+}
+END_TEST
+
+/* Views folded into indexing: permute, reshape, expand of inputs, and a view of a
+ * computed value (which must be materialized). */
+static ic_value build_permuted(ic_graph *g, const void *arg) {
+  (void)arg;
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){37, n}, IC_LAYOUT_CONTIGUOUS);
+  return ic_graph_permute(g, x, 2, (int32_t[]){1, 0});
+}
+static int64_t permuted_index(int64_t r, int64_t c, const void *arg) { return c * *(const int64_t *)arg + r; }
+
+static ic_value build_reshaped(ic_graph *g, const void *arg) {
+  (void)arg;
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 4, 9}, IC_LAYOUT_CONTIGUOUS);
+  return ic_graph_reshape(g, x, 2, (ic_dim[]){n, IC_DIM_INFER});
+}
+static int64_t reshaped_index(int64_t r, int64_t c, const void *arg) {
+  (void)arg;
+  return r * 36 + c;
+}
+
+static ic_value build_expanded(ic_graph *g, const void *arg) {
+  (void)arg;
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 1}, IC_LAYOUT_CONTIGUOUS);
+  return ic_graph_expand(g, x, 2, (ic_dim[]){n, 36});
+}
+static int64_t expanded_index(int64_t r, int64_t c, const void *arg) {
+  (void)arg;
+  (void)c;
+  return r;
+}
+
+/* exp(x) computed, then permuted: the permute reads a materialized buffer. */
+static ic_value build_view_of_computed(ic_graph *g, const void *arg) {
+  (void)arg;
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){37, n}, IC_LAYOUT_CONTIGUOUS);
+  ic_value t = ic_graph_unary(g, IC_OP_NEG, ic_graph_unary(g, IC_OP_NEG, x));
+  return ic_graph_permute(g, t, 2, (int32_t[]){1, 0});
+}
+
+START_TEST(test_views) {
+  static const int64_t ns[] = {0, 1, 19, 1000};
+  for (size_t i = 0; i < 4; i++) {
+    int64_t n = ns[i];
+    int64_t total = 37 * n + 1;
+    float *h = malloc((size_t)(total + 64) * 4);
+    for (int64_t k = 0; k < total + 64; k++) h[k] = (float)(int64_t)(ref_rand(&seed) % 1000) / 4.0f;
+    float *d = mem_upload(h, (size_t)(total + 64) * 4);
+    ic_graph *g;
+
+    int64_t s37[2] = {37, n};
+    ic_tensor in = {d, IC_F32, 2, s37, NULL};
+    g = affine_graph(build_permuted, NULL);
+    check_affine(g, &in, 1, h, n, 37, permuted_index, &n, "permute");
+    ic_graph_destroy(g);
+    g = affine_graph(build_view_of_computed, NULL);
+    check_affine(g, &in, 1, h, n, 37, permuted_index, &n, "permute of a computed value");
+    ic_program *p;
+    IC_OK_OR_FAIL(compile_for_backend(g, &p));
+    ck_assert_int_eq(ic_program_kernel_count(p), 2);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+
+    int64_t s3[3] = {n, 4, 9};
+    ic_tensor in3 = {d, IC_F32, 3, s3, NULL};
+    g = affine_graph(build_reshaped, NULL);
+    check_affine(g, &in3, 1, h, n, 36, reshaped_index, NULL, "reshape");
+    ic_graph_destroy(g);
+
+    int64_t s1[2] = {n, 1};
+    ic_tensor in1 = {d, IC_F32, 2, s1, NULL};
+    g = affine_graph(build_expanded, NULL);
+    check_affine(g, &in1, 1, h, n, 36, expanded_index, NULL, "expand");
+    ic_graph_destroy(g);
+    mem_free(d);
+    free(h);
+  }
+}
+END_TEST
+
+/* One compiled program serves every size; ic allocates outputs when data is NULL. */
+START_TEST(test_symbolic_sizes_and_allocated_outputs) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F16, 1, &n, IC_LAYOUT_CONTIGUOUS);
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_RELU, ic_graph_binary(g, IC_OP_SUB, x, ic_graph_constant(g, 0.5, IC_DTYPE_AUTO)))));
+  ic_program *p;
+  IC_OK_OR_FAIL(compile_for_backend(g, &p));
+  ic_graph_destroy(g);
+  static const int64_t sizes[] = {0, 1, 2, 7, 8, 9, 1000, 1 << 20, (1 << 22) + 3};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    int64_t len = sizes[i];
+    host_tensor tx = make_random(IC_F16, len);
+    int64_t shape[1] = {len}, oshape[IC_MAX_DIMS];
+    int32_t ond = -1;
+    ic_tensor in = {tx.d, IC_F16, 1, shape, NULL}, out = {NULL, IC_F16, 1, NULL, NULL};
+    IC_OK_OR_FAIL(ic_program_output_shape(p, 0, &in, &ond, oshape));
+    ck_assert_int_eq(ond, 1);
+    ck_assert_int_eq(oshape[0], len);
+    IC_OK_OR_FAIL(ic_program_run(p, &in, 1, &out, 1, NULL));
+    ck_assert(len == 0 || out.data != NULL);
+    uint16_t *got = mem_download(out.data, (size_t)len * 2);
+    for (int64_t k = 0; k < len; k++) {
+      hv xv = ref_get(IC_F16, tx.h, k), z = {0};
+      hv want = ref_op(IC_OP_RELU, IC_F16, IC_F16, ref_op(IC_OP_SUB, IC_F16, IC_F16, xv, (hv){.f = 0.5f}, z), z, z);
+      ck_assert_msg(ref_close(IC_F16, ref_get(IC_F16, got, k), want, 0, 0), "n=%lld element %lld", (long long)len, (long long)k);
+    }
+    free(got);
+    mem_free(out.data);
+    free_tensor(&tx);
+  }
+  ic_program_release(p);
+}
+END_TEST
+
+/* Every mismatch is an error before any launch: the poisoned output stays poisoned. */
+START_TEST(test_run_errors_launch_nothing) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 4}, IC_LAYOUT_CONTIGUOUS);
+  ic_value z = ic_graph_input(g, "z", IC_F32, 1, &n, IC_LAYOUT_CONTIGUOUS);
+  ic_value zz = ic_graph_reshape(g, z, 2, (ic_dim[]){n, 1});
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, x, zz)));
+  ic_program *p;
+  IC_OK_OR_FAIL(compile_for_backend(g, &p));
+  ic_graph_destroy(g);
+  float *dx = mem_poisoned(64 * 4), *dz = mem_poisoned(16 * 4), *dy = mem_poisoned(64 * 4);
+  int64_t xs[2] = {16, 4}, zs[1] = {16}, zbad[1] = {15}, xbad[2] = {16, 5}, st_bad[2] = {8, 1}, neg[2] = {-4, 1};
+  int64_t ys[2] = {16, 4}, ybad[2] = {16, 3}, ystr[2] = {1, 16};
+  struct {
+    ic_tensor in[2];
+    int32_t nin;
+    ic_tensor out;
+    ic_status want;
+  } cases[] = {
+      {{{dx, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 1, {dy, IC_F32, 2, ys, NULL}, IC_ERR_INVALID_ARGUMENT},
+      {{{dx, IC_F16, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 1, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xbad, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zbad, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xs, st_bad}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xs, neg}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{NULL, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, NULL}, IC_ERR_INVALID_ARGUMENT},
+      {{{dx, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ybad, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_I32, 2, ys, NULL}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dy, IC_F32, 2, ys, ystr}, IC_ERR_SHAPE_MISMATCH},
+      {{{dx, IC_F32, 2, xs, NULL}, {dz, IC_F32, 1, zs, NULL}}, 2, {dx + 8, IC_F32, 2, ys, NULL}, IC_ERR_INVALID_ARGUMENT},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ic_status s = ic_program_run(p, cases[i].in, cases[i].nin, &cases[i].out, 1, NULL);
+    ck_assert_msg(s == cases[i].want, "case %zu: got %s (%s)", i, ic_status_string(s), ic_last_error());
+    ck_assert_str_ne(ic_last_error(), "");
+  }
+  mem_sync();
+  uint8_t *hy = mem_download(dy, 64 * 4);
+  for (int i = 0; i < 64 * 4; i++) ck_assert_int_eq(hy[i], 0xA5);
+  free(hy);
+  mem_free(dx);
+  mem_free(dz);
+  mem_free(dy);
+  ic_program_release(p);
+}
+END_TEST
+
+
+/* Adds every case to tc. */
+static void pointwise_add_cases(TCase *tc) {
+  tcase_add_test(tc, test_unary_ops);
+  tcase_add_test(tc, test_binary_ops_broadcast);
+  tcase_add_test(tc, test_where_and_casts);
+  tcase_add_test(tc, test_chain_eager_equals_fused);
+  tcase_add_test(tc, test_layouts_and_alignment);
+  tcase_add_test(tc, test_views);
+  tcase_add_test(tc, test_symbolic_sizes_and_allocated_outputs);
+  tcase_add_test(tc, test_run_errors_launch_nothing);
+}
+
+#endif
