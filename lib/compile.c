@@ -134,11 +134,10 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
     lowered_destroy(l);
     return st;
   }
-  program_set_grids(p);
   p->graph = l;
-  if (sym_arena_failed(p->syms)) {
+  if ((st = program_finish(p))) {
     program_destroy(p);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");
+    return st;
   }
   compile_dump(ctx, g, p);
   ic_log(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,

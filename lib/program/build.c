@@ -8,7 +8,7 @@
 
 static int32_t program_add_buffer(ic_program *p, program_buffer_kind kind, int32_t index, ic_dtype dt, int32_t ndim,
                                   const sym_id *dims) {
-  program_buffer b = {.kind = kind, .index = index, .dtype = dt, .ndim = ndim};
+  program_buffer b = {.kind = kind, .index = index, .slot = -1, .dtype = dt, .ndim = ndim};
   memcpy(b.dims, dims, sizeof(sym_id) * (size_t)ndim);
   b.bytes = sym_const(p->syms, (int64_t)ic_dtype_size(dt));
   for (int32_t d = 0; d < ndim; d++) b.bytes = sym_mul(p->syms, b.bytes, dims[d]);
@@ -96,6 +96,7 @@ ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, 
   ic_status st = IC_ERR_OUT_OF_MEMORY;
   if (p->outputs && node_buffer && scratch && program_plan_buffers(p, l, s, node_buffer))
     st = program_build_steps(p, l, s, node_buffer, scratch);
+  if (!st) program_plan_memory(p);
   if (!st && sym_arena_failed(p->syms)) st = IC_ERR_OUT_OF_MEMORY;
   free(node_buffer);
   free(scratch);
@@ -107,7 +108,19 @@ ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, 
   return IC_OK;
 }
 
-void program_set_grids(ic_program *p) {
+ic_status program_finish(ic_program *p) {
+  for (int32_t i = 0; i < p->kernels.count; i++) {
+    program_kernel *k = &p->kernels.items[i];
+    k->args = calloc((size_t)k->kir.params.count + 1, sizeof *k->args);
+    if (!k->args) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
+    for (int32_t a = 0; a < k->kir.params.count; a++) {
+      const kir_param *pa = &k->kir.params.items[a];
+      static const ic_arg_kind kinds[] = {[KIR_PARAM_BUFFER] = IC_ARG_BUFFER, [KIR_PARAM_SYMBOL] = IC_ARG_SYMBOL,
+                                          [KIR_PARAM_STRIDE] = IC_ARG_STRIDE};
+      k->args[a].kind = kinds[pa->kind];
+      k->args[a].index = pa->kind == KIR_PARAM_BUFFER ? k->kir.buffers.items[pa->index].ref : pa->index;
+    }
+  }
   for (int32_t i = 0; i < p->steps.count; i++) {
     program_step *st = &p->steps.items[i];
     if (st->kind != PROGRAM_STEP_LAUNCH) continue;
@@ -115,6 +128,7 @@ void program_set_grids(ic_program *p) {
     int64_t per_block = (int64_t)k->compiled->block * k->compiled->per_thread;
     st->grid = sym_ceildiv(p->syms, k->kir.numel, sym_const(p->syms, per_block));
   }
+  return sym_arena_failed(p->syms) ? ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;
 }
 
 void program_destroy(ic_program *p) {
@@ -124,6 +138,7 @@ void program_destroy(ic_program *p) {
     if (k->compiled) k->compiled->backend->kernel_free(p->ctx, k->compiled);
     kir_kernel_free(&k->kir);
     free(k->ir_text);
+    free(k->args);
   }
   for (int32_t o = 0; p->outputs && o < p->noutputs; o++) free(p->outputs[o].name);
   free(p->outputs);

@@ -12,6 +12,7 @@ static void program_print_buffer(const ic_program *p, int32_t b, ic_sbuf *out) {
     sym_print(p->syms, buf->dims[d], &p->names, out);
   }
   ic_sbuf_puts(out, "]");
+  if (buf->kind == PROGRAM_TEMP) ic_sbuf_printf(out, " slot %" PRId32, buf->slot);
   if (buf->kind == PROGRAM_INPUT) ic_sbuf_printf(out, " \"%s\"", p->inputs[buf->index].name);
   if (buf->kind == PROGRAM_OUTPUT) ic_sbuf_printf(out, " \"%s\"", p->outputs[buf->index].name);
   ic_sbuf_puts(out, " (bytes ");
@@ -20,13 +21,21 @@ static void program_print_buffer(const ic_program *p, int32_t b, ic_sbuf *out) {
 }
 
 void program_print(const ic_program *p, ic_sbuf *out) {
+  ic_sbuf_printf(out, "program: %" PRId32 " inputs, %" PRId32 " outputs, %" PRId32 " kernels, %" PRId32
+                      " temporary slots, backend %s\n",
+                 p->ninputs, p->noutputs, p->kernels.count, p->nslots, p->backend->name);
   for (int32_t b = 0; b < p->buffers.count; b++) program_print_buffer(p, b, out);
   for (int32_t i = 0; i < p->steps.count; i++) {
     const program_step *st = &p->steps.items[i];
     switch (st->kind) {
     case PROGRAM_STEP_OUTPUT: ic_sbuf_printf(out, "output buf%" PRId32 "\n", st->buffer); break;
-    case PROGRAM_STEP_ALLOC: ic_sbuf_printf(out, "alloc buf%" PRId32 "\n", st->buffer); break;
-    case PROGRAM_STEP_FREE: ic_sbuf_printf(out, "free buf%" PRId32 "\n", st->buffer); break;
+    case PROGRAM_STEP_ALLOC:
+      ic_sbuf_printf(out, "alloc buf%" PRId32 " in slot %" PRId32 "%s\n", st->buffer, p->buffers.items[st->buffer].slot,
+                     st->reuse ? " (reused)" : "");
+      break;
+    case PROGRAM_STEP_FREE:
+      ic_sbuf_printf(out, "free buf%" PRId32 "%s\n", st->buffer, st->release ? " (slot released)" : "");
+      break;
     case PROGRAM_STEP_LAUNCH: {
       const kir_kernel *k = &p->kernels.items[st->kernel].kir;
       ic_sbuf_printf(out, "launch %s grid ", k->name);

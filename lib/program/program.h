@@ -23,6 +23,7 @@ typedef enum program_buffer_kind { PROGRAM_INPUT, PROGRAM_OUTPUT, PROGRAM_TEMP }
 typedef struct program_buffer {
   program_buffer_kind kind;
   int32_t index; /* input, output or temporary number */
+  int32_t slot;  /* temporaries: the memory slot the plan gives it, -1 otherwise */
   ic_dtype dtype;
   int32_t ndim;
   sym_id dims[IC_MAX_DIMS];
@@ -36,12 +37,15 @@ typedef struct program_step {
   int32_t buffer; /* OUTPUT, ALLOC, FREE */
   int32_t kernel; /* LAUNCH */
   sym_id grid;    /* LAUNCH: blocks */
+  bool reuse;     /* ALLOC: the slot's memory is already held (freed by an earlier temp) */
+  bool release;   /* FREE: no later temporary reuses the slot: give the memory back */
 } program_step;
 
 typedef struct program_kernel {
   kir_kernel kir;
   char *ir_text;
   backend_kernel *compiled;
+  ic_step_arg *args; /* the launch ABI for the step walk (kir.params as public args) */
 } program_kernel;
 
 typedef struct program_output {
@@ -63,6 +67,7 @@ struct ic_program {
   struct { program_buffer *items; int32_t count, cap; } buffers;
   struct { program_step *items; int32_t count, cap; } steps;
   struct { program_kernel *items; int32_t count, cap; } kernels;
+  int32_t nslots; /* memory slots of the temporaries */
 };
 
 /* Builds the program's buffers, kernel IR and steps from a lowered graph and its
@@ -70,8 +75,12 @@ struct ic_program {
  * over by setting p->graph. Kernels are not compiled yet; program_set_grids sets the
  * launch grids once they are. */
 ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, const schedule *s, ic_program **out);
-/* Sets kernel k's grid from its compiled block and per-thread counts. */
-void program_set_grids(ic_program *p);
+/* Memory planning (plan.c): gives every temporary a slot, reusing the slot of a freed
+ * temporary of the same symbolic size, and marks the alloc/free steps that take and give
+ * back memory. */
+void program_plan_memory(ic_program *p);
+/* After the backend compiled the kernels: launch grids and the public launch ABI. */
+ic_status program_finish(ic_program *p);
 void program_destroy(ic_program *p);
 /* The program as text: buffers, then one line a step. */
 void program_print(const ic_program *p, ic_sbuf *out);

@@ -177,7 +177,8 @@ static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs
 static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, const int64_t *out_bytes, void **ptr,
                            void *stream) {
   const ic_backend *be = p->backend;
-  bool allocated[PROGRAM_MAX_BUFFERS] = {false};
+  bool out_alloc[PROGRAM_MAX_BUFFERS] = {false}, slot_held[PROGRAM_MAX_BUFFERS] = {false};
+  void *slot_ptr[PROGRAM_MAX_BUFFERS];
   ic_status s = IC_OK;
   for (int32_t i = 0; i < p->steps.count && !s; i++) {
     const program_step *st = &p->steps.items[i];
@@ -188,17 +189,22 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
       ptr[st->buffer] = outputs[b->index].data;
       if (ptr[st->buffer] || out_bytes[b->index] == 0) break;
       s = be->mem_alloc(p->ctx, (size_t)out_bytes[b->index], stream, &ptr[st->buffer]);
-      allocated[st->buffer] = !s;
+      out_alloc[b->index] = !s;
       break;
     case PROGRAM_STEP_ALLOC:
-      ptr[st->buffer] = NULL;
+      if (st->reuse) {
+        ptr[st->buffer] = slot_ptr[b->slot];
+        break;
+      }
+      slot_ptr[b->slot] = NULL;
       if (!sym_eval(p->syms, b->bytes, &rs->env, &bytes)) s = ic_set_error(IC_ERR_INTERNAL, "cannot size a temporary");
-      else if (bytes > 0) s = be->mem_alloc(p->ctx, (size_t)bytes, stream, &ptr[st->buffer]);
-      allocated[st->buffer] = !s && bytes > 0;
+      else if (bytes > 0) s = be->mem_alloc(p->ctx, (size_t)bytes, stream, &slot_ptr[b->slot]);
+      slot_held[b->slot] = !s && bytes > 0;
+      ptr[st->buffer] = slot_ptr[b->slot];
       break;
     case PROGRAM_STEP_FREE:
-      if (allocated[st->buffer]) s = be->mem_free(p->ctx, ptr[st->buffer], stream);
-      allocated[st->buffer] = false;
+      if (st->release && slot_held[b->slot]) s = be->mem_free(p->ctx, slot_ptr[b->slot], stream);
+      if (st->release) slot_held[b->slot] = false;
       break;
     case PROGRAM_STEP_LAUNCH: {
       const program_kernel *k = &p->kernels.items[st->kernel];
@@ -228,8 +234,10 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
     }
   }
   if (s) {
-    for (int32_t b = 0; b < p->buffers.count; b++)
-      if (allocated[b]) be->mem_free(p->ctx, ptr[b], stream);
+    for (int32_t k = 0; k < p->nslots; k++)
+      if (slot_held[k]) be->mem_free(p->ctx, slot_ptr[k], stream);
+    for (int32_t o = 0; o < p->noutputs; o++)
+      if (out_alloc[o]) be->mem_free(p->ctx, ptr[p->outputs[o].buffer], stream);
   } else {
     for (int32_t o = 0; o < p->noutputs; o++) outputs[o].data = ptr[p->outputs[o].buffer];
   }
