@@ -420,12 +420,26 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  *   output y = s                        "output s" names the output after its value
  * ic_graph_print writes every node (implicit broadcasts as expand, adopted constants as
  * typed constants), naming unnamed values %<n>; parsing that text and printing it again
- * gives the same text. */
+ * gives the same text.
+ *
+ * Details: a name that begins with '%' labels an unnamed value; symbols, inputs, outputs
+ * and named values are [A-Za-z_][A-Za-z0-9_.]*. A value name is unique among values and
+ * inputs; outputs and symbols have namespaces of their own. Symbols are declared before
+ * use. Constants are decimal numbers, inf, -inf or nan. Dims in lists are expressions of
+ * integers and symbols with + - * / (floor division) and parentheses, e.g. [4 * n, 64],
+ * and must be non-negative for all sizes; an input's dims are sizes or symbols. */
+
+/* Names value v (not an input: inputs are named by ic_graph_input) so that the printed
+ * text calls it `name`; name is [A-Za-z_][A-Za-z0-9_.]* and not yet the name of a value
+ * or input. A value is named once. Errors are recorded on the graph like a builder
+ * call's and return IC_ERR_INVALID_GRAPH. */
+IC_API ic_status ic_graph_name_value(ic_graph *graph, ic_value v, const char *name);
 
 /* Parses text into a new graph. Errors (IC_ERR_INVALID_GRAPH) name the line and column,
  * as "line 3, column 7: unknown op 'mull'"; *out is then NULL. */
 IC_API ic_status ic_graph_parse(const char *text, ic_graph **out);
-/* The graph as text (malloc'd; ic_string_free). */
+/* The graph as text (malloc'd; ic_string_free). IC_ERR_UNSUPPORTED when a symbol, input
+ * or output name is not a text-format name (the builder takes any string). */
 IC_API ic_status ic_graph_print(const ic_graph *graph, char **out);
 
 /* ---------------------------------------------------------------- run */

@@ -139,6 +139,7 @@ static ic_value graph_adopt_dtype(ic_graph *g, ic_value v, ic_dtype dt) {
   const graph_node *src = &g->nodes.items[v];
   if (src->kind != GRAPH_CONST || !src->weak || src->dtype == dt) return v;
   graph_node n = *src;
+  n.name = NULL; /* the copy is a new, unnamed value; the name stays with the original */
   n.dtype = dt;
   n.weak = false;
   n.value = ic_dtype_round(dt, src->value);
@@ -177,9 +178,14 @@ ic_value ic_graph_input(ic_graph *g, const char *name, ic_dtype dtype, int32_t n
                         ic_layout layout) {
   if (!g) return IC_INVALID_VALUE;
   if (!name || !*name) return graph_fail(g, "ic_graph_input: empty name");
-  for (int32_t i = 0; i < g->inputs.count; i++)
-    if (strcmp(g->nodes.items[g->inputs.items[i]].name, name) == 0)
-      return graph_fail(g, "ic_graph_input: duplicate input name '%s'", name);
+  /* Inputs share one namespace with named values (the text format prints both). */
+  for (int32_t i = 0; i < g->nodes.count; i++) {
+    const graph_node *other = &g->nodes.items[i];
+    if (other->name && strcmp(other->name, name) == 0)
+      return other->kind == GRAPH_INPUT
+                 ? graph_fail(g, "ic_graph_input: duplicate input name '%s'", name)
+                 : graph_fail(g, "ic_graph_input: name '%s' is already the name of value %" PRId32, name, i);
+  }
   if (!graph_check_dtype(g, "ic_graph_input", dtype)) return IC_INVALID_VALUE;
   if (ndim < 0 || ndim > IC_MAX_DIMS)
     return graph_fail(g, "ic_graph_input '%s': ndim %" PRId32 " outside 0..%d", name, ndim, IC_MAX_DIMS);
@@ -347,7 +353,7 @@ static bool graph_check_view_rank(ic_graph *g, const char *what, int32_t ndim, c
   return true;
 }
 
-ic_value ic_graph_reshape(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *dims) {
+ic_value graph_reshape_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims) {
   if (!g) return IC_INVALID_VALUE;
   const graph_node *src = graph_arg(g, "reshape", a);
   if (!src || !graph_check_view_rank(g, "reshape", ndim, dims)) return IC_INVALID_VALUE;
@@ -355,13 +361,12 @@ ic_value ic_graph_reshape(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *d
   int32_t infer = -1;
   sym_id known = sym_const(g->syms, 1);
   for (int32_t i = 0; i < ndim; i++) {
-    if (dims[i] == IC_DIM_INFER) {
+    if (dims[i] == SYM_NONE) {
       if (infer >= 0) return graph_fail(g, "reshape: more than one dim to infer");
       infer = i;
       continue;
     }
-    n.dims[i] = graph_dim_expr(g, dims[i]);
-    if (n.dims[i] == SYM_NONE) return graph_fail(g, "reshape: dim %" PRId32 " is neither a size nor a symbol", i);
+    n.dims[i] = dims[i];
     known = sym_mul(g->syms, known, n.dims[i]);
   }
   sym_id numel = graph_numel(g, src->ndim, src->dims);
@@ -394,6 +399,18 @@ ic_value ic_graph_reshape(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *d
   return graph_append(g, &n);
 }
 
+ic_value ic_graph_reshape(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *dims) {
+  if (!g) return IC_INVALID_VALUE;
+  if (!graph_arg(g, "reshape", a) || !graph_check_view_rank(g, "reshape", ndim, dims)) return IC_INVALID_VALUE;
+  sym_id exprs[IC_MAX_DIMS];
+  for (int32_t i = 0; i < ndim; i++) {
+    exprs[i] = dims[i] == IC_DIM_INFER ? SYM_NONE : graph_dim_expr(g, dims[i]);
+    if (exprs[i] == SYM_NONE && dims[i] != IC_DIM_INFER)
+      return graph_fail(g, "reshape: dim %" PRId32 " is neither a size nor a symbol", i);
+  }
+  return graph_reshape_exprs(g, a, ndim, exprs);
+}
+
 ic_value ic_graph_permute(ic_graph *g, ic_value a, int32_t ndim, const int32_t *perm) {
   if (!g) return IC_INVALID_VALUE;
   const graph_node *src = graph_arg(g, "permute", a);
@@ -412,28 +429,69 @@ ic_value ic_graph_permute(ic_graph *g, ic_value a, int32_t ndim, const int32_t *
   return graph_append(g, &n);
 }
 
-ic_value ic_graph_expand(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *dims) {
+ic_value graph_expand_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims) {
   if (!g) return IC_INVALID_VALUE;
   const graph_node *src = graph_arg(g, "expand", a);
   if (!src || !graph_check_view_rank(g, "expand", ndim, dims)) return IC_INVALID_VALUE;
   if (ndim < src->ndim)
     return graph_fail(g, "expand: %" PRId32 " dims cannot hold a tensor of %" PRId32, ndim, src->ndim);
-  sym_id target[IC_MAX_DIMS] = {0};
   for (int32_t i = 0; i < ndim; i++) {
-    target[i] = graph_dim_expr(g, dims[i]);
-    if (target[i] == SYM_NONE) return graph_fail(g, "expand: dim %" PRId32 " is neither a size nor a symbol", i);
     int32_t j = i - (ndim - src->ndim);
-    if (j >= 0 && src->dims[j] != target[i] && !graph_dim_is_one(g, src->dims[j])) {
+    if (j >= 0 && src->dims[j] != dims[i] && !graph_dim_is_one(g, src->dims[j])) {
       char s1[128], s2[128];
       return graph_fail(g, "expand: %s cannot expand to %s (dim %" PRId32 ")",
                         graph_shape_text(g, src->ndim, src->dims, s1, sizeof s1),
-                        graph_shape_text(g, ndim, target, s2, sizeof s2), i);
+                        graph_shape_text(g, ndim, dims, s2, sizeof s2), i);
     }
   }
-  if (src->ndim == ndim && memcmp(src->dims, target, sizeof(sym_id) * (size_t)ndim) == 0) return a;
+  if (src->ndim == ndim && memcmp(src->dims, dims, sizeof(sym_id) * (size_t)ndim) == 0) return a;
   graph_node n = {.kind = GRAPH_EXPAND, .dtype = src->dtype, .ndim = ndim, .nargs = 1, .args = {a}};
-  memcpy(n.dims, target, sizeof target);
+  memcpy(n.dims, dims, sizeof(sym_id) * (size_t)ndim);
   return graph_append(g, &n);
+}
+
+ic_value ic_graph_expand(ic_graph *g, ic_value a, int32_t ndim, const ic_dim *dims) {
+  if (!g) return IC_INVALID_VALUE;
+  if (!graph_arg(g, "expand", a) || !graph_check_view_rank(g, "expand", ndim, dims)) return IC_INVALID_VALUE;
+  sym_id exprs[IC_MAX_DIMS];
+  for (int32_t i = 0; i < ndim; i++) {
+    exprs[i] = graph_dim_expr(g, dims[i]);
+    if (exprs[i] == SYM_NONE) return graph_fail(g, "expand: dim %" PRId32 " is neither a size nor a symbol", i);
+  }
+  return graph_expand_exprs(g, a, ndim, exprs);
+}
+
+/* ---------------------------------------------------------------- value names */
+
+bool graph_name_valid(const char *s) {
+  if (!s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return false;
+  for (s++; *s; s++)
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '.'))
+      return false;
+  return true;
+}
+
+ic_status ic_graph_name_value(ic_graph *g, ic_value v, const char *name) {
+  if (!g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_name_value: graph is NULL");
+  if (!graph_arg(g, "ic_graph_name_value", v)) return IC_ERR_INVALID_GRAPH;
+  if (!name || !*name) return (graph_fail(g, "ic_graph_name_value: empty name"), IC_ERR_INVALID_GRAPH);
+  /* '%' is left out: the text format names unnamed values %<id>. */
+  if (!graph_name_valid(name))
+    return (graph_fail(g, "ic_graph_name_value: '%s' is not a name ([A-Za-z_][A-Za-z0-9_.]*)", name),
+            IC_ERR_INVALID_GRAPH);
+  graph_node *n = &g->nodes.items[v];
+  if (n->name)
+    return (graph_fail(g, "ic_graph_name_value: value %" PRId32 " is already named '%s'", v, n->name),
+            IC_ERR_INVALID_GRAPH);
+  for (int32_t i = 0; i < g->nodes.count; i++)
+    if (g->nodes.items[i].name && strcmp(g->nodes.items[i].name, name) == 0)
+      return (graph_fail(g, "ic_graph_name_value: name '%s' is already the name of value %" PRId32, name, i),
+              IC_ERR_INVALID_GRAPH);
+  if (!(n->name = ic_strdup(name))) {
+    graph_oom(g);
+    return IC_ERR_OUT_OF_MEMORY;
+  }
+  return IC_OK;
 }
 
 /* ---------------------------------------------------------------- outputs, queries */
@@ -487,33 +545,4 @@ void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id
     sym_print(g->syms, dims[i], &names, out);
   }
   ic_sbuf_puts(out, "]");
-}
-
-void graph_print(const ic_graph *g, ic_sbuf *out) {
-  for (int32_t v = 0; v < g->nodes.count; v++) {
-    const graph_node *n = &g->nodes.items[v];
-    ic_sbuf_printf(out, "%%%" PRId32 " = ", v);
-    switch (n->kind) {
-    case GRAPH_INPUT: ic_sbuf_printf(out, "input \"%s\"", n->name); break;
-    case GRAPH_CONST: ic_sbuf_printf(out, "const %.17g", n->value); break;
-    case GRAPH_OP: ic_sbuf_printf(out, "%s", ic_op_name(n->op)); break;
-    case GRAPH_RESHAPE: ic_sbuf_puts(out, "reshape"); break;
-    case GRAPH_EXPAND: ic_sbuf_puts(out, "expand"); break;
-    case GRAPH_PERMUTE:
-      ic_sbuf_puts(out, "permute[");
-      for (int32_t i = 0; i < n->ndim; i++) ic_sbuf_printf(out, i ? ", %" PRId32 : "%" PRId32, n->perm[i]);
-      ic_sbuf_puts(out, "]");
-      break;
-    }
-    if (n->kind != GRAPH_INPUT && n->kind != GRAPH_CONST) {
-      ic_sbuf_puts(out, "(");
-      for (int32_t i = 0; i < n->nargs; i++) ic_sbuf_printf(out, i ? ", %%%" PRId32 : "%%%" PRId32, n->args[i]);
-      ic_sbuf_puts(out, ")");
-    }
-    ic_sbuf_puts(out, " : ");
-    graph_print_type(g, n->dtype, n->ndim, n->dims, out);
-    ic_sbuf_puts(out, "\n");
-  }
-  for (int32_t i = 0; i < g->outputs.count; i++)
-    ic_sbuf_printf(out, "output \"%s\" = %%%" PRId32 "\n", g->outputs.items[i].name, g->outputs.items[i].value);
 }

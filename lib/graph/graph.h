@@ -57,7 +57,7 @@ typedef struct graph_node {
   bool weak;         /* GRAPH_CONST of IC_DTYPE_AUTO: adopts its partner's dtype */
   int32_t input;     /* GRAPH_INPUT: position among inputs */
   ic_layout layout;  /* GRAPH_INPUT */
-  char *name;        /* GRAPH_INPUT */
+  char *name;        /* GRAPH_INPUT: its input name; others: NULL or ic_graph_name_value's */
 } graph_node;
 
 typedef struct graph_output {
@@ -78,7 +78,17 @@ struct ic_graph {
 /* The node of a value, NULL when v is not a value of g. */
 const graph_node *graph_node_get(const ic_graph *g, ic_value v);
 
-/* Prints the graph, one node a line ("%3 = add(%1, %2) : f32[n, 4]"). */
+/* Builder calls on dims that are already expressions of g->syms, for the text parser,
+ * whose dims may be products such as 4 * n. reshape: a dim SYM_NONE is inferred. Same
+ * checks, errors and results as ic_graph_reshape and ic_graph_expand. */
+ic_value graph_reshape_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
+ic_value graph_expand_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
+
+/* True when s is a name the text format can carry: [A-Za-z_][A-Za-z0-9_.]*. */
+bool graph_name_valid(const char *s);
+
+/* Prints the graph in the text format (ic.h, "graph text format"; lib/graph/text.c), even
+ * when some name cannot be written in it (ic_graph_print refuses those). */
 void graph_print(const ic_graph *g, ic_sbuf *out);
 /* Appends "f32[n, 4]" for a dtype and dims. */
 void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, ic_sbuf *out);

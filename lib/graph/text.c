@@ -1,0 +1,913 @@
+/* The graph text format (ic.h, "graph text format"): the one printer (ic_graph_print and
+ * IC_DUMP's graph.txt) and a hand-written lexer and recursive-descent parser that rebuilds
+ * a graph through the builder.
+ *
+ * Round trips hold because the printer writes every node, in value order, and each
+ * statement the parser reads appends exactly the node it names: implicit broadcasts are
+ * printed as explicit expands (after which the op finds its operands already broadcast),
+ * and adopted weak constants as the typed constants they became.
+ *
+ * Grammar (one statement a line; '#' starts a comment; blank lines are skipped):
+ *   line    := [stmt] NEWLINE
+ *   stmt    := 'symbol' NAME
+ *            | 'input' NAME ':' DTYPE '[' [dim {',' dim}] ']' [LAYOUT]
+ *            | NAME '=' rhs
+ *            | 'output' NAME ['=' NAME]
+ *   rhs     := 'const' ['-'] (NUMBER | 'inf' | 'nan') [':' DTYPE]
+ *            | 'cast' '(' NAME ',' DTYPE ')'
+ *            | ('reshape' | 'expand') '(' NAME ',' '[' [dim {',' dim}] ']' ')'
+ *            | 'permute' '(' NAME ',' '[' [INT {',' INT}] ']' ')'
+ *            | OP '(' [NAME {',' NAME}] ')'
+ *   dim     := expr | '?'                     ('?' in reshape only)
+ *   expr    := term {('+' | '-') term}
+ *   term    := factor {('*' | '/') factor}   ('/' is floor division)
+ *   factor  := INT | SYMBOL | '(' expr ')' | '-' factor
+ * A NAME followed by '=' is always an assignment, so values may be called 'input' etc.
+ * Names starting with '%' label unnamed values only; symbols, inputs, outputs and named
+ * values use [A-Za-z_][A-Za-z0-9_.]*. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+void ic_string_free(char *s) { free(s); }
+
+/* ---------------------------------------------------------------- printer */
+
+static const char *const layout_names[] = {"contiguous", "inner_contiguous", "strided"};
+
+/* A value as operands and targets name it: its own name, else %<id>. */
+static void print_value_ref(const ic_graph *g, ic_value v, ic_sbuf *out) {
+  const char *name = g->nodes.items[v].name;
+  if (name) ic_sbuf_puts(out, name);
+  else ic_sbuf_printf(out, "%%%" PRId32, v);
+}
+
+static void print_dim_list(const ic_graph *g, int32_t ndim, const sym_id *dims, ic_sbuf *out) {
+  sym_names names = graph_symbol_names(g);
+  ic_sbuf_puts(out, "[");
+  for (int32_t i = 0; i < ndim; i++) {
+    if (i) ic_sbuf_puts(out, ", ");
+    sym_print(g->syms, dims[i], &names, out);
+  }
+  ic_sbuf_puts(out, "]");
+}
+
+/* %.17g round-trips every finite double; inf and nan get fixed spellings because printf's
+ * vary ("-nan", "inf" vs "infinity") and the payload of a NaN is not kept. */
+static void print_number(double v, ic_sbuf *out) {
+  if (isnan(v)) ic_sbuf_puts(out, "nan");
+  else if (isinf(v)) ic_sbuf_puts(out, v > 0 ? "inf" : "-inf");
+  else ic_sbuf_printf(out, "%.17g", v);
+}
+
+static void print_node(const ic_graph *g, ic_value v, ic_sbuf *out) {
+  const graph_node *n = &g->nodes.items[v];
+  if (n->kind == GRAPH_INPUT) {
+    ic_sbuf_printf(out, "input %s : ", n->name);
+    graph_print_type(g, n->dtype, n->ndim, n->dims, out);
+    if (n->layout != IC_LAYOUT_CONTIGUOUS && (size_t)n->layout < IC_ARRAY_LEN(layout_names))
+      ic_sbuf_printf(out, " %s", layout_names[n->layout]);
+    ic_sbuf_puts(out, "\n");
+    return;
+  }
+  print_value_ref(g, v, out);
+  ic_sbuf_puts(out, " = ");
+  switch (n->kind) {
+  case GRAPH_CONST:
+    ic_sbuf_puts(out, "const ");
+    print_number(n->value, out);
+    if (!n->weak) ic_sbuf_printf(out, " : %s", ic_dtype_name(n->dtype));
+    break;
+  case GRAPH_OP:
+    ic_sbuf_printf(out, "%s(", ic_op_name(n->op));
+    for (int32_t i = 0; i < n->nargs; i++) {
+      if (i) ic_sbuf_puts(out, ", ");
+      print_value_ref(g, n->args[i], out);
+    }
+    if (n->op == IC_OP_CAST) ic_sbuf_printf(out, ", %s", ic_dtype_name(n->dtype));
+    ic_sbuf_puts(out, ")");
+    break;
+  case GRAPH_RESHAPE:
+  case GRAPH_EXPAND:
+    ic_sbuf_puts(out, n->kind == GRAPH_RESHAPE ? "reshape(" : "expand(");
+    print_value_ref(g, n->args[0], out);
+    ic_sbuf_puts(out, ", ");
+    print_dim_list(g, n->ndim, n->dims, out);
+    ic_sbuf_puts(out, ")");
+    break;
+  case GRAPH_PERMUTE:
+    ic_sbuf_puts(out, "permute(");
+    print_value_ref(g, n->args[0], out);
+    ic_sbuf_puts(out, ", [");
+    for (int32_t i = 0; i < n->ndim; i++) ic_sbuf_printf(out, i ? ", %" PRId32 : "%" PRId32, n->perm[i]);
+    ic_sbuf_puts(out, "])");
+    break;
+  case GRAPH_INPUT: break;
+  }
+  ic_sbuf_puts(out, "\n");
+}
+
+void graph_print(const ic_graph *g, ic_sbuf *out) {
+  for (int32_t k = 0; k < g->symbols.count; k++) ic_sbuf_printf(out, "symbol %s\n", g->symbols.items[k]);
+  for (ic_value v = 0; v < g->nodes.count; v++) print_node(g, v, out);
+  for (int32_t i = 0; i < g->outputs.count; i++) {
+    const graph_output *o = &g->outputs.items[i];
+    const char *value_name = g->nodes.items[o->value].name;
+    if (value_name && strcmp(value_name, o->name) == 0) {
+      ic_sbuf_printf(out, "output %s\n", o->name);
+    } else {
+      ic_sbuf_printf(out, "output %s = ", o->name);
+      print_value_ref(g, o->value, out);
+      ic_sbuf_puts(out, "\n");
+    }
+  }
+}
+
+/* The builder takes any string as a symbol, input or output name; the text format only
+ * [A-Za-z_][A-Za-z0-9_.]* (a space or a '%' would not read back as the same graph). */
+static ic_status check_printable_names(const ic_graph *g) {
+  for (int32_t k = 0; k < g->symbols.count; k++)
+    if (!graph_name_valid(g->symbols.items[k]))
+      return ic_set_error(IC_ERR_UNSUPPORTED, "ic_graph_print: symbol name '%s' cannot be written in the text format",
+                          g->symbols.items[k]);
+  for (int32_t v = 0; v < g->nodes.count; v++)
+    if (g->nodes.items[v].name && !graph_name_valid(g->nodes.items[v].name))
+      return ic_set_error(IC_ERR_UNSUPPORTED, "ic_graph_print: name '%s' cannot be written in the text format",
+                          g->nodes.items[v].name);
+  for (int32_t i = 0; i < g->outputs.count; i++)
+    if (!graph_name_valid(g->outputs.items[i].name))
+      return ic_set_error(IC_ERR_UNSUPPORTED, "ic_graph_print: output name '%s' cannot be written in the text format",
+                          g->outputs.items[i].name);
+  return IC_OK;
+}
+
+ic_status ic_graph_print(const ic_graph *graph, char **out) {
+  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_print: out is NULL");
+  *out = NULL;
+  if (!graph) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_print: graph is NULL");
+  ic_status st = check_printable_names(graph);
+  if (st != IC_OK) return st;
+  ic_sbuf sb = {0};
+  graph_print(graph, &sb);
+  *out = ic_sbuf_take(&sb);
+  if (!*out) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_graph_print: out of memory");
+  return IC_OK;
+}
+
+/* ---------------------------------------------------------------- lexer */
+
+typedef enum tok_kind {
+  TOK_END,     /* end of the text */
+  TOK_NEWLINE,
+  TOK_NAME,    /* [A-Za-z_%][A-Za-z0-9_%.]* */
+  TOK_NUMBER,  /* a digit and the name characters after it, checked when read */
+  TOK_PUNCT,   /* one of = : , ( ) [ ] ? * + - / */
+  TOK_BAD      /* any other character */
+} tok_kind;
+
+typedef struct token {
+  tok_kind kind;
+  const char *start;
+  int32_t len;
+  int64_t line, col; /* 1-based; col counts bytes */
+} token;
+
+typedef struct lexer {
+  const char *p;
+  const char *line_start;
+  int64_t line;
+} lexer;
+
+static bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_name_start(char c) { return is_alpha(c) || c == '%'; }
+static bool is_name_char(char c) { return is_alpha(c) || is_digit(c) || c == '%' || c == '.'; }
+
+/* Token lengths are int32_t; a longer name or number is cut (and then fails to match). */
+static int32_t lex_span(const char *start, const char *end) {
+  ptrdiff_t n = end - start;
+  return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+static token lex(lexer *lx) {
+  for (;;) {
+    while (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\r') lx->p++;
+    if (*lx->p != '#') break;
+    while (*lx->p && *lx->p != '\n') lx->p++;
+  }
+  const char *s = lx->p;
+  token t = {.start = s, .len = 1, .line = lx->line, .col = (int64_t)(s - lx->line_start) + 1};
+  if (!*s) {
+    t.kind = TOK_END;
+    t.len = 0;
+  } else if (*s == '\n') {
+    t.kind = TOK_NEWLINE;
+    lx->p++;
+    lx->line++;
+    lx->line_start = lx->p;
+  } else if (is_name_start(*s)) {
+    const char *e = s + 1;
+    while (is_name_char(*e)) e++;
+    t.kind = TOK_NAME;
+    t.len = lex_span(s, e);
+    lx->p = e;
+  } else if (is_digit(*s)) {
+    /* Greedy, so "12ab" or "1.5.3" is one bad number rather than two tokens; a sign
+     * belongs to the number right after an exponent's 'e'. */
+    const char *e = s + 1;
+    while (is_name_char(*e) || ((*e == '+' || *e == '-') && (e[-1] == 'e' || e[-1] == 'E'))) e++;
+    t.kind = TOK_NUMBER;
+    t.len = lex_span(s, e);
+    lx->p = e;
+  } else {
+    t.kind = strchr("=:,()[]?*+-/", *s) ? TOK_PUNCT : TOK_BAD;
+    lx->p++;
+  }
+  return t;
+}
+
+/* ---------------------------------------------------------------- parser state */
+
+/* Text names to values: an open-addressing table whose keys point into the text. It
+ * holds '%' labels too, which never reach the graph. */
+typedef struct name_slot {
+  const char *name; /* NULL: empty */
+  int32_t len;
+  ic_value value;
+} name_slot;
+
+typedef struct parser {
+  lexer lx;
+  token tok; /* the current token */
+  ic_graph *g;
+  name_slot *slots;
+  size_t nslots, used; /* nslots: a power of two (or 0) */
+  ic_status status;    /* the first error */
+} parser;
+
+static void advance(parser *ps) { ps->tok = lex(&ps->lx); }
+
+/* The token after the current one. */
+static token peek(const parser *ps) {
+  lexer copy = ps->lx;
+  return lex(&copy);
+}
+
+static bool tok_is_punct(const token *t, char c) { return t->kind == TOK_PUNCT && t->start[0] == c; }
+
+static bool tok_is_word(const token *t, const char *word) {
+  return t->kind == TOK_NAME && (size_t)t->len == strlen(word) && memcmp(t->start, word, (size_t)t->len) == 0;
+}
+
+static bool tok_at_line_end(const token *t) { return t->kind == TOK_NEWLINE || t->kind == TOK_END; }
+
+/* The token for messages: 'text' (cut at 40 bytes, other than printable ASCII as \xNN),
+ * "end of line" or "end of input". */
+static const char *tok_describe(const token *t, char *buf, size_t size) {
+  if (t->kind == TOK_END) return "end of input";
+  if (t->kind == TOK_NEWLINE) return "end of line";
+  size_t o = 0;
+  int32_t n = t->len > 40 ? 40 : t->len;
+  o += (size_t)snprintf(buf + o, size - o, "'");
+  for (int32_t i = 0; i < n && o < size; i++) {
+    unsigned char c = (unsigned char)t->start[i];
+    o += (size_t)snprintf(buf + o, size - o, c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
+  }
+  if (o < size) snprintf(buf + o, size - o, "%s'", t->len > n ? "..." : "");
+  return buf;
+}
+
+/* Records the first error, "line L, column C: message", and returns false. */
+IC_PRINTF(3, 4)
+static bool fail_at(parser *ps, const token *at, const char *fmt, ...) {
+  if (ps->status != IC_OK) return false;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ps->status = ic_set_error(IC_ERR_INVALID_GRAPH, "line %" PRId64 ", column %" PRId64 ": %s", at->line, at->col, msg);
+  return false;
+}
+
+/* "expected X, found Y" at the current token. */
+static bool fail_expected(parser *ps, const char *what) {
+  char buf[200];
+  return fail_at(ps, &ps->tok, "expected %s, found %s", what, tok_describe(&ps->tok, buf, sizeof buf));
+}
+
+static bool fail_oom(parser *ps, const token *at) {
+  if (ps->status == IC_OK) {
+    ps->status = ic_set_error(IC_ERR_OUT_OF_MEMORY, "line %" PRId64 ", column %" PRId64 ": out of memory", at->line,
+                              at->col);
+  }
+  return false;
+}
+
+/* A builder call failed: its message, at the statement that made it. */
+static bool fail_builder(parser *ps, const token *stmt) {
+  const char *msg = NULL;
+  ic_status st = ic_graph_error(ps->g, &msg);
+  if (st == IC_ERR_OUT_OF_MEMORY) return fail_oom(ps, stmt);
+  return fail_at(ps, stmt, "%s", msg && *msg ? msg : "the builder refused the statement");
+}
+
+/* The token's text as a C string for the builder (malloc'd). */
+static char *tok_strdup(const token *t) {
+  char *s = malloc((size_t)t->len + 1);
+  if (s) {
+    memcpy(s, t->start, (size_t)t->len);
+    s[t->len] = '\0';
+  }
+  return s;
+}
+
+/* ---------------------------------------------------------------- name table */
+
+static size_t name_hash(const char *s, int32_t len) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (int32_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return (size_t)h;
+}
+
+static name_slot *names_slot(const parser *ps, const token *t) {
+  size_t mask = ps->nslots - 1;
+  for (size_t i = name_hash(t->start, t->len) & mask;; i = (i + 1) & mask) {
+    name_slot *s = &ps->slots[i];
+    if (!s->name || (s->len == t->len && memcmp(s->name, t->start, (size_t)t->len) == 0)) return s;
+  }
+}
+
+static ic_value names_find(const parser *ps, const token *t) {
+  if (!ps->nslots) return IC_INVALID_VALUE;
+  const name_slot *s = names_slot(ps, t);
+  return s->name ? s->value : IC_INVALID_VALUE;
+}
+
+/* Adds a name known to be new; false when out of memory. */
+static bool names_add(parser *ps, const token *t, ic_value v) {
+  if (2 * (ps->used + 1) > ps->nslots) { /* keep the load under one half */
+    size_t n = ps->nslots ? 2 * ps->nslots : 64;
+    name_slot *old = ps->slots;
+    size_t old_n = ps->nslots;
+    if (!(ps->slots = calloc(n, sizeof *ps->slots))) {
+      ps->slots = old;
+      return false;
+    }
+    ps->nslots = n;
+    for (size_t i = 0; i < old_n; i++) {
+      if (!old[i].name) continue;
+      token k = {.start = old[i].name, .len = old[i].len};
+      *names_slot(ps, &k) = old[i];
+    }
+    free(old);
+  }
+  *names_slot(ps, t) = (name_slot){t->start, t->len, v};
+  ps->used++;
+  return true;
+}
+
+/* ---------------------------------------------------------------- pieces */
+
+/* Symbol k of the graph named by t, or -1. */
+static int32_t find_symbol(const parser *ps, const token *t) {
+  for (int32_t k = 0; k < ps->g->symbols.count; k++) {
+    const char *s = ps->g->symbols.items[k];
+    if (strlen(s) == (size_t)t->len && memcmp(s, t->start, (size_t)t->len) == 0) return k;
+  }
+  return -1;
+}
+
+/* '%' may only begin a name, and such a name labels an unnamed value (the printer's
+ * %<id>); every other name must read back as the same name. */
+static bool tok_is_label(const token *t) { return t->kind == TOK_NAME && t->start[0] == '%'; }
+
+static bool check_plain_name(parser *ps, const token *t, const char *what) {
+  if (memchr(t->start, '%', (size_t)t->len))
+    return fail_at(ps, t, "%s name '%.*s' has a '%%' (reserved for unnamed values, as in %%3)", what, (int)t->len,
+                   t->start);
+  return true;
+}
+
+/* A NAME for a symbol, input or output. */
+static bool parse_plain_name(parser *ps, const char *what, token *out) {
+  if (ps->tok.kind != TOK_NAME) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s name", what);
+    return fail_expected(ps, buf);
+  }
+  if (!check_plain_name(ps, &ps->tok, what)) return false;
+  *out = ps->tok;
+  advance(ps);
+  return true;
+}
+
+/* A NAME that refers to an earlier value. */
+static bool parse_value_ref(parser *ps, ic_value *out) {
+  if (ps->tok.kind != TOK_NAME) return fail_expected(ps, "a value name");
+  *out = names_find(ps, &ps->tok);
+  if (*out == IC_INVALID_VALUE) return fail_at(ps, &ps->tok, "unknown name '%.*s'", (int)ps->tok.len, ps->tok.start);
+  advance(ps);
+  return true;
+}
+
+static bool parse_dtype(parser *ps, ic_dtype *out) {
+  if (ps->tok.kind != TOK_NAME) return fail_expected(ps, "a dtype");
+  for (int d = IC_BOOL; d < IC_DTYPE_COUNT; d++) {
+    if (tok_is_word(&ps->tok, ic_dtype_name((ic_dtype)d))) {
+      *out = (ic_dtype)d;
+      advance(ps);
+      return true;
+    }
+  }
+  return fail_at(ps, &ps->tok, "unknown dtype '%.*s'", (int)ps->tok.len, ps->tok.start);
+}
+
+static bool expect_punct(parser *ps, char c) {
+  if (!tok_is_punct(&ps->tok, c)) {
+    char what[8];
+    snprintf(what, sizeof what, "'%c'", c);
+    return fail_expected(ps, what);
+  }
+  advance(ps);
+  return true;
+}
+
+/* A non-negative decimal integer token. */
+static bool parse_integer(parser *ps, int64_t *out) {
+  const token *t = &ps->tok;
+  if (t->kind != TOK_NUMBER) return fail_expected(ps, "an integer");
+  int64_t v = 0;
+  for (int32_t i = 0; i < t->len; i++) {
+    if (!is_digit(t->start[i]))
+      return fail_at(ps, t, "bad number '%.*s' (an integer is expected)", (int)(t->len > 40 ? 40 : t->len), t->start);
+    int d = t->start[i] - '0';
+    if (v > (INT64_MAX - d) / 10) return fail_at(ps, t, "number '%.*s' is too large", (int)(t->len > 40 ? 40 : t->len), t->start);
+    v = v * 10 + d;
+  }
+  *out = v;
+  advance(ps);
+  return true;
+}
+
+/* digits ['.' digits] [('e' | 'E') ['+' | '-'] digits]: what %.17g writes, and nothing
+ * strtod would read differently (hex, "infinity"). */
+static bool is_decimal(const char *s, int32_t len) {
+  int32_t i = 0;
+  while (i < len && is_digit(s[i])) i++;
+  if (i == 0) return false;
+  if (i < len && s[i] == '.')
+    for (i++; i < len && is_digit(s[i]); i++) {}
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+    int32_t digits = i;
+    while (i < len && is_digit(s[i])) i++;
+    if (i == digits) return false;
+  }
+  return i == len;
+}
+
+/* A constant's value: ['-'] (NUMBER | inf | nan). */
+static bool parse_const_value(parser *ps, double *out) {
+  bool negative = false;
+  if (tok_is_punct(&ps->tok, '-')) {
+    negative = true;
+    advance(ps);
+  }
+  const token *t = &ps->tok;
+  int n = (int)(t->len > 40 ? 40 : t->len);
+  double v;
+  if (tok_is_word(t, "inf")) {
+    v = INFINITY;
+  } else if (tok_is_word(t, "nan")) {
+    v = NAN;
+  } else if (t->kind == TOK_NUMBER) {
+    if (!is_decimal(t->start, t->len)) return fail_at(ps, t, "bad number '%.*s'", n, t->start);
+    /* The token is a complete decimal and the next byte cannot extend it, so strtod
+     * reads exactly the token (unless the locale's decimal point is not '.'). */
+    char *end = NULL;
+    errno = 0;
+    v = strtod(t->start, &end);
+    if (end != t->start + t->len) return fail_at(ps, t, "bad number '%.*s'", n, t->start);
+    if (isinf(v)) return fail_at(ps, t, "number '%.*s' is out of range", n, t->start);
+  } else {
+    char buf[200];
+    return fail_at(ps, t, "bad number: expected a number, inf or nan, found %s", tok_describe(t, buf, sizeof buf));
+  }
+  *out = negative ? -v : v;
+  advance(ps);
+  return true;
+}
+
+/* ---------------------------------------------------------------- dim expressions */
+
+/* Deep enough for any dim the printer writes; keeps hostile input off the C stack. */
+#define EXPR_MAX_DEPTH 64
+
+static bool parse_expr(parser *ps, int depth, sym_id *out);
+
+static bool expr_ok(parser *ps, const token *at, sym_id e) {
+  if (e == SYM_NONE || sym_arena_failed(ps->g->syms)) return fail_oom(ps, at);
+  return true;
+}
+
+/* factor := INT | SYMBOL | '(' expr ')' | '-' factor */
+static bool parse_factor(parser *ps, int depth, sym_id *out) {
+  token t = ps->tok;
+  sym_arena *a = ps->g->syms;
+  if (depth > EXPR_MAX_DEPTH) return fail_at(ps, &t, "dim expression nested too deeply");
+  if (t.kind == TOK_NUMBER) {
+    int64_t v;
+    if (!parse_integer(ps, &v)) return false;
+    *out = sym_const(a, v);
+    return expr_ok(ps, &t, *out);
+  }
+  if (t.kind == TOK_NAME) {
+    int32_t k = find_symbol(ps, &t);
+    if (k < 0) return fail_at(ps, &t, "unknown symbol '%.*s'", (int)t.len, t.start);
+    advance(ps);
+    *out = sym_symbol(a, k);
+    return expr_ok(ps, &t, *out);
+  }
+  if (tok_is_punct(&t, '(')) {
+    advance(ps);
+    if (!parse_expr(ps, depth + 1, out)) return false;
+    if (tok_is_punct(&ps->tok, ')')) {
+      advance(ps);
+      return true;
+    }
+    return fail_expected(ps, "')'");
+  }
+  if (tok_is_punct(&t, '-')) {
+    advance(ps);
+    sym_id x;
+    if (!parse_factor(ps, depth + 1, &x)) return false;
+    *out = sym_sub(a, sym_const(a, 0), x);
+    return expr_ok(ps, &t, *out);
+  }
+  return fail_expected(ps, "a dim (an integer, a symbol or '(')");
+}
+
+/* term := factor {('*' | '/') factor} */
+static bool parse_term(parser *ps, int depth, sym_id *out) {
+  sym_arena *a = ps->g->syms;
+  if (!parse_factor(ps, depth, out)) return false;
+  while (tok_is_punct(&ps->tok, '*') || tok_is_punct(&ps->tok, '/')) {
+    token op = ps->tok;
+    advance(ps);
+    token rhs_at = ps->tok;
+    sym_id y;
+    if (!parse_factor(ps, depth, &y)) return false;
+    int64_t c;
+    if (op.start[0] == '/' && sym_is_const(a, y, &c) && c <= 0)
+      return fail_at(ps, &rhs_at, "division by %s", c == 0 ? "zero" : "a negative number");
+    *out = op.start[0] == '*' ? sym_mul(a, *out, y) : sym_floordiv(a, *out, y);
+    if (!expr_ok(ps, &op, *out)) return false;
+  }
+  return true;
+}
+
+/* expr := term {('+' | '-') term} */
+static bool parse_expr(parser *ps, int depth, sym_id *out) {
+  sym_arena *a = ps->g->syms;
+  if (!parse_term(ps, depth, out)) return false;
+  while (tok_is_punct(&ps->tok, '+') || tok_is_punct(&ps->tok, '-')) {
+    token op = ps->tok;
+    advance(ps);
+    sym_id y;
+    if (!parse_term(ps, depth, &y)) return false;
+    *out = op.start[0] == '+' ? sym_add(a, *out, y) : sym_sub(a, *out, y);
+    if (!expr_ok(ps, &op, *out)) return false;
+  }
+  return true;
+}
+
+/* Whether e >= 0 for all sizes (symbols >= 0), judged by its canonical form and
+ * conservatively. Dims must be; it also keeps dims in the forms sym_print writes as
+ * this grammar (no %, ic_min, or the long exact-division form). */
+static bool dim_nonneg(const sym_arena *a, sym_id e) {
+  int64_t v;
+  switch (sym_kind_of(a, e)) {
+  case SYM_CONST: return sym_is_const(a, e, &v) && v >= 0;
+  case SYM_SYMBOL: return true;
+  case SYM_ADD:
+  case SYM_MUL:
+  case SYM_FLOORDIV:
+    for (int32_t i = 0; i < sym_operand_count(a, e); i++)
+      if (!dim_nonneg(a, sym_operand(a, e, i))) return false;
+    return true;
+  default: return false;
+  }
+}
+
+/* ---------------------------------------------------------------- lists */
+
+typedef bool (*list_item_fn)(parser *ps, int32_t index, void *ctx);
+
+/* open [item {',' item}] close, at most max items ("too many <noun>"). */
+static bool parse_list(parser *ps, char open, char close, int32_t max, const char *noun, list_item_fn item, void *ctx,
+                       int32_t *count) {
+  *count = 0;
+  if (!expect_punct(ps, open)) return false;
+  if (tok_is_punct(&ps->tok, close)) {
+    advance(ps);
+    return true;
+  }
+  for (;;) {
+    if (*count == max) return fail_at(ps, &ps->tok, "too many %s (at most %" PRId32 ")", noun, max);
+    if (!item(ps, *count, ctx)) return false;
+    ++*count;
+    if (tok_is_punct(&ps->tok, close)) {
+      advance(ps);
+      return true;
+    }
+    if (tok_is_punct(&ps->tok, ',')) {
+      advance(ps);
+      continue;
+    }
+    char buf[200];
+    if (tok_at_line_end(&ps->tok))
+      return fail_at(ps, &ps->tok, "unterminated list: expected ',' or '%c', found %s", close,
+                     tok_describe(&ps->tok, buf, sizeof buf));
+    return fail_at(ps, &ps->tok, "expected ',' or '%c', found %s", close, tok_describe(&ps->tok, buf, sizeof buf));
+  }
+}
+
+typedef struct dim_list {
+  bool allow_infer;
+  sym_id dims[IC_MAX_DIMS];
+  token at[IC_MAX_DIMS]; /* each dim's first token, for messages */
+} dim_list;
+
+static bool parse_dim_item(parser *ps, int32_t i, void *ctx) {
+  dim_list *dl = ctx;
+  dl->at[i] = ps->tok;
+  if (tok_is_punct(&ps->tok, '?')) {
+    if (!dl->allow_infer) return fail_at(ps, &ps->tok, "'?' (an inferred dim) is only allowed in reshape");
+    advance(ps);
+    dl->dims[i] = SYM_NONE;
+    return true;
+  }
+  if (!parse_expr(ps, 0, &dl->dims[i])) return false;
+  if (!dim_nonneg(ps->g->syms, dl->dims[i])) return fail_at(ps, &dl->at[i], "dim %" PRId32 " may be negative", i);
+  return true;
+}
+
+static bool parse_perm_item(parser *ps, int32_t i, void *ctx) {
+  int32_t *perm = ctx;
+  int64_t v;
+  token at = ps->tok;
+  if (!parse_integer(ps, &v)) return false;
+  if (v >= IC_MAX_DIMS) return fail_at(ps, &at, "permute entry %" PRId64 " is not a dim (at most %d dims)", v, IC_MAX_DIMS);
+  perm[i] = (int32_t)v;
+  return true;
+}
+
+typedef struct arg_list {
+  ic_value values[IC_MAX_DIMS];
+} arg_list;
+
+static bool parse_arg_item(parser *ps, int32_t i, void *ctx) { return parse_value_ref(ps, &((arg_list *)ctx)->values[i]); }
+
+/* ---------------------------------------------------------------- statements */
+
+/* The ',' between a two-argument call's arguments, and the ')' after them: a call with
+ * one or three arguments is reported against the op. */
+static bool expect_second_arg(parser *ps, const token *op, const char *second) {
+  if (tok_is_punct(&ps->tok, ')'))
+    return fail_at(ps, op, "%.*s takes 2 arguments (a value and %s), got 1", (int)op->len, op->start, second);
+  return expect_punct(ps, ',');
+}
+
+static bool expect_call_end(parser *ps, const token *op, const char *second) {
+  if (tok_is_punct(&ps->tok, ','))
+    return fail_at(ps, op, "%.*s takes 2 arguments (a value and %s), got more", (int)op->len, op->start, second);
+  if (tok_at_line_end(&ps->tok)) {
+    char buf[200];
+    return fail_at(ps, &ps->tok, "unterminated argument list: expected ')', found %s",
+                   tok_describe(&ps->tok, buf, sizeof buf));
+  }
+  return expect_punct(ps, ')');
+}
+
+static bool parse_cast(parser *ps, const token *op, ic_value *out) {
+  ic_value a;
+  ic_dtype dt;
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_second_arg(ps, op, "a dtype") ||
+      !parse_dtype(ps, &dt) || !expect_call_end(ps, op, "a dtype"))
+    return false;
+  *out = ic_graph_cast(ps->g, a, dt);
+  return true;
+}
+
+static bool parse_view(parser *ps, const token *op, graph_node_kind kind, ic_value *out) {
+  ic_value a;
+  int32_t n;
+  const char *second = kind == GRAPH_PERMUTE ? "a permutation" : "a dim list";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_second_arg(ps, op, second)) return false;
+  if (kind == GRAPH_PERMUTE) {
+    int32_t perm[IC_MAX_DIMS];
+    if (!parse_list(ps, '[', ']', IC_MAX_DIMS, "dims", parse_perm_item, perm, &n) || !expect_call_end(ps, op, second))
+      return false;
+    *out = ic_graph_permute(ps->g, a, n, perm);
+    return true;
+  }
+  dim_list dl = {.allow_infer = kind == GRAPH_RESHAPE};
+  if (!parse_list(ps, '[', ']', IC_MAX_DIMS, "dims", parse_dim_item, &dl, &n) || !expect_call_end(ps, op, second))
+    return false;
+  *out = kind == GRAPH_RESHAPE ? graph_reshape_exprs(ps->g, a, n, dl.dims) : graph_expand_exprs(ps->g, a, n, dl.dims);
+  return true;
+}
+
+static bool parse_op(parser *ps, const token *op_tok, ic_op op, ic_value *out) {
+  arg_list args;
+  int32_t n;
+  if (!parse_list(ps, '(', ')', IC_MAX_DIMS, "arguments", parse_arg_item, &args, &n)) return false;
+  int32_t arity = op_get(op)->arity;
+  if (n != arity)
+    return fail_at(ps, op_tok, "%s takes %" PRId32 " argument%s, got %" PRId32, ic_op_name(op), arity,
+                   arity == 1 ? "" : "s", n);
+  *out = ic_graph_op(ps->g, op, n, args.values);
+  return true;
+}
+
+static bool parse_const(parser *ps, ic_value *out) {
+  double v = 0;
+  ic_dtype dt = IC_DTYPE_AUTO;
+  if (!parse_const_value(ps, &v)) return false;
+  if (tok_is_punct(&ps->tok, ':')) {
+    advance(ps);
+    if (!parse_dtype(ps, &dt)) return false;
+  }
+  *out = ic_graph_constant(ps->g, v, dt);
+  return true;
+}
+
+/* NAME '=' rhs */
+static bool parse_assignment(parser *ps) {
+  token target = ps->tok;
+  if (!tok_is_label(&target) && !check_plain_name(ps, &target, "value")) return false;
+  if (names_find(ps, &target) != IC_INVALID_VALUE)
+    return fail_at(ps, &target, "duplicate name '%.*s'", (int)target.len, target.start);
+  advance(ps); /* the name */
+  advance(ps); /* '=' */
+  token op = ps->tok;
+  int32_t before = ps->g->nodes.count;
+  ic_value v = IC_INVALID_VALUE;
+  bool ok;
+  if (op.kind != TOK_NAME) return fail_expected(ps, "an op or 'const'");
+  advance(ps);
+  if (tok_is_word(&op, "const")) ok = parse_const(ps, &v);
+  else if (tok_is_word(&op, "cast")) ok = parse_cast(ps, &op, &v);
+  else if (tok_is_word(&op, "reshape")) ok = parse_view(ps, &op, GRAPH_RESHAPE, &v);
+  else if (tok_is_word(&op, "permute")) ok = parse_view(ps, &op, GRAPH_PERMUTE, &v);
+  else if (tok_is_word(&op, "expand")) ok = parse_view(ps, &op, GRAPH_EXPAND, &v);
+  else {
+    int o = 0;
+    while (o < IC_OP_COUNT && !tok_is_word(&op, ic_op_name((ic_op)o))) o++;
+    if (o == IC_OP_COUNT) return fail_at(ps, &op, "unknown op '%.*s'", (int)op.len, op.start);
+    ok = parse_op(ps, &op, (ic_op)o, &v);
+  }
+  if (!ok) return false;
+  if (v == IC_INVALID_VALUE) return fail_builder(ps, &target);
+  /* A value the builder already had (an expand to the shape it has) only gets the name
+   * here; naming it in the graph would rename an existing value. */
+  if (v >= before && !tok_is_label(&target)) {
+    char *name = tok_strdup(&target);
+    ic_status st = name ? ic_graph_name_value(ps->g, v, name) : IC_ERR_OUT_OF_MEMORY;
+    free(name);
+    if (st == IC_ERR_OUT_OF_MEMORY) return fail_oom(ps, &target);
+    if (st != IC_OK) return fail_builder(ps, &target);
+  }
+  return names_add(ps, &target, v) || fail_oom(ps, &target);
+}
+
+/* 'symbol' NAME */
+static bool parse_symbol(parser *ps) {
+  token stmt = ps->tok, name;
+  advance(ps);
+  if (!parse_plain_name(ps, "a symbol", &name)) return false;
+  if (find_symbol(ps, &name) >= 0) return fail_at(ps, &name, "duplicate symbol '%.*s'", (int)name.len, name.start);
+  char *s = tok_strdup(&name);
+  if (!s) return fail_oom(ps, &stmt);
+  ic_dim d = ic_graph_symbol(ps->g, s);
+  free(s);
+  return d < 0 || fail_builder(ps, &stmt);
+}
+
+/* An input's dims become ic_dims: sizes and symbols only, the builder's inputs. */
+static bool input_dims(parser *ps, const dim_list *dl, int32_t n, ic_dim *dims) {
+  for (int32_t i = 0; i < n; i++) {
+    int64_t c;
+    if (sym_is_const(ps->g->syms, dl->dims[i], &c)) dims[i] = c;
+    else if (sym_kind_of(ps->g->syms, dl->dims[i]) == SYM_SYMBOL)
+      dims[i] = -(ic_dim)sym_leaf_index(ps->g->syms, dl->dims[i]) - 1;
+    else return fail_at(ps, &dl->at[i], "an input dim must be a size or a symbol");
+  }
+  return true;
+}
+
+/* 'input' NAME ':' DTYPE '[' dims ']' [LAYOUT] */
+static bool parse_input(parser *ps) {
+  token stmt = ps->tok, name;
+  advance(ps);
+  if (!parse_plain_name(ps, "an input", &name)) return false;
+  if (names_find(ps, &name) != IC_INVALID_VALUE)
+    return fail_at(ps, &name, "duplicate name '%.*s'", (int)name.len, name.start);
+  ic_dtype dt;
+  dim_list dl = {.allow_infer = false};
+  int32_t n;
+  if (!expect_punct(ps, ':') || !parse_dtype(ps, &dt) ||
+      !parse_list(ps, '[', ']', IC_MAX_DIMS, "dims", parse_dim_item, &dl, &n))
+    return false;
+  ic_dim dims[IC_MAX_DIMS];
+  if (!input_dims(ps, &dl, n, dims)) return false;
+  ic_layout layout = IC_LAYOUT_CONTIGUOUS;
+  if (ps->tok.kind == TOK_NAME) {
+    size_t l = 0;
+    while (l < IC_ARRAY_LEN(layout_names) && !tok_is_word(&ps->tok, layout_names[l])) l++;
+    if (l == IC_ARRAY_LEN(layout_names))
+      return fail_at(ps, &ps->tok, "unknown layout '%.*s' (contiguous, inner_contiguous or strided)",
+                     (int)ps->tok.len, ps->tok.start);
+    layout = (ic_layout)l;
+    advance(ps);
+  }
+  char *s = tok_strdup(&name);
+  if (!s) return fail_oom(ps, &stmt);
+  ic_value v = ic_graph_input(ps->g, s, dt, n, dims, layout);
+  free(s);
+  if (v == IC_INVALID_VALUE) return fail_builder(ps, &stmt);
+  return names_add(ps, &name, v) || fail_oom(ps, &stmt);
+}
+
+/* 'output' NAME ['=' NAME] */
+static bool parse_output(parser *ps) {
+  token stmt = ps->tok, name;
+  advance(ps);
+  if (!parse_plain_name(ps, "an output", &name)) return false;
+  ic_value v;
+  if (tok_is_punct(&ps->tok, '=')) {
+    advance(ps);
+    if (!parse_value_ref(ps, &v)) return false;
+  } else if ((v = names_find(ps, &name)) == IC_INVALID_VALUE) {
+    return fail_at(ps, &name, "unknown name '%.*s'", (int)name.len, name.start);
+  }
+  char *s = tok_strdup(&name);
+  if (!s) return fail_oom(ps, &stmt);
+  ic_status st = ic_graph_output(ps->g, s, v);
+  free(s);
+  return st == IC_OK || fail_builder(ps, &stmt);
+}
+
+/* One line: a statement or nothing, then the end of the line. */
+static bool parse_line(parser *ps) {
+  token first = ps->tok;
+  bool ok;
+  char buf[200];
+  if (tok_at_line_end(&first)) {
+    ok = true;
+  } else if (first.kind != TOK_NAME) {
+    return fail_at(ps, &first, "unknown statement: expected symbol, input, output or NAME =, found %s",
+                   tok_describe(&first, buf, sizeof buf));
+  } else {
+    token second = peek(ps);
+    if (tok_is_punct(&second, '=')) ok = parse_assignment(ps);
+    else if (tok_is_word(&first, "symbol")) ok = parse_symbol(ps);
+    else if (tok_is_word(&first, "input")) ok = parse_input(ps);
+    else if (tok_is_word(&first, "output")) ok = parse_output(ps);
+    else if (second.kind == TOK_NAME)
+      return fail_at(ps, &first, "unknown statement '%.*s'", (int)first.len, first.start);
+    else
+      return fail_at(ps, &second, "expected '=' after '%.*s', found %s", (int)first.len, first.start,
+                     tok_describe(&second, buf, sizeof buf));
+  }
+  if (!ok) return false;
+  if (!tok_at_line_end(&ps->tok))
+    return fail_at(ps, &ps->tok, "unexpected %s after the statement", tok_describe(&ps->tok, buf, sizeof buf));
+  advance(ps);
+  return true;
+}
+
+ic_status ic_graph_parse(const char *text, ic_graph **out) {
+  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_parse: out is NULL");
+  *out = NULL;
+  if (!text) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_parse: text is NULL");
+  parser ps = {.lx = {.p = text, .line_start = text, .line = 1}};
+  ic_status st = ic_graph_create(&ps.g);
+  if (st != IC_OK) return st;
+  advance(&ps);
+  while (ps.tok.kind != TOK_END && parse_line(&ps)) {}
+  free(ps.slots);
+  if (ps.status != IC_OK) {
+    ic_graph_destroy(ps.g);
+    return ps.status;
+  }
+  *out = ps.g;
+  return IC_OK;
+}
