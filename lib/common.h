@@ -62,6 +62,9 @@ void ic_sbuf_free(ic_sbuf *sb);
 
 char *ic_strdup(const char *s);
 
+/* Monotonic milliseconds, for timing logs and stats. */
+double ic_now_ms(void);
+
 /* ---- dtypes */
 
 bool ic_dtype_valid(ic_dtype dt);

@@ -59,7 +59,8 @@ static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p
 }
 
 /* Compiles every kernel. *failed_group: the group whose fusion failed (-1 if none). */
-static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule *s, int32_t *failed_group) {
+static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule *s, uint32_t flags,
+                                 int32_t *failed_group) {
   *failed_group = -1;
   for (int32_t i = 0; i < p->kernels.count; i++) {
     program_kernel *k = &p->kernels.items[i];
@@ -69,7 +70,7 @@ static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule 
     bool fused = s->groups[i].count > 1;
     ic_status st = fused && ic_debug_fail_fused_compile
                        ? ic_set_error(IC_ERR_COMPILE, "%s: compile failure injected for testing", k->kir.name)
-                       : p->backend->compile(ctx, &k->kir, &k->compiled);
+                       : p->backend->compile(ctx, &k->kir, flags, &k->compiled);
     if (st) {
       if (st == IC_ERR_COMPILE && fused) *failed_group = i;
       ic_error_prefix("compiling %s", k->kir.name);
@@ -98,9 +99,16 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   bool strict = (o.flags & IC_COMPILE_STRICT) || ctx->strict_env;
 
   ic_status st = compile_check_graph(g);
-  lowered *l = NULL;
-  if (!st) st = lower_graph(g, &l);
   if (st) return st;
+  /* The program cache: the same graph (structurally) and options, the same program. */
+  ic_key key;
+  bool cacheable = !(o.flags & IC_COMPILE_NO_CACHE) && program_cache_key(g, &o, ctx->arch, &key);
+  if (cacheable && (*out = program_cache_get(ctx->programs, key)) != NULL) {
+    ic_log(&ctx->log, IC_LOG_DEBUG, "program %016" PRIx64 "%016" PRIx64 ": from the program cache", key.hi, key.lo);
+    return IC_OK;
+  }
+  lowered *l = NULL;
+  if ((st = lower_graph(g, &l))) return st;
   bool *split = calloc((size_t)l->nodes.count + 1, sizeof(bool));
   if (!split) {
     lowered_destroy(l);
@@ -113,7 +121,7 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
     int32_t failed = -1;
     st = sched_fuse_pointwise(l, eager, split, &s);
     if (!st) st = program_build(ctx, backend, l, &s, &p);
-    if (!st) st = compile_kernels(ctx, p, &s, &failed);
+    if (!st) st = compile_kernels(ctx, p, &s, o.flags, &failed);
     if (st && failed >= 0 && !strict) {
       /* Eager fallback: the failed fusion's nodes become kernels of their own. */
       ic_log(&ctx->log, IC_LOG_WARN, "fused kernel %s failed to compile; running its %" PRId32 " ops as eager kernels: %s",
@@ -140,6 +148,7 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
     return st;
   }
   compile_dump(ctx, g, p);
+  if (cacheable) program_cache_put(ctx->programs, key, p);
   ic_log(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,
          ctx->arch, backend->name, eager ? "eager" : "fused");
   *out = p;

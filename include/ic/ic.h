@@ -186,11 +186,14 @@ typedef enum ic_log_level {
 } ic_log_level;
 
 typedef void (*ic_log_fn)(void *user, ic_log_level level, const char *message);
+typedef struct ic_cache_stats ic_cache_stats;
 
 enum {
   /* Never touch the driver: compile for options.arch (required) even where a GPU is
    * present, e.g. to build kernels for another machine. Running is IC_ERR_NO_DEVICE. */
-  IC_CONTEXT_COMPILE_ONLY = 1u << 0
+  IC_CONTEXT_COMPILE_ONLY = 1u << 0,
+  /* No disk kernel cache for this context (as IC_CACHE=0). */
+  IC_CONTEXT_NO_DISK_CACHE = 1u << 1
 };
 
 typedef struct ic_context_options {
@@ -203,6 +206,8 @@ typedef struct ic_context_options {
   void *log_user;          /* passed to log_fn */
   ic_log_level log_level;  /* IC_LOG_OFF: take IC_LOG from the environment */
   uint32_t flags;          /* IC_CONTEXT_* */
+  const char *cache_dir;   /* disk kernel cache directory; NULL: IC_CACHE_DIR or the default */
+  uint64_t cache_max_bytes; /* disk cache cap; 0: IC_CACHE_MAX_BYTES or 1 GiB */
 } ic_context_options;
 
 /* options may be NULL (defaults). Fails with IC_ERR_NO_DEVICE when no GPU is usable and
@@ -305,7 +310,9 @@ typedef enum ic_compile_mode {
 enum {
   /* A fusion that fails to compile is an error instead of falling back to eager
    * kernels (also IC_STRICT=1). */
-  IC_COMPILE_STRICT = 1u << 0
+  IC_COMPILE_STRICT = 1u << 0,
+  /* Neither look up nor store this compile in the program and kernel caches. */
+  IC_COMPILE_NO_CACHE = 1u << 1
 };
 
 typedef struct ic_compile_options {
@@ -441,6 +448,31 @@ IC_API ic_status ic_graph_parse(const char *text, ic_graph **out);
 /* The graph as text (malloc'd; ic_string_free). IC_ERR_UNSUPPORTED when a symbol, input
  * or output name is not a text-format name (the builder takes any string). */
 IC_API ic_status ic_graph_print(const ic_graph *graph, char **out);
+
+/* ---------------------------------------------------------------- caches
+ *
+ * Kernels are cached by a content key (XXH3-128 of the generated source, the NVRTC
+ * options, version and library, the target arch, the ic version, the cache schema and the
+ * backend's configuration) in memory per context and on disk: IC_CACHE_DIR, else
+ * $XDG_CACHE_HOME/ic, else ~/.cache/ic (created 0700; entries of other users ignored;
+ * IC_CACHE=0 turns it off; IC_CACHE_MAX_BYTES caps it, least recently used out first).
+ * Programs are cached per context by a canonical hash of the graph's structure and the
+ * compile options: compiling the same graph again, even rebuilt from scratch, returns the
+ * cached program (another reference). IC_COMPILE_NO_CACHE bypasses both. */
+
+typedef struct ic_cache_stats {
+  uint32_t struct_size;   /* sizeof(ic_cache_stats) */
+  uint64_t memory_hits;   /* kernels found in the context's memory cache */
+  uint64_t memory_misses;
+  uint64_t disk_hits;     /* kernels loaded from the disk cache */
+  uint64_t disk_misses;
+  uint64_t compiles;      /* kernels compiled by NVRTC */
+  double compile_ms;      /* total milliseconds in those compiles */
+  uint64_t program_hits;  /* ic_compile calls answered by the program cache */
+  uint64_t program_misses;
+} ic_cache_stats;
+
+IC_API ic_status ic_cache_stats_get(ic_context *ctx, ic_cache_stats *out);
 
 /* ---------------------------------------------------------------- run */
 

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <xxhash.h>
 
 void kir_kernel_free(kir_kernel *k) {
   if (!k) return;
@@ -45,23 +46,26 @@ bool kir_collect_params(kir_kernel *k) {
   return kir_push_leaves(k, SYM_SYMBOL, KIR_PARAM_SYMBOL) && kir_push_leaves(k, SYM_PARAM, KIR_PARAM_STRIDE);
 }
 
-void kir_print(const kir_kernel *k, ic_sbuf *out) {
-  ic_sbuf_printf(out, "kernel %s [", k->name);
+void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out) {
+  const sym_names *names = with_names ? k->names : NULL;
+  ic_sbuf_printf(out, "kernel %s [", with_names ? k->name : "");
   for (int32_t d = 0; d < k->ndim; d++) {
     if (d) ic_sbuf_puts(out, ", ");
-    sym_print(k->syms, k->dims[d], k->names, out);
+    sym_print(k->syms, k->dims[d], names, out);
   }
   ic_sbuf_puts(out, "]\n");
-  for (int32_t b = 0; b < k->buffers.count; b++)
-    ic_sbuf_printf(out, "  buffer b%" PRId32 " : %s %s (program buffer %" PRId32 ")\n", b,
-                   ic_dtype_name(k->buffers.items[b].dtype), k->buffers.items[b].written ? "out" : "in",
-                   k->buffers.items[b].ref);
+  for (int32_t b = 0; b < k->buffers.count; b++) {
+    ic_sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
+                   k->buffers.items[b].written ? "out" : "in");
+    if (with_names) ic_sbuf_printf(out, " (program buffer %" PRId32 ")", k->buffers.items[b].ref);
+    ic_sbuf_puts(out, "\n");
+  }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     switch (in->kind) {
     case KIR_LOAD:
       ic_sbuf_printf(out, "  v%" PRId32 " = load.%s b%" PRId32 "[", i, ic_dtype_name(in->dtype), in->buffer);
-      sym_print(k->syms, in->offset, k->names, out);
+      sym_print(k->syms, in->offset, names, out);
       ic_sbuf_puts(out, "]\n");
       break;
     case KIR_CONST:
@@ -74,9 +78,17 @@ void kir_print(const kir_kernel *k, ic_sbuf *out) {
       break;
     case KIR_STORE:
       ic_sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
-      sym_print(k->syms, in->offset, k->names, out);
+      sym_print(k->syms, in->offset, names, out);
       ic_sbuf_printf(out, "] = v%" PRId32 "\n", in->args[0]);
       break;
     }
   }
+}
+
+uint64_t kir_content_hash(const kir_kernel *k) {
+  ic_sbuf sb = {0};
+  kir_print(k, false, &sb);
+  uint64_t h = sb.data ? XXH3_64bits(sb.data, sb.len) : 0;
+  ic_sbuf_free(&sb);
+  return h;
 }

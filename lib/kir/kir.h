@@ -59,8 +59,12 @@ typedef struct kir_kernel {
 } kir_kernel;
 
 void kir_kernel_free(kir_kernel *k);
-/* Appends the kernel as text ("kernel k0 [n, 4] ..."). */
-void kir_print(const kir_kernel *k, ic_sbuf *out);
+/* Appends the kernel as text ("kernel k0 [n, 4] ..."). Without names, the text leaves
+ * out the kernel's name, symbol names and program buffers: it is then the same for every
+ * kernel that computes the same thing, whatever program it belongs to. */
+void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out);
+/* A hash of the kernel's content (kir_print without names): equal kernels, equal hash. */
+uint64_t kir_content_hash(const kir_kernel *k);
 /* Fills params from the buffers and the symbols and strides the dims and offsets use. */
 bool kir_collect_params(kir_kernel *k);
 

@@ -60,7 +60,7 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     if (st) return st;
     pk.kir.names = &p->names;
     ic_sbuf text = {0};
-    kir_print(&pk.kir, &text);
+    kir_print(&pk.kir, true, &text);
     pk.ir_text = ic_sbuf_take(&text);
     if (!pk.ir_text || !IC_VEC_PUSH(p->kernels, pk)) {
       free(pk.ir_text);

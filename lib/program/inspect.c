@@ -46,7 +46,7 @@ ic_status ic_program_step(const ic_program *p, int32_t i, ic_step *out) {
   *out = (ic_step){.kind = kinds[st->kind], .buffer = st->buffer, .kernel = st->kernel, .grid_expr = -1};
   if (st->kind == PROGRAM_STEP_LAUNCH) {
     const program_kernel *k = &p->kernels.items[st->kernel];
-    out->kernel_name = k->kir.name;
+    out->kernel_name = k->compiled->name;
     out->source = k->compiled->source;
     out->binary = k->compiled->binary;
     out->binary_size = k->compiled->binary_size;

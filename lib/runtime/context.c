@@ -1,11 +1,13 @@
 /* Context creation: device discovery, target arch, NVRTC, and device memory helpers. */
 #include "runtime/context.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 /* "sm_90a" -> 90; 0 if the spelling is not sm_<digits>[a|f]. */
 static int32_t ctx_parse_arch(const char *arch) {
@@ -50,6 +52,32 @@ static ic_status ctx_device_arch(ic_context *ctx) {
   /* The arch-specific target (sm_90a) unlocks wgmma/setmaxnreg on Hopper; its CUBIN
    * runs only on that exact arch, which is the device's. */
   snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%s", (int)ctx->sm, ctx->sm >= 90 ? "a" : "");
+  return IC_OK;
+}
+
+/* Identifies the loaded libnvrtc file (path, size, modification time, inode): a CUBIN
+ * cached by one NVRTC build is never served to another, even of the same version. */
+static uint64_t ctx_nvrtc_fingerprint(const ic_nvrtc_api *nv) {
+  Dl_info info;
+  struct stat st;
+  uint64_t h = XXH3_64bits(nv->path, strlen(nv->path));
+  if (dladdr(*(void **)&nv->nvrtcVersion, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
+    int64_t parts[3] = {(int64_t)st.st_size, (int64_t)st.st_mtime, (int64_t)st.st_ino};
+    h = XXH3_64bits_withSeed(parts, sizeof parts, h);
+    h = XXH3_64bits_withSeed(info.dli_fname, strlen(info.dli_fname), h);
+  }
+  return h;
+}
+
+enum { CTX_MEMORY_CACHE_BYTES = 256u << 20 };
+
+static ic_status ctx_open_caches(ic_context *ctx, const ic_context_options *o) {
+  ctx->nvrtc_fingerprint = ctx_nvrtc_fingerprint(ctx->nvrtc);
+  if (!(o->flags & IC_CONTEXT_NO_DISK_CACHE) && !(ctx->disk = disk_cache_open(o->cache_dir, o->cache_max_bytes, &ctx->log)))
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_context_create: out of memory");
+  ctx->kernels = kernel_cache_create(CTX_MEMORY_CACHE_BYTES, ctx->disk, &ctx->log);
+  ctx->programs = program_cache_create();
+  if (!ctx->kernels || !ctx->programs) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_context_create: out of memory");
   return IC_OK;
 }
 
@@ -107,6 +135,7 @@ ic_status ic_context_create(const ic_context_options *opts, ic_context **out) {
   if (!s && !ctx_nvrtc_supports(ctx->nvrtc, ctx->sm))
     s = ic_set_error(IC_ERR_UNSUPPORTED, "NVRTC %d.%d cannot target %s", ctx->nvrtc->major, ctx->nvrtc->minor,
                      ctx->arch);
+  if (!s) s = ctx_open_caches(ctx, &o);
   if (s) {
     ic_context_destroy(ctx);
     return s;
@@ -119,12 +148,26 @@ ic_status ic_context_create(const ic_context_options *opts, ic_context **out) {
 
 void ic_context_destroy(ic_context *ctx) {
   if (!ctx) return;
+  /* Programs first: the cached ones unload their modules through the context. */
+  program_cache_destroy(ctx->programs);
+  kernel_cache_destroy(ctx->kernels);
+  disk_cache_close(ctx->disk);
   if (ctx->drv && ctx->cuctx) ctx->drv->cuDevicePrimaryCtxRelease(ctx->device);
   free(ctx->dump_dir);
   free(ctx);
 }
 
 const char *ic_context_arch(const ic_context *ctx) { return ctx ? ctx->arch : ""; }
+
+ic_status ic_cache_stats_get(ic_context *ctx, ic_cache_stats *out) {
+  if (!ctx || !out || out->struct_size < sizeof(uint32_t) || out->struct_size > sizeof(ic_cache_stats))
+    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_cache_stats_get: NULL argument or bad struct_size");
+  ic_cache_stats all = {.struct_size = out->struct_size};
+  kernel_cache_stats(ctx->kernels, &all);
+  program_cache_stats(ctx->programs, &all);
+  memcpy(out, &all, out->struct_size);
+  return IC_OK;
+}
 int ic_context_has_device(const ic_context *ctx) { return ctx && ctx->drv ? 1 : 0; }
 
 ic_status ctx_enter(ic_context *ctx) {

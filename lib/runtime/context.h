@@ -2,6 +2,8 @@
 #ifndef IC_CONTEXT_H
 #define IC_CONTEXT_H
 
+#include "cache/kernel_cache.h"
+#include "cache/program_cache.h"
 #include "runtime/cuda_api.h"
 
 struct ic_context {
@@ -14,6 +16,10 @@ struct ic_context {
   int32_t sm;                /* 90 */
   bool strict_env;           /* IC_STRICT=1 */
   char *dump_dir;            /* IC_DUMP */
+  uint64_t nvrtc_fingerprint; /* of the loaded libnvrtc file: part of every kernel key */
+  disk_cache *disk;
+  kernel_cache *kernels;
+  program_cache *programs;
 };
 
 /* Makes the context's CUDA context current for a call; ctx_leave restores. Both are

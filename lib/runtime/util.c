@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common.h"
 #include "runtime/half.h"
@@ -336,4 +337,10 @@ double ic_dtype_round(ic_dtype dt, double v) {
     default:
       return v;
   }
+}
+
+double ic_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

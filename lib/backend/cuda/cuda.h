@@ -15,8 +15,8 @@ typedef struct cuda_codegen_result {
   int32_t per_thread; /* elements per thread (one 16-byte vector of the widest dtype) */
 } cuda_codegen_result;
 
-/* Writes self-contained CUDA C for kernel k (entry point k->name). */
-ic_status cuda_codegen(const kir_kernel *k, cuda_codegen_result *out);
+/* Writes self-contained CUDA C for kernel k with the given entry point name. */
+ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *out);
 
 /* The NVRTC options ic compiles with, NULL-terminated (arch option first). */
 void cuda_nvrtc_options(const ic_context *ctx, const char **opts, int32_t max, int32_t *count, char *arch_opt,

@@ -1,4 +1,5 @@
 /* The cuda backend: codegen -> NVRTC (CUBIN for the exact arch) -> module -> launch. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,20 +110,61 @@ static void cuda_kernel_free(ic_context *ctx, backend_kernel *bk) {
   free(bk);
 }
 
-static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, backend_kernel **out) {
+typedef struct cuda_nvrtc_job {
+  ic_context *ctx;
+  const backend_kernel *bk;
+} cuda_nvrtc_job;
+
+static ic_status cuda_compile_missing(void *user, void **binary, size_t *size) {
+  const cuda_nvrtc_job *job = user;
+  return cuda_nvrtc_compile(job->ctx, job->bk->name, job->bk->source, binary, size);
+}
+
+static uint64_t cuda_config_hash(const ic_context *ctx);
+
+/* The key of a generated source: the source and everything NVRTC's output depends on. */
+static ic_key cuda_kernel_key(const ic_context *ctx, const char *source) {
+  const char *opts[16];
+  int32_t n;
+  char arch_opt[64];
+  cuda_nvrtc_options(ctx, opts, 16, &n, arch_opt, sizeof arch_opt);
+  kernel_key_parts parts = {.source = source, .options = opts, .noptions = n, .nvrtc_major = ctx->nvrtc->major,
+                            .nvrtc_minor = ctx->nvrtc->minor, .nvrtc_fingerprint = ctx->nvrtc_fingerprint,
+                            .arch = ctx->arch, .ic_version = IC_VERSION_STRING, .schema = DISK_CACHE_SCHEMA,
+                            .backend_config = cuda_config_hash(ctx)};
+  return kernel_key(&parts);
+}
+
+static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, backend_kernel **out) {
   *out = NULL;
+  /* Entry points are named by content, so equal kernels of any program share a source,
+   * a cache key and a CUBIN. */
+  char entry[32];
+  snprintf(entry, sizeof entry, "ic_%016" PRIx64, kir_content_hash(k));
   backend_kernel *bk = calloc(1, sizeof *bk);
-  if (!bk || !(bk->name = ic_strdup(k->name))) {
+  if (!bk || !(bk->name = ic_strdup(entry))) {
     free(bk);
     return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   }
   bk->backend = &ic_backend_cuda;
   bk->block = CUDA_BLOCK;
   cuda_codegen_result cg = {0};
-  ic_status s = cuda_codegen(k, &cg);
+  ic_status s = cuda_codegen(k, entry, &cg);
   bk->source = cg.source;
   bk->per_thread = cg.per_thread;
-  if (!s) s = cuda_nvrtc_compile(ctx, k->name, bk->source, &bk->binary, &bk->binary_size);
+  if (!s) {
+    ic_key key = cuda_kernel_key(ctx, bk->source);
+    cuda_nvrtc_job job = {ctx, bk};
+    kernel_origin origin = KERNEL_COMPILED;
+    double t0 = ic_now_ms();
+    bool cached = !(flags & IC_COMPILE_NO_CACHE) && (key.lo | key.hi);
+    s = cached ? kernel_cache_get(ctx->kernels, key, cuda_compile_missing, &job, &bk->binary, &bk->binary_size, &origin)
+               : cuda_compile_missing(&job, &bk->binary, &bk->binary_size);
+    static const char *const from[] = {"memory", "disk", "compiled"};
+    if (!s)
+      ic_log(&ctx->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name, key.hi,
+             key.lo, cached ? from[origin] : "compiled (cache bypassed)", ic_now_ms() - t0);
+  }
   if (!s && ctx->drv) s = cuda_load(ctx, bk);
   if (s) {
     cuda_kernel_free(ctx, bk);

@@ -1,0 +1,185 @@
+/* The kernel cache: memory level with single flight, over the disk level. */
+#include "cache/kernel_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+typedef struct kernel_entry {
+  ic_key key;
+  void *binary;
+  size_t size;
+  bool pending;     /* a thread is producing it; others wait on the condition */
+  uint64_t used;    /* LRU clock */
+} kernel_entry;
+
+struct kernel_cache {
+  pthread_mutex_t lock;
+  pthread_cond_t ready;
+  struct { kernel_entry *items; int32_t count, cap; } entries;
+  uint64_t bytes, max_bytes, clock;
+  disk_cache *disk;
+  const ic_logger *log;
+  ic_cache_stats stats;
+};
+
+kernel_cache *kernel_cache_create(uint64_t max_bytes, disk_cache *disk, const ic_logger *log) {
+  kernel_cache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->ready, NULL);
+  c->max_bytes = max_bytes;
+  c->disk = disk;
+  c->log = log;
+  return c;
+}
+
+void kernel_cache_destroy(kernel_cache *c) {
+  if (!c) return;
+  for (int32_t i = 0; i < c->entries.count; i++) free(c->entries.items[i].binary);
+  free(c->entries.items);
+  pthread_cond_destroy(&c->ready);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+static int32_t kc_find(const kernel_cache *c, ic_key key) {
+  for (int32_t i = 0; i < c->entries.count; i++)
+    if (c->entries.items[i].key.lo == key.lo && c->entries.items[i].key.hi == key.hi) return i;
+  return -1;
+}
+
+static void kc_remove(kernel_cache *c, int32_t i) {
+  c->bytes -= c->entries.items[i].size;
+  free(c->entries.items[i].binary);
+  c->entries.items[i] = c->entries.items[--c->entries.count];
+}
+
+/* Drops least recently used ready entries until the memory level fits its cap. */
+static void kc_evict(kernel_cache *c) {
+  while (c->bytes > c->max_bytes) {
+    int32_t victim = -1;
+    for (int32_t i = 0; i < c->entries.count; i++) {
+      const kernel_entry *e = &c->entries.items[i];
+      if (!e->pending && (victim < 0 || e->used < c->entries.items[victim].used)) victim = i;
+    }
+    if (victim < 0) return;
+    kc_remove(c, victim);
+  }
+}
+
+static ic_status kc_copy_out(const kernel_entry *e, void **binary, size_t *size) {
+  *binary = malloc(e->size ? e->size : 1);
+  if (!*binary) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
+  memcpy(*binary, e->binary, e->size);
+  *size = e->size;
+  return IC_OK;
+}
+
+/* Produces a missing entry outside the lock: disk, else compile. */
+static ic_status kc_produce(kernel_cache *c, ic_key key, kernel_compile_fn compile, void *user, void **binary,
+                            size_t *size, kernel_origin *origin) {
+  if (c->disk && disk_cache_get(c->disk, key, binary, size)) {
+    *origin = KERNEL_FROM_DISK;
+    return IC_OK;
+  }
+  double t0 = ic_now_ms();
+  ic_status s = compile(user, binary, size);
+  double ms = ic_now_ms() - t0;
+  pthread_mutex_lock(&c->lock);
+  c->stats.compiles += s == IC_OK;
+  c->stats.compile_ms += ms;
+  pthread_mutex_unlock(&c->lock);
+  if (!s && c->disk) disk_cache_put(c->disk, key, *binary, *size);
+  *origin = KERNEL_COMPILED;
+  return s;
+}
+
+ic_status kernel_cache_get(kernel_cache *c, ic_key key, kernel_compile_fn compile, void *user, void **binary,
+                           size_t *size, kernel_origin *origin) {
+  *binary = NULL;
+  *size = 0;
+  pthread_mutex_lock(&c->lock);
+  int32_t i;
+  while ((i = kc_find(c, key)) >= 0 && c->entries.items[i].pending) pthread_cond_wait(&c->ready, &c->lock);
+  if (i >= 0) {
+    kernel_entry *e = &c->entries.items[i];
+    e->used = ++c->clock;
+    c->stats.memory_hits++;
+    *origin = KERNEL_FROM_MEMORY;
+    ic_status s = kc_copy_out(e, binary, size);
+    pthread_mutex_unlock(&c->lock);
+    return s;
+  }
+  c->stats.memory_misses++;
+  kernel_entry fresh = {.key = key, .pending = true, .used = ++c->clock};
+  if (!IC_VEC_PUSH(c->entries, fresh)) {
+    pthread_mutex_unlock(&c->lock);
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
+  }
+  pthread_mutex_unlock(&c->lock);
+
+  ic_status s = kc_produce(c, key, compile, user, binary, size, origin);
+
+  pthread_mutex_lock(&c->lock);
+  i = kc_find(c, key);
+  if (*origin == KERNEL_FROM_DISK) c->stats.disk_hits++;
+  else if (c->disk && disk_cache_enabled(c->disk)) c->stats.disk_misses++;
+  kernel_entry *e = &c->entries.items[i];
+  void *copy = s ? NULL : malloc(*size ? *size : 1);
+  if (copy) {
+    memcpy(copy, *binary, *size);
+    e->binary = copy;
+    e->size = *size;
+    e->pending = false;
+    c->bytes += *size;
+    kc_evict(c);
+  } else {
+    kc_remove(c, i); /* failed (or no memory to keep it): waiters produce it themselves */
+  }
+  pthread_cond_broadcast(&c->ready);
+  pthread_mutex_unlock(&c->lock);
+  return s;
+}
+
+void kernel_cache_stats(kernel_cache *c, ic_cache_stats *out) {
+  pthread_mutex_lock(&c->lock);
+  out->memory_hits = c->stats.memory_hits;
+  out->memory_misses = c->stats.memory_misses;
+  out->disk_hits = c->stats.disk_hits;
+  out->disk_misses = c->stats.disk_misses;
+  out->compiles = c->stats.compiles;
+  out->compile_ms = c->stats.compile_ms;
+  pthread_mutex_unlock(&c->lock);
+}
+
+static void kc_feed(XXH3_state_t *st, const void *data, size_t len) {
+  uint64_t n = len;
+  XXH3_128bits_update(st, &n, sizeof n);
+  if (len) XXH3_128bits_update(st, data, len);
+}
+
+static void kc_feed_str(XXH3_state_t *st, const char *s) { kc_feed(st, s ? s : "", s ? strlen(s) : 0); }
+
+ic_key kernel_key(const kernel_key_parts *p) {
+  ic_key key = {0, 0};
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) return key; /* out of memory: the zero key, a miss that is never stored */
+  XXH3_128bits_reset(st);
+  kc_feed_str(st, "ic kernel");
+  kc_feed_str(st, p->ic_version);
+  kc_feed(st, &p->schema, sizeof p->schema);
+  kc_feed_str(st, p->source);
+  kc_feed(st, &p->noptions, sizeof p->noptions);
+  for (int32_t i = 0; i < p->noptions; i++) kc_feed_str(st, p->options[i]);
+  int32_t version[2] = {p->nvrtc_major, p->nvrtc_minor};
+  kc_feed(st, version, sizeof version);
+  kc_feed(st, &p->nvrtc_fingerprint, sizeof p->nvrtc_fingerprint);
+  kc_feed_str(st, p->arch);
+  kc_feed(st, &p->backend_config, sizeof p->backend_config);
+  XXH128_hash_t h = XXH3_128bits_digest(st);
+  XXH3_freeState(st);
+  key.lo = h.low64;
+  key.hi = h.high64;
+  return key;
+}

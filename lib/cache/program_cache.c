@@ -1,0 +1,150 @@
+/* The program cache: compiled programs by a canonical hash of the graph's structure.
+ *
+ * Each value's hash covers what it computes (its op and attributes, dtype, dims by
+ * symbol name, and its operands' hashes), never its handle number, its place in the node
+ * list or a value name; inputs add their position, name and layout, and the graph hash
+ * covers the inputs and the outputs (names and values) in order. Two graphs built in
+ * different orders that compute the same outputs from the same inputs get the same key. */
+#include "cache/program_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+struct program_cache {
+  pthread_mutex_t lock;
+  struct { ic_key *items; int32_t count, cap; } keys;
+  struct { ic_program **items; int32_t count, cap; } programs;
+  uint64_t hits, misses;
+};
+
+program_cache *program_cache_create(void) {
+  program_cache *c = calloc(1, sizeof *c);
+  if (c) pthread_mutex_init(&c->lock, NULL);
+  return c;
+}
+
+void program_cache_destroy(program_cache *c) {
+  if (!c) return;
+  for (int32_t i = 0; i < c->programs.count; i++) ic_program_release(c->programs.items[i]);
+  free(c->keys.items);
+  free(c->programs.items);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+static int32_t pc_find(const program_cache *c, ic_key key) {
+  for (int32_t i = 0; i < c->keys.count; i++)
+    if (c->keys.items[i].lo == key.lo && c->keys.items[i].hi == key.hi) return i;
+  return -1;
+}
+
+ic_program *program_cache_get(program_cache *c, ic_key key) {
+  pthread_mutex_lock(&c->lock);
+  int32_t i = pc_find(c, key);
+  ic_program *p = i >= 0 ? c->programs.items[i] : NULL;
+  if (p) ic_program_retain(p);
+  if (p) c->hits++;
+  else c->misses++;
+  pthread_mutex_unlock(&c->lock);
+  return p;
+}
+
+void program_cache_put(program_cache *c, ic_key key, ic_program *p) {
+  pthread_mutex_lock(&c->lock);
+  if (pc_find(c, key) < 0 && IC_VEC_PUSH(c->keys, key)) {
+    if (IC_VEC_PUSH(c->programs, p)) ic_program_retain(p);
+    else c->keys.count--; /* out of memory: simply not cached */
+  }
+  pthread_mutex_unlock(&c->lock);
+}
+
+void program_cache_stats(program_cache *c, ic_cache_stats *out) {
+  pthread_mutex_lock(&c->lock);
+  out->program_hits = c->hits;
+  out->program_misses = c->misses;
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* ---------------------------------------------------------------- canonical hash */
+
+static void pc_feed(XXH3_state_t *st, const void *data, size_t len) {
+  uint64_t n = len;
+  XXH3_128bits_update(st, &n, sizeof n);
+  if (len) XXH3_128bits_update(st, data, len);
+}
+
+static void pc_feed_str(XXH3_state_t *st, const char *s) { pc_feed(st, s ? s : "", s ? strlen(s) : 0); }
+
+static void pc_feed_i64(XXH3_state_t *st, int64_t v) { pc_feed(st, &v, sizeof v); }
+
+/* Dims as text with symbol names: independent of symbol creation order. */
+static void pc_feed_dims(XXH3_state_t *st, const ic_graph *g, const graph_node *n, ic_sbuf *scratch) {
+  sym_names names = graph_symbol_names(g);
+  pc_feed_i64(st, n->ndim);
+  for (int32_t d = 0; d < n->ndim; d++) {
+    scratch->len = 0;
+    sym_print(g->syms, n->dims[d], &names, scratch);
+    pc_feed(st, scratch->data ? scratch->data : "", scratch->len);
+  }
+}
+
+static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *hashes, XXH3_state_t *st,
+                         ic_sbuf *scratch, XXH128_hash_t *out) {
+  const graph_node *n = &g->nodes.items[v];
+  XXH3_128bits_reset(st);
+  pc_feed_i64(st, n->kind);
+  pc_feed_i64(st, n->dtype);
+  pc_feed_dims(st, g, n, scratch);
+  switch (n->kind) {
+  case GRAPH_INPUT:
+    pc_feed_i64(st, n->input);
+    pc_feed_i64(st, n->layout);
+    pc_feed_str(st, n->name);
+    break;
+  case GRAPH_CONST:
+    pc_feed(st, &n->value, sizeof n->value);
+    pc_feed_i64(st, n->weak);
+    break;
+  case GRAPH_PERMUTE: pc_feed(st, n->perm, sizeof(int32_t) * (size_t)n->ndim); break;
+  case GRAPH_OP: pc_feed_i64(st, n->op); break;
+  default: break;
+  }
+  for (int32_t i = 0; i < n->nargs; i++) pc_feed(st, &hashes[n->args[i]], sizeof hashes[0]);
+  if (scratch->oom) return false;
+  *out = XXH3_128bits_digest(st);
+  return true;
+}
+
+bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const char *arch, ic_key *key) {
+  XXH128_hash_t *hashes = malloc(sizeof *hashes * ((size_t)g->nodes.count + 1));
+  XXH3_state_t *st = XXH3_createState(), *top = XXH3_createState();
+  ic_sbuf scratch = {0};
+  bool ok = hashes && st && top;
+  /* Operands precede their users in the node list, so one pass hashes every value. */
+  for (int32_t v = 0; ok && v < g->nodes.count; v++) ok = pc_hash_node(g, v, hashes, st, &scratch, &hashes[v]);
+  if (ok) {
+    XXH3_128bits_reset(top);
+    pc_feed_str(top, "ic program");
+    pc_feed_str(top, IC_VERSION_STRING);
+    pc_feed_str(top, arch);
+    pc_feed_i64(top, o->mode);
+    pc_feed_i64(top, o->flags & ~(uint32_t)IC_COMPILE_NO_CACHE);
+    pc_feed_str(top, o->backend ? o->backend : "cuda");
+    pc_feed_i64(top, g->inputs.count);
+    for (int32_t i = 0; i < g->inputs.count; i++) pc_feed(top, &hashes[g->inputs.items[i]], sizeof hashes[0]);
+    pc_feed_i64(top, g->outputs.count);
+    for (int32_t i = 0; i < g->outputs.count; i++) {
+      pc_feed_str(top, g->outputs.items[i].name);
+      pc_feed(top, &hashes[g->outputs.items[i].value], sizeof hashes[0]);
+    }
+    XXH128_hash_t h = XXH3_128bits_digest(top);
+    key->lo = h.low64;
+    key->hi = h.high64;
+  }
+  free(hashes);
+  XXH3_freeState(st);
+  XXH3_freeState(top);
+  ic_sbuf_free(&scratch);
+  return ok;
+}

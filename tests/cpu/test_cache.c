@@ -1,0 +1,326 @@
+/* CPU: kernel and program caches: key sensitivity, canonical graph keys, program cache
+ * hits, the disk level across contexts and processes, single flight, stats and logs. */
+#include <check.h>
+#include <ic/ic.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache/kernel_cache.h"
+#include "cache/program_cache.h"
+
+#define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+
+static char cache_dir[64];
+
+static void make_cache_dir(void) {
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/ic-cache-test-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(cache_dir));
+  setenv("IC_CACHE_DIR", cache_dir, 1);
+  unsetenv("IC_CACHE");
+}
+
+static void remove_cache_dir(void) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+  ck_assert_int_eq(system(cmd), 0);
+  unsetenv("IC_CACHE_DIR");
+}
+
+static ic_context *make_ctx(ic_log_fn fn, void *user) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY,
+                          .log_fn = fn, .log_user = user, .log_level = fn ? IC_LOG_INFO : IC_LOG_OFF};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  return ctx;
+}
+
+static ic_cache_stats stats_of(ic_context *ctx) {
+  ic_cache_stats s = {.struct_size = sizeof s};
+  OK(ic_cache_stats_get(ctx, &s));
+  return s;
+}
+
+/* ---------------------------------------------------------------- keys */
+
+static bool key_eq(ic_key a, ic_key b) { return a.lo == b.lo && a.hi == b.hi; }
+
+START_TEST(test_kernel_key_sensitivity) {
+  const char *opts[2] = {"-fmad=false", "--gpu-architecture=sm_90a"};
+  const char *opts2[2] = {"-fmad=true", "--gpu-architecture=sm_90a"};
+  kernel_key_parts base = {.source = "src", .options = opts, .noptions = 2, .nvrtc_major = 13, .nvrtc_minor = 0,
+                           .nvrtc_fingerprint = 42, .arch = "sm_90a", .ic_version = "0.1.0", .schema = 1,
+                           .backend_config = 7};
+  ic_key k0 = kernel_key(&base);
+  ck_assert(key_eq(k0, kernel_key(&base)));
+  kernel_key_parts v[10];
+  for (int i = 0; i < 10; i++) v[i] = base;
+  v[0].source = "src ";
+  v[1].options = opts2;
+  v[2].noptions = 1;
+  v[3].nvrtc_major = 12;
+  v[4].nvrtc_minor = 1;
+  v[5].nvrtc_fingerprint = 43;
+  v[6].arch = "sm_80";
+  v[7].ic_version = "0.1.1";
+  v[8].schema = 2;
+  v[9].backend_config = 8;
+  for (int i = 0; i < 10; i++) {
+    ic_key k = kernel_key(&v[i]);
+    ck_assert_msg(!key_eq(k, k0), "ingredient %d does not change the key", i);
+    for (int j = 0; j < i; j++) ck_assert(!key_eq(k, kernel_key(&v[j])));
+  }
+  /* length prefixes: moving a character between parts changes the key */
+  kernel_key_parts a = base, b = base;
+  a.source = "ab";
+  a.arch = "c";
+  b.source = "a";
+  b.arch = "bc";
+  ck_assert(!key_eq(kernel_key(&a), kernel_key(&b)));
+}
+END_TEST
+
+/* The same graph built in two node orders, with other handle numbers and value names. */
+static ic_graph *graph_variant(int order, const char *out_name, ic_dtype dt) {
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){n, 8}, 0);
+  ic_value w = ic_graph_input(g, "w", dt, 1, (ic_dim[]){8}, 0);
+  ic_value e, m;
+  if (order == 0) {
+    e = ic_graph_unary(g, IC_OP_EXP, x);
+    m = ic_graph_binary(g, IC_OP_MUL, x, w);
+  } else {
+    ic_graph_unary(g, IC_OP_TANH, x); /* a dead node */
+    m = ic_graph_binary(g, IC_OP_MUL, x, w);
+    e = ic_graph_unary(g, IC_OP_EXP, x);
+    OK(ic_graph_name_value(g, m, "product"));
+  }
+  OK(ic_graph_output(g, out_name, ic_graph_binary(g, IC_OP_ADD, e, m)));
+  return g;
+}
+
+START_TEST(test_program_key_is_canonical) {
+  ic_compile_options o = {.struct_size = sizeof o};
+  ic_key k[2], other;
+  for (int i = 0; i < 2; i++) {
+    ic_graph *g = graph_variant(i, "y", IC_F32);
+    ck_assert(program_cache_key(g, &o, "sm_90a", &k[i]));
+    ic_graph_destroy(g);
+  }
+  ck_assert(key_eq(k[0], k[1]));
+  ic_graph *g = graph_variant(0, "z", IC_F32);
+  ck_assert(program_cache_key(g, &o, "sm_90a", &other));
+  ck_assert(!key_eq(other, k[0])); /* output names are part of the program */
+  ic_graph_destroy(g);
+  g = graph_variant(0, "y", IC_F16);
+  ck_assert(program_cache_key(g, &o, "sm_90a", &other));
+  ck_assert(!key_eq(other, k[0]));
+  ck_assert(program_cache_key(g, &o, "sm_80", &k[1]));
+  ck_assert(!key_eq(other, k[1]));
+  o.mode = IC_MODE_EAGER;
+  ck_assert(program_cache_key(g, &o, "sm_90a", &k[1]));
+  ck_assert(!key_eq(other, k[1]));
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- program cache */
+
+START_TEST(test_program_cache_hit) {
+  make_cache_dir();
+  ic_context *ctx = make_ctx(NULL, NULL);
+  ic_graph *g = graph_variant(0, "y", IC_F32);
+  ic_program *p1, *p2, *p3;
+  OK(ic_compile(ctx, g, NULL, &p1));
+  ic_graph_destroy(g);
+  g = graph_variant(1, "y", IC_F32); /* rebuilt from scratch, in another order */
+  OK(ic_compile(ctx, g, NULL, &p2));
+  ck_assert_ptr_eq(p1, p2);
+  ic_compile_options nc = {.struct_size = sizeof nc, .flags = IC_COMPILE_NO_CACHE};
+  OK(ic_compile(ctx, g, &nc, &p3));
+  ck_assert_ptr_ne(p3, p1);
+  ic_cache_stats s = stats_of(ctx);
+  ck_assert_int_eq(s.program_hits, 1);
+  ck_assert_int_eq(s.program_misses, 1);
+  ck_assert_int_eq(s.compiles, 1);
+  ic_program_release(p1);
+  ic_program_release(p2);
+  ic_program_release(p3);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+  remove_cache_dir();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- kernel cache levels */
+
+typedef struct log_count {
+  int memory, disk, compiled;
+} log_count;
+
+static void count_origins(void *user, ic_log_level level, const char *msg) {
+  log_count *c = user;
+  if (level != IC_LOG_INFO || !strstr(msg, " key ")) return;
+  c->memory += strstr(msg, ": memory in ") != NULL;
+  c->disk += strstr(msg, ": disk in ") != NULL;
+  c->compiled += strstr(msg, ": compiled in ") != NULL;
+}
+
+static void compile_variant(ic_context *ctx, int order, const char *out) {
+  ic_graph *g = graph_variant(order, out, IC_F32);
+  ic_program *p;
+  OK(ic_compile(ctx, g, NULL, &p));
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+
+START_TEST(test_kernel_cache_levels) {
+  make_cache_dir();
+  log_count c1 = {0}, c2 = {0};
+  ic_context *ctx = make_ctx(count_origins, &c1);
+  compile_variant(ctx, 0, "y");
+  compile_variant(ctx, 0, "other"); /* another program, the same kernel: memory */
+  ck_assert_int_eq(c1.compiled, 1);
+  ck_assert_int_eq(c1.memory, 1);
+  ic_cache_stats s = stats_of(ctx);
+  ck_assert_int_eq(s.memory_hits, 1);
+  ck_assert_int_eq(s.memory_misses, 1);
+  ck_assert_int_eq(s.disk_misses, 1);
+  ck_assert(s.compile_ms > 0);
+  ic_context_destroy(ctx);
+
+  ctx = make_ctx(count_origins, &c2); /* a second context: disk */
+  compile_variant(ctx, 0, "y");
+  ck_assert_int_eq(c2.disk, 1);
+  ck_assert_int_eq(c2.compiled, 0);
+  s = stats_of(ctx);
+  ck_assert_int_eq(s.disk_hits, 1);
+  ck_assert_int_eq(s.compiles, 0);
+  ic_context_destroy(ctx);
+
+  pid_t pid = fork(); /* a second process: disk */
+  if (pid == 0) {
+    ic_context *child = make_ctx(NULL, NULL);
+    compile_variant(child, 0, "y");
+    ic_cache_stats cs = {.struct_size = sizeof cs};
+    ic_cache_stats_get(child, &cs);
+    ic_context_destroy(child);
+    _exit(cs.disk_hits == 1 && cs.compiles == 0 ? 0 : 1);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  setenv("IC_CACHE", "0", 1); /* disk off: compiled again */
+  log_count c3 = {0};
+  ctx = make_ctx(count_origins, &c3);
+  compile_variant(ctx, 0, "y");
+  ck_assert_int_eq(c3.compiled, 1);
+  ic_context_destroy(ctx);
+  unsetenv("IC_CACHE");
+  remove_cache_dir();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- single flight */
+
+typedef struct flight {
+  kernel_cache *cache;
+  pthread_mutex_t lock;
+  int compiles;
+  bool ok;
+} flight;
+
+static ic_status slow_compile(void *user, void **binary, size_t *size) {
+  flight *f = user;
+  pthread_mutex_lock(&f->lock);
+  f->compiles++;
+  pthread_mutex_unlock(&f->lock);
+  usleep(50 * 1000);
+  *binary = malloc(5);
+  memcpy(*binary, "CUBIN", 5);
+  *size = 5;
+  return IC_OK;
+}
+
+static void *ask(void *arg) {
+  flight *f = arg;
+  void *bin;
+  size_t size;
+  kernel_origin origin;
+  ic_key key = {1, 2};
+  if (kernel_cache_get(f->cache, key, slow_compile, f, &bin, &size, &origin) != IC_OK || size != 5 ||
+      memcmp(bin, "CUBIN", 5) != 0)
+    f->ok = false;
+  free(bin);
+  return NULL;
+}
+
+START_TEST(test_single_flight) {
+  flight f = {.cache = kernel_cache_create(1 << 20, NULL, NULL), .ok = true};
+  pthread_mutex_init(&f.lock, NULL);
+  pthread_t t[16];
+  for (int i = 0; i < 16; i++) pthread_create(&t[i], NULL, ask, &f);
+  for (int i = 0; i < 16; i++) pthread_join(t[i], NULL);
+  ck_assert(f.ok);
+  ck_assert_int_eq(f.compiles, 1);
+  ic_cache_stats s = {.struct_size = sizeof s};
+  kernel_cache_stats(f.cache, &s);
+  ck_assert_int_eq(s.memory_hits, 15);
+  ck_assert_int_eq(s.memory_misses, 1);
+  kernel_cache_destroy(f.cache);
+  pthread_mutex_destroy(&f.lock);
+}
+END_TEST
+
+/* The memory level stays under its cap, least recently used out first. */
+static ic_status sized_compile(void *user, void **binary, size_t *size) {
+  *size = *(size_t *)user;
+  *binary = calloc(1, *size);
+  return IC_OK;
+}
+
+START_TEST(test_memory_cap) {
+  kernel_cache *c = kernel_cache_create(1000, NULL, NULL);
+  size_t sz = 300;
+  void *bin;
+  size_t size;
+  kernel_origin origin;
+  for (uint64_t k = 0; k < 4; k++) {
+    OK(kernel_cache_get(c, (ic_key){k, 0}, sized_compile, &sz, &bin, &size, &origin));
+    free(bin);
+    OK(kernel_cache_get(c, (ic_key){0, 0}, sized_compile, &sz, &bin, &size, &origin)); /* keep 0 recent */
+    free(bin);
+  }
+  OK(kernel_cache_get(c, (ic_key){0, 0}, sized_compile, &sz, &bin, &size, &origin));
+  ck_assert_int_eq(origin, KERNEL_FROM_MEMORY);
+  free(bin);
+  OK(kernel_cache_get(c, (ic_key){1, 0}, sized_compile, &sz, &bin, &size, &origin));
+  ck_assert_int_eq(origin, KERNEL_COMPILED); /* evicted */
+  free(bin);
+  kernel_cache_destroy(c);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("cache");
+  TCase *tc = tcase_create("cache");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_kernel_key_sensitivity);
+  tcase_add_test(tc, test_program_key_is_canonical);
+  tcase_add_test(tc, test_program_cache_hit);
+  tcase_add_test(tc, test_kernel_cache_levels);
+  tcase_add_test(tc, test_single_flight);
+  tcase_add_test(tc, test_memory_cap);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? 1 : 0;
+}
