@@ -4,6 +4,11 @@
  *                        ic fused and eager against cuMemcpyDtoD of the same bytes, cold
  *                        compile against a raw NVRTC compile of the same source, and host
  *                        cost of ic_program_run against a bare cuLaunchKernel.
+ *   ic-bench compile     compile cost: raw NVRTC per kernel of the pointwise graph, ic cold
+ *                        (empty kernel cache), ic warm from the disk cache in a new process,
+ *                        a program-cache hit for a 10-node graph rebuilt from scratch, and
+ *                        separate vs batched NVRTC calls for the eager kernels. Runs
+ *                        without a GPU too (compile-only for IC_ARCH or sm_90a).
  *   ic-bench all         every table.
  *
  * Uses ic's internal driver table (it links the static library), so it needs no CUDA
@@ -12,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend/cuda/cuda.h"
 #include "program/program.h"
@@ -261,16 +268,170 @@ static void bench_pointwise(bench *b) {
   d->cuMemFree(bb);
 }
 
+/* ---------------------------------------------------------------- compile */
+
+static ic_context *compile_ctx(const char *cache_dir) {
+  ic_context_options o = {.struct_size = sizeof o, .cache_dir = cache_dir};
+  ic_context *ctx;
+  if (ic_context_create(&o, &ctx) == IC_OK) return ctx;
+  o.arch = getenv("IC_ARCH") ? getenv("IC_ARCH") : "sm_90a";
+  o.flags = IC_CONTEXT_COMPILE_ONLY;
+  BENCH_CHECK(ic_context_create(&o, &ctx));
+  return ctx;
+}
+
+/* A 10-node graph: inputs, a chain of ops, a broadcast, a cast. */
+static ic_graph *ten_node_graph(void) {
+  ic_graph *g;
+  BENCH_CHECK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F16, 2, (ic_dim[]){n, 1024}, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F16, 1, (ic_dim[]){1024}, IC_LAYOUT_CONTIGUOUS);
+  ic_value t = ic_graph_binary(g, IC_OP_MUL, x, w);
+  t = ic_graph_binary(g, IC_OP_ADD, t, ic_graph_constant(g, 0.5, IC_DTYPE_AUTO));
+  t = ic_graph_unary(g, IC_OP_SIGMOID, t);
+  t = ic_graph_binary(g, IC_OP_MAXIMUM, t, x);
+  BENCH_CHECK(ic_graph_output(g, "y", ic_graph_cast(g, t, IC_F32)));
+  return g;
+}
+
+/* Milliseconds of one fused compile of the pointwise graph in a fresh process (which
+ * finds the kernel on disk). */
+static double warm_compile_in_child(const char *cache_dir) {
+  int fd[2];
+  if (pipe(fd) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fd[0]);
+    ic_context *ctx = compile_ctx(cache_dir);
+    ic_graph *g = pw_graph(PW_ROWS, PW_COLS);
+    ic_program *p;
+    double t0 = now_ms();
+    BENCH_CHECK(ic_compile(ctx, g, NULL, &p));
+    double ms = now_ms() - t0;
+    ic_cache_stats st = {.struct_size = sizeof st};
+    ic_cache_stats_get(ctx, &st);
+    if (st.disk_hits != 1) ms = -ms; /* not from disk: report it as invalid */
+    if (write(fd[1], &ms, sizeof ms) != (ssize_t)sizeof ms) _exit(1);
+    _exit(0);
+  }
+  close(fd[1]);
+  double ms = -1;
+  if (read(fd[0], &ms, sizeof ms) != (ssize_t)sizeof ms) ms = -1;
+  close(fd[0]);
+  waitpid(pid, NULL, 0);
+  return ms;
+}
+
+static void bench_compile(void) {
+  char dir[] = "/tmp/ic-bench-cache-XXXXXX";
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    exit(1);
+  }
+  ic_context *ctx = compile_ctx(dir);
+  /* raw NVRTC of each kernel (fused, then the eager ones), medians of 5 */
+  ic_graph *g = pw_graph(PW_ROWS, PW_COLS);
+  ic_compile_options nc = {.struct_size = sizeof nc, .flags = IC_COMPILE_NO_CACHE};
+  ic_compile_options enc = nc;
+  enc.mode = IC_MODE_EAGER;
+  ic_program *fused, *eager;
+  BENCH_CHECK(ic_compile(ctx, g, &nc, &fused));
+  BENCH_CHECK(ic_compile(ctx, g, &enc, &eager));
+  bench b = {.ctx = ctx};
+  double raw[5], t[5];
+  int32_t ne = ic_program_kernel_count(eager);
+  double raw_eager_sum = 0;
+  for (int32_t k = 0; k < ne; k++) {
+    for (int i = 0; i < 5; i++) raw[i] = raw_nvrtc_ms(&b, "eager", ic_program_kernel_source(eager, k));
+    raw_eager_sum += median(raw, 5);
+  }
+  /* the eager kernels in one NVRTC call: one prelude, several entry points */
+  ic_sbuf batch = {0};
+  for (int32_t k = 0; k < ne; k++) {
+    const char *src = ic_program_kernel_source(eager, k);
+    const char *kernel = strstr(src, CUDA_KERNEL_MARK);
+    ic_sbuf_puts(&batch, k == 0 || !kernel ? src : kernel);
+  }
+  for (int i = 0; i < 5; i++) raw[i] = raw_nvrtc_ms(&b, "batch", batch.data);
+  double raw_batch = median(raw, 5);
+  ic_sbuf_free(&batch);
+
+  /* ic cold: an empty cache directory each time (a fresh context, no program cache),
+   * interleaved with raw NVRTC compiles of the same source so both see the same load */
+  for (int i = 0; i < 5; i++) {
+    raw[i] = raw_nvrtc_ms(&b, "fused", ic_program_kernel_source(fused, 0));
+    char cold[] = "/tmp/ic-bench-cold-XXXXXX";
+    if (!mkdtemp(cold)) exit(1);
+    ic_context *c = compile_ctx(cold);
+    ic_program *p;
+    double t0 = now_ms();
+    BENCH_CHECK(ic_compile(c, g, NULL, &p));
+    t[i] = now_ms() - t0;
+    ic_program_release(p);
+    ic_context_destroy(c);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cold);
+    if (system(cmd) != 0) fprintf(stderr, "ic-bench: could not remove %s\n", cold);
+  }
+  double cold_ms = median(t, 5), raw_fused = median(raw, 5);
+  /* fill the shared directory, then warm compiles in new processes */
+  ic_program *p;
+  BENCH_CHECK(ic_compile(ctx, g, NULL, &p));
+  ic_program_release(p);
+  for (int i = 0; i < 5; i++) t[i] = warm_compile_in_child(dir);
+  double warm_ms = median(t, 5);
+
+  /* program cache: rebuild a 10-node graph from scratch and compile it, many times */
+  ic_graph *g10 = ten_node_graph();
+  BENCH_CHECK(ic_compile(ctx, g10, NULL, &p));
+  ic_program_release(p);
+  ic_graph_destroy(g10);
+  enum { REBUILDS = 20000 };
+  double t0 = now_ms();
+  for (int i = 0; i < REBUILDS; i++) {
+    ic_graph *gi = ten_node_graph();
+    BENCH_CHECK(ic_compile(ctx, gi, NULL, &p));
+    ic_program_release(p);
+    ic_graph_destroy(gi);
+  }
+  double rebuild_us = (now_ms() - t0) * 1e3 / REBUILDS;
+  ic_cache_stats st = {.struct_size = sizeof st};
+  BENCH_CHECK(ic_cache_stats_get(ctx, &st));
+
+  printf("\n## compile: y = gelu_tanh(x * w + b) (%s, %s)\n\n", ctx->arch, ctx->drv ? "GPU present" : "compile-only");
+  printf("| what | time | vs floor |\n|---|---|---|\n");
+  printf("| raw NVRTC, fused kernel (floor) | %.2f ms | 1.00x |\n", raw_fused);
+  printf("| ic cold compile, empty cache | %.2f ms | %.2fx raw NVRTC |\n", cold_ms, cold_ms / raw_fused);
+  printf("| ic warm compile, new process, from disk | %.3f ms | %.3f ms per kernel (%s) |\n", warm_ms, warm_ms,
+         warm_ms > 0 ? "disk hit" : "NOT a disk hit");
+  printf("| rebuild 10-node graph + ic_compile (program-cache hit) | %.2f us | %llu hits |\n", rebuild_us,
+         (unsigned long long)st.program_hits);
+  printf("| raw NVRTC, %d eager kernels, one call each | %.2f ms | 1.00x |\n", (int)ne, raw_eager_sum);
+  printf("| raw NVRTC, the same %d kernels in one call | %.2f ms | %.2fx |\n", (int)ne, raw_batch,
+         raw_batch / raw_eager_sum);
+  ic_program_release(fused);
+  ic_program_release(eager);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "ic-bench: could not remove %s\n", dir);
+}
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
-  if (strcmp(what, "pointwise") != 0 && strcmp(what, "all") != 0) {
-    fprintf(stderr, "usage: ic-bench [pointwise|all]\n");
+  bool all = strcmp(what, "all") == 0;
+  if (strcmp(what, "pointwise") != 0 && strcmp(what, "compile") != 0 && !all) {
+    fprintf(stderr, "usage: ic-bench [pointwise|compile|all]\n");
     return 2;
   }
+  if (strcmp(what, "compile") == 0 || all) bench_compile();
+  if (strcmp(what, "compile") == 0) return 0;
   bench b = {0};
   ic_status s = ic_context_create(NULL, &b.ctx);
   if (s == IC_ERR_NO_DEVICE) {
-    fprintf(stderr, "ic-bench needs a GPU: %s\n", ic_last_error());
+    fprintf(stderr, "ic-bench pointwise needs a GPU: %s\n", ic_last_error());
     return 77;
   }
   BENCH_CHECK(s);

@@ -9,6 +9,9 @@ enum { CUDA_BLOCK = 128 };
 
 /* Helpers every generated source starts with (prelude.c). */
 extern const char cuda_prelude[];
+/* Separates the prelude from the kernel in a generated source (several kernels can then
+ * share one prelude in one NVRTC call). */
+#define CUDA_KERNEL_MARK "\n/* ---- kernel ---- */\n"
 
 typedef struct cuda_codegen_result {
   char *source;       /* malloc'd CUDA C */
