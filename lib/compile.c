@@ -62,22 +62,28 @@ static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p
 static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule *s, uint32_t flags,
                                  int32_t *failed_group) {
   *failed_group = -1;
-  for (int32_t i = 0; i < p->kernels.count; i++) {
+  const kir_kernel *kirs[PROGRAM_MAX_BUFFERS];
+  int32_t n = p->kernels.count < PROGRAM_MAX_BUFFERS ? p->kernels.count : PROGRAM_MAX_BUFFERS;
+  for (int32_t i = 0; i < n; i++) kirs[i] = &p->kernels.items[i].kir;
+  void *batch = p->backend->batch_begin && n > 1 ? p->backend->batch_begin(ctx, kirs, n, flags) : NULL;
+  ic_status st = IC_OK;
+  for (int32_t i = 0; i < p->kernels.count && !st; i++) {
     program_kernel *k = &p->kernels.items[i];
-    if (k->kir.params.count > PROGRAM_MAX_PARAMS)
-      return ic_set_error(IC_ERR_UNSUPPORTED, "%s needs %" PRId32 " parameters (at most %d)", k->kir.name,
-                          k->kir.params.count, PROGRAM_MAX_PARAMS);
     bool fused = s->groups[i].count > 1;
-    ic_status st = fused && ic_debug_fail_fused_compile
-                       ? ic_set_error(IC_ERR_COMPILE, "%s: compile failure injected for testing", k->kir.name)
-                       : p->backend->compile(ctx, &k->kir, flags, &k->compiled);
+    if (k->kir.params.count > PROGRAM_MAX_PARAMS)
+      st = ic_set_error(IC_ERR_UNSUPPORTED, "%s needs %" PRId32 " parameters (at most %d)", k->kir.name,
+                        k->kir.params.count, PROGRAM_MAX_PARAMS);
+    else if (fused && ic_debug_fail_fused_compile)
+      st = ic_set_error(IC_ERR_COMPILE, "%s: compile failure injected for testing", k->kir.name);
+    else
+      st = p->backend->compile(ctx, &k->kir, flags, batch, &k->compiled);
     if (st) {
       if (st == IC_ERR_COMPILE && fused) *failed_group = i;
       ic_error_prefix("compiling %s", k->kir.name);
-      return st;
     }
   }
-  return IC_OK;
+  if (batch) p->backend->batch_end(batch);
+  return st;
 }
 
 ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_options *opts, ic_program **out) {

@@ -30,9 +30,14 @@ struct ic_backend {
   bool on_device;
   /* A hash of the backend's configuration (arch, options), for cache keys. */
   uint64_t (*config_hash)(const ic_context *ctx);
+  /* Optional: prepares compiling a program's kernels together (the cuda backend then
+   * compiles all of them that are missing from the cache in one NVRTC call). Returns an
+   * opaque batch for compile and batch_end, or NULL (compile one by one). */
+  void *(*batch_begin)(ic_context *ctx, const kir_kernel *const *kernels, int32_t n, uint32_t flags);
+  void (*batch_end)(void *batch);
   /* Generates and compiles one kernel (through the context's kernel cache unless flags
-   * hold IC_COMPILE_NO_CACHE); loads it when the context has a device. */
-  ic_status (*compile)(ic_context *ctx, const kir_kernel *k, uint32_t flags, backend_kernel **out);
+   * hold IC_COMPILE_NO_CACHE); loads it when the context has a device. batch may be NULL. */
+  ic_status (*compile)(ic_context *ctx, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out);
   /* Launches a compiled kernel over `blocks` blocks; args as the kernel's params say. */
   ic_status (*launch)(ic_context *ctx, const backend_kernel *bk, uint32_t blocks, void **args, void *stream);
   void (*kernel_free)(ic_context *ctx, backend_kernel *bk);

@@ -142,6 +142,14 @@ ic_status kernel_cache_get(kernel_cache *c, ic_key key, kernel_compile_fn compil
   return s;
 }
 
+bool kernel_cache_in_memory(kernel_cache *c, ic_key key) {
+  pthread_mutex_lock(&c->lock);
+  int32_t i = kc_find(c, key);
+  bool ready = i >= 0 && !c->entries.items[i].pending;
+  pthread_mutex_unlock(&c->lock);
+  return ready;
+}
+
 void kernel_cache_stats(kernel_cache *c, ic_cache_stats *out) {
   pthread_mutex_lock(&c->lock);
   out->memory_hits = c->stats.memory_hits;

@@ -24,6 +24,9 @@ void kernel_cache_destroy(kernel_cache *c);
 ic_status kernel_cache_get(kernel_cache *c, ic_key key, kernel_compile_fn compile, void *user, void **binary,
                            size_t *size, kernel_origin *origin);
 
+/* True when key is ready in the memory level (no counting, no waiting). */
+bool kernel_cache_in_memory(kernel_cache *c, ic_key key);
+
 /* Fills the kernel counts of out (memory, disk, compiles) since creation. */
 void kernel_cache_stats(kernel_cache *c, ic_cache_stats *out);
 

@@ -110,16 +110,6 @@ static void cuda_kernel_free(ic_context *ctx, backend_kernel *bk) {
   free(bk);
 }
 
-typedef struct cuda_nvrtc_job {
-  ic_context *ctx;
-  const backend_kernel *bk;
-} cuda_nvrtc_job;
-
-static ic_status cuda_compile_missing(void *user, void **binary, size_t *size) {
-  const cuda_nvrtc_job *job = user;
-  return cuda_nvrtc_compile(job->ctx, job->bk->name, job->bk->source, binary, size);
-}
-
 static uint64_t cuda_config_hash(const ic_context *ctx);
 
 /* The key of a generated source: the source and everything NVRTC's output depends on. */
@@ -135,35 +125,147 @@ static ic_key cuda_kernel_key(const ic_context *ctx, const char *source) {
   return kernel_key(&parts);
 }
 
-static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, backend_kernel **out) {
-  *out = NULL;
-  /* Entry points are named by content, so equal kernels of any program share a source,
-   * a cache key and a CUBIN. */
+/* A kernel's generated source and key. Entry points are named by content, so equal
+ * kernels of any program share a source, a cache key and a CUBIN. */
+typedef struct cuda_source {
+  const kir_kernel *kir;
   char entry[32];
-  snprintf(entry, sizeof entry, "ic_%016" PRIx64, kir_content_hash(k));
-  backend_kernel *bk = calloc(1, sizeof *bk);
-  if (!bk || !(bk->name = ic_strdup(entry))) {
-    free(bk);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
-  }
-  bk->backend = &ic_backend_cuda;
-  bk->block = CUDA_BLOCK;
+  char *source;
+  int32_t per_thread;
+  ic_key key;
+} cuda_source;
+
+static ic_status cuda_generate(ic_context *ctx, const kir_kernel *k, cuda_source *out) {
+  out->kir = k;
+  snprintf(out->entry, sizeof out->entry, "ic_%016" PRIx64, kir_content_hash(k));
   cuda_codegen_result cg = {0};
-  ic_status s = cuda_codegen(k, entry, &cg);
-  bk->source = cg.source;
-  bk->per_thread = cg.per_thread;
+  ic_status s = cuda_codegen(k, out->entry, &cg);
+  out->source = cg.source;
+  out->per_thread = cg.per_thread;
+  if (!s) out->key = cuda_kernel_key(ctx, out->source);
+  return s;
+}
+
+/* A program's kernels, compiled in one NVRTC call on the first cache miss: one prelude
+ * and one NVRTC start-up for all of them (measured by ic-bench compile). Each missing
+ * kernel's cache entry is then that CUBIN, which holds its entry point. */
+typedef struct cuda_batch {
+  ic_context *ctx;
+  int32_t n;
+  cuda_source *kernels;
+  bool *in_cubin; /* compiled into the batch CUBIN */
+  bool tried;
+  void *cubin;
+  size_t size;
+} cuda_batch;
+
+static void cuda_batch_end(void *batch) {
+  cuda_batch *b = batch;
+  if (!b) return;
+  for (int32_t i = 0; i < b->n; i++) free(b->kernels[i].source);
+  free(b->kernels);
+  free(b->in_cubin);
+  free(b->cubin);
+  free(b);
+}
+
+static void *cuda_batch_begin(ic_context *ctx, const kir_kernel *const *kernels, int32_t n, uint32_t flags) {
+  if (flags & IC_COMPILE_NO_CACHE) return NULL;
+  cuda_batch *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->ctx = ctx;
+  b->kernels = calloc((size_t)n, sizeof *b->kernels);
+  b->in_cubin = calloc((size_t)n, sizeof *b->in_cubin);
+  if (!b->kernels || !b->in_cubin) {
+    cuda_batch_end(b);
+    return NULL;
+  }
+  b->n = n;
+  for (int32_t i = 0; i < n; i++) {
+    if (cuda_generate(ctx, kernels[i], &b->kernels[i])) {
+      cuda_batch_end(b); /* compile one by one; the error shows there */
+      return NULL;
+    }
+  }
+  return b;
+}
+
+/* Compiles, once, every kernel of the batch not yet in memory, distinct entries only. */
+static void cuda_batch_compile(cuda_batch *b) {
+  b->tried = true;
+  ic_sbuf src = {0};
+  int32_t count = 0;
+  for (int32_t i = 0; i < b->n; i++) {
+    const cuda_source *k = &b->kernels[i];
+    bool dup = false;
+    for (int32_t j = 0; j < i && !dup; j++) dup = b->in_cubin[j] && strcmp(b->kernels[j].entry, k->entry) == 0;
+    if (dup || kernel_cache_in_memory(b->ctx->kernels, k->key)) continue;
+    const char *body = strstr(k->source, CUDA_KERNEL_MARK);
+    ic_sbuf_puts(&src, count == 0 || !body ? k->source : body);
+    b->in_cubin[i] = true;
+    count++;
+  }
+  for (int32_t i = 0; i < b->n; i++) /* duplicates of a compiled entry are in it too */
+    for (int32_t j = 0; j < i && !b->in_cubin[i]; j++)
+      b->in_cubin[i] = b->in_cubin[j] && strcmp(b->kernels[j].entry, b->kernels[i].entry) == 0;
+  if (count >= 2 && src.data && cuda_nvrtc_compile(b->ctx, "ic_batch", src.data, &b->cubin, &b->size) != IC_OK) {
+    ic_log(&b->ctx->log, IC_LOG_DEBUG, "batched NVRTC compile failed; compiling one by one: %s", ic_last_error());
+    b->cubin = NULL;
+  }
+  if (count < 2) b->cubin = NULL;
+  ic_sbuf_free(&src);
+}
+
+typedef struct cuda_nvrtc_job {
+  ic_context *ctx;
+  const cuda_source *kernel;
+  cuda_batch *batch;
+  int32_t index; /* in the batch */
+} cuda_nvrtc_job;
+
+static ic_status cuda_compile_missing(void *user, void **binary, size_t *size) {
+  const cuda_nvrtc_job *job = user;
+  cuda_batch *b = job->batch;
+  if (b && !b->tried) cuda_batch_compile(b);
+  if (b && b->cubin && b->in_cubin[job->index]) {
+    if (!(*binary = malloc(b->size))) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+    memcpy(*binary, b->cubin, b->size);
+    *size = b->size;
+    return IC_OK;
+  }
+  return cuda_nvrtc_compile(job->ctx, job->kernel->entry, job->kernel->source, binary, size);
+}
+
+static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out) {
+  *out = NULL;
+  cuda_batch *b = batch;
+  int32_t index = -1;
+  for (int32_t i = 0; b && i < b->n && index < 0; i++)
+    if (b->kernels[i].kir == k) index = i;
+  cuda_source own = {0};
+  const cuda_source *src = index >= 0 ? &b->kernels[index] : &own;
+  ic_status s = index >= 0 ? IC_OK : cuda_generate(ctx, k, &own);
+  backend_kernel *bk = calloc(1, sizeof *bk);
+  if (!s && (!bk || !(bk->name = ic_strdup(src->entry)) || !(bk->source = ic_strdup(src->source))))
+    s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
+  free(own.source);
+  if (bk) {
+    bk->backend = &ic_backend_cuda;
+    bk->block = CUDA_BLOCK;
+    bk->per_thread = src->per_thread;
+  }
   if (!s) {
-    ic_key key = cuda_kernel_key(ctx, bk->source);
-    cuda_nvrtc_job job = {ctx, bk};
+    cuda_nvrtc_job job = {ctx, src, index >= 0 ? b : NULL, index};
     kernel_origin origin = KERNEL_COMPILED;
     double t0 = ic_now_ms();
-    bool cached = !(flags & IC_COMPILE_NO_CACHE) && (key.lo | key.hi);
-    s = cached ? kernel_cache_get(ctx->kernels, key, cuda_compile_missing, &job, &bk->binary, &bk->binary_size, &origin)
+    bool cached = !(flags & IC_COMPILE_NO_CACHE) && (src->key.lo | src->key.hi);
+    s = cached ? kernel_cache_get(ctx->kernels, src->key, cuda_compile_missing, &job, &bk->binary, &bk->binary_size,
+                                  &origin)
                : cuda_compile_missing(&job, &bk->binary, &bk->binary_size);
     static const char *const from[] = {"memory", "disk", "compiled"};
     if (!s)
-      ic_log(&ctx->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name, key.hi,
-             key.lo, cached ? from[origin] : "compiled (cache bypassed)", ic_now_ms() - t0);
+      ic_log(&ctx->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name,
+             src->key.hi, src->key.lo, cached ? from[origin] : "compiled (cache bypassed)", ic_now_ms() - t0);
   }
   if (!s && ctx->drv) s = cuda_load(ctx, bk);
   if (s) {
@@ -212,6 +314,8 @@ const ic_backend ic_backend_cuda = {
     .mem_alloc = cuda_mem_alloc,
     .mem_free = cuda_mem_free,
     .config_hash = cuda_config_hash,
+    .batch_begin = cuda_batch_begin,
+    .batch_end = cuda_batch_end,
     .compile = cuda_compile,
     .launch = cuda_launch,
     .kernel_free = cuda_kernel_free,

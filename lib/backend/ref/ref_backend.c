@@ -43,8 +43,8 @@ static void ref_kernel_free(ic_context *ctx, backend_kernel *bk) {
   free(bk);
 }
 
-static ic_status ref_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, backend_kernel **out) {
-  (void)flags; /* nothing to cache: compiling is an analysis of the IR */
+static ic_status ref_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out) {
+  (void)flags, (void)batch; /* nothing to cache: compiling is an analysis of the IR */
   *out = NULL;
   backend_kernel *bk = calloc(1, sizeof *bk);
   ref_kernel *rk = calloc(1, sizeof *rk);
