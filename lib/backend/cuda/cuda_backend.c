@@ -248,7 +248,6 @@ static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t fla
   backend_kernel *bk = calloc(1, sizeof *bk);
   if (!s && (!bk || !(bk->name = ic_strdup(src->entry)) || !(bk->source = ic_strdup(src->source))))
     s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
-  free(own.source);
   if (bk) {
     bk->backend = &ic_backend_cuda;
     bk->block = CUDA_BLOCK;
@@ -267,6 +266,7 @@ static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t fla
       ic_log(&ctx->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name,
              src->key.hi, src->key.lo, cached ? from[origin] : "compiled (cache bypassed)", ic_now_ms() - t0);
   }
+  free(own.source);
   if (!s && ctx->drv) s = cuda_load(ctx, bk);
   if (s) {
     cuda_kernel_free(ctx, bk);
