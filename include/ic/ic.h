@@ -364,6 +364,7 @@ typedef struct ic_buffer_info {
   int32_t index;          /* input, output or temporary number */
   ic_dtype dtype;
   int32_t ndim;
+  int32_t dims_expr[IC_MAX_DIMS]; /* expression handles of its ndim dims (ic_program_eval) */
   int32_t bytes_expr;     /* expression handle of its size in bytes (ic_program_eval) */
   int32_t slot;           /* temporaries: the memory slot the plan gives it (slots are
                              reused by temporaries whose lives do not overlap) */

@@ -32,6 +32,7 @@ ic_status ic_program_buffer(const ic_program *p, int32_t i, ic_buffer_info *out)
                                          [PROGRAM_TEMP] = IC_BUFFER_TEMP};
   *out = (ic_buffer_info){.kind = kinds[b->kind], .index = b->index, .dtype = b->dtype, .ndim = b->ndim,
                           .bytes_expr = b->bytes, .slot = b->slot};
+  for (int32_t d = 0; d < b->ndim; d++) out->dims_expr[d] = b->dims[d];
   if (b->kind == PROGRAM_INPUT) out->name = p->inputs[b->index].name;
   if (b->kind == PROGRAM_OUTPUT) out->name = p->outputs[b->index].name;
   return IC_OK;
@@ -58,10 +59,14 @@ ic_status ic_program_step(const ic_program *p, int32_t i, ic_step *out) {
   return IC_OK;
 }
 
-/* Only handles ic gave out are valid: a buffer's size or a launch's grid. */
+/* Only handles ic gave out are valid: a buffer's dims or size, or a launch's grid. */
 static bool program_is_handle(const ic_program *p, int32_t expr) {
-  for (int32_t i = 0; i < p->buffers.count; i++)
-    if (p->buffers.items[i].bytes == expr) return true;
+  for (int32_t i = 0; i < p->buffers.count; i++) {
+    const program_buffer *b = &p->buffers.items[i];
+    if (b->bytes == expr) return true;
+    for (int32_t d = 0; d < b->ndim; d++)
+      if (b->dims[d] == expr) return true;
+  }
   for (int32_t i = 0; i < p->steps.count; i++)
     if (p->steps.items[i].kind == PROGRAM_STEP_LAUNCH && p->steps.items[i].grid == expr) return true;
   return false;

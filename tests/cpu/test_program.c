@@ -110,9 +110,12 @@ START_TEST(test_step_walk) {
       ic_buffer_info bi;
       OK(ic_program_buffer(p, st.buffer, &bi));
       ck_assert_int_eq(bi.kind, IC_BUFFER_TEMP);
-      int64_t bytes;
+      int64_t bytes, dim;
       OK(ic_program_eval(p, bi.bytes_expr, &n, &bytes));
       ck_assert_int_eq(bytes, 4 * n * n);
+      ck_assert_int_eq(bi.ndim, 2);
+      OK(ic_program_eval(p, bi.dims_expr[1], &n, &dim));
+      ck_assert_int_eq(dim, n);
       reused += bi.slot == 0 && st.buffer == 4;
     } else if (st.kind == IC_STEP_FREE) {
       frees++;

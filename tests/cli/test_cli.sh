@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The ic command-line tool (tools/ic.c) end to end, on any machine: compile every example
+# graph with every dump kind, run each on the ref backend, and check the error paths
+# (malformed graph, unknown command, missing --size, usage) by exit status and message.
+#
+#   bash tests/cli/test_cli.sh path/to/ic examples/graphs
+#
+# Run by ctest with IC_ARCH=sm_90a, so that compiling works without a GPU.
+set -u
+
+IC=${1:?usage: test_cli.sh IC_BINARY GRAPH_DIR}
+GRAPHS=${2:?usage: test_cli.sh IC_BINARY GRAPH_DIR}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+failures=0
+checks=0
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout"; cat "$TMP/out"
+  echo "--- stderr"; cat "$TMP/err"
+  failures=$((failures + 1))
+}
+
+# expect STATUS DESCRIPTION -- ARGS...: runs ic ARGS, checks the exit status.
+expect() {
+  local want=$1 what=$2
+  shift 3
+  checks=$((checks + 1))
+  "$IC" "$@" >"$TMP/out" 2>"$TMP/err"
+  local got=$?
+  if [ "$got" -ne "$want" ]; then
+    fail "$what: exit status $got, expected $want (ic $*)"
+    return 1
+  fi
+}
+
+# contains FILE(out|err) TEXT DESCRIPTION: the last command's stdout/stderr has TEXT.
+contains() {
+  checks=$((checks + 1))
+  grep -qF -- "$2" "$TMP/$1" || fail "$3: '$2' not in std$1"
+}
+
+# Symbol sizes for each example graph.
+declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100")
+
+shopt -s nullglob
+graphs=("$GRAPHS"/*.icg)
+[ ${#graphs[@]} -ge 3 ] || { echo "FAIL: fewer than 3 example graphs in $GRAPHS"; exit 1; }
+
+for g in "${graphs[@]}"; do
+  name=$(basename "$g" .icg)
+  for dump in graph program kir cuda; do
+    expect 0 "compile $name --dump $dump" -- compile "$g" --dump "$dump" &&
+      contains out "== $dump ==" "compile $name --dump $dump"
+  done
+  if expect 0 "compile $name --dump all --eager" -- compile "$g" --dump all --eager; then
+    for header in graph program kir cuda; do contains out "== $header ==" "compile $name --dump all"; done
+    contains err "ms" "compile $name: compile time"
+    contains out "launch" "compile $name: program steps"
+  fi
+  expect 0 "compile $name (default dump)" -- compile "$g" && contains out "== program ==" "default dump"
+
+  sizes=${SIZES[$name]:-}
+  for mode in "" --eager; do
+    # shellcheck disable=SC2086 # sizes is a list of arguments
+    if expect 0 "run $name $mode" -- run "$g" --backend ref $mode $sizes; then
+      contains out "outputs (ref backend):" "run $name $mode"
+      contains out "  min " "run $name $mode: summary"
+      contains out "  first:" "run $name $mode: values"
+    fi
+  done
+done
+
+# Fused and eager results are bitwise identical: the summaries agree.
+expect 0 "run gelu fused" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 && cp "$TMP/out" "$TMP/fused"
+expect 0 "run gelu eager" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 --eager &&
+  { cmp -s "$TMP/out" "$TMP/fused" || fail "gelu: fused and eager summaries differ"; }
+
+# A malformed graph: "FILE:line L, column C: message", exit 1.
+printf 'symbol n\ninput x : f32[n]\ny = mull(x, x)\noutput y\n' >"$TMP/bad.icg"
+expect 1 "malformed graph" -- compile "$TMP/bad.icg" &&
+  contains err "bad.icg:line 3, column" "malformed graph: position"
+
+# Usage errors: exit 2.
+expect 2 "unknown command" -- frobnicate "$GRAPHS/gelu.icg" && contains err "unknown command" "unknown command"
+expect 2 "unknown option" -- compile "$GRAPHS/gelu.icg" --frobnicate && contains err "unknown option" "unknown option"
+expect 2 "no command" --
+expect 2 "missing file" -- compile "$TMP/no-such-file.icg" && contains err "no-such-file.icg" "missing file"
+expect 2 "no file argument" -- run
+expect 2 "bad --dump" -- compile "$GRAPHS/gelu.icg" --dump nonsense
+expect 2 "option of another command" -- compile "$GRAPHS/gelu.icg" --iters 3
+expect 2 "unknown --size symbol" -- run "$GRAPHS/gelu.icg" --size n=4 --size q=2 && contains err "'q'" "unknown symbol"
+
+# Every symbol needs a size; the message names it.
+if expect 2 "missing --size" -- run "$GRAPHS/gelu.icg" --backend ref; then
+  contains err "missing --size for symbol 'n'" "missing --size"
+fi
+
+# Help and version.
+expect 0 "--help" -- --help && contains out "usage: ic compile" "--help"
+expect 0 "run --help" -- run --help && contains out "usage:" "run --help"
+expect 0 "--version" -- --version && contains out "ic 0." "--version"
+
+echo "$checks checks, $failures failures"
+[ "$failures" -eq 0 ]
