@@ -1,6 +1,8 @@
 /* The kernel cache: memory level with single flight, over the disk level. */
 #include "cache/kernel_cache.h"
 
+#include "cache/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -161,30 +163,22 @@ void kernel_cache_stats(kernel_cache *c, ic_cache_stats *out) {
   pthread_mutex_unlock(&c->lock);
 }
 
-static void kc_feed(XXH3_state_t *st, const void *data, size_t len) {
-  uint64_t n = len;
-  XXH3_128bits_update(st, &n, sizeof n);
-  if (len) XXH3_128bits_update(st, data, len);
-}
-
-static void kc_feed_str(XXH3_state_t *st, const char *s) { kc_feed(st, s ? s : "", s ? strlen(s) : 0); }
-
 ic_key kernel_key(const kernel_key_parts *p) {
   ic_key key = {0, 0};
   XXH3_state_t *st = XXH3_createState();
   if (!st) return key; /* out of memory: the zero key, a miss that is never stored */
   XXH3_128bits_reset(st);
-  kc_feed_str(st, "ic kernel");
-  kc_feed_str(st, p->ic_version);
-  kc_feed(st, &p->schema, sizeof p->schema);
-  kc_feed_str(st, p->source);
-  kc_feed(st, &p->noptions, sizeof p->noptions);
-  for (int32_t i = 0; i < p->noptions; i++) kc_feed_str(st, p->options[i]);
+  cache_feed_str(st, "ic kernel");
+  cache_feed_str(st, p->ic_version);
+  cache_feed(st, &p->schema, sizeof p->schema);
+  cache_feed_str(st, p->source);
+  cache_feed(st, &p->noptions, sizeof p->noptions);
+  for (int32_t i = 0; i < p->noptions; i++) cache_feed_str(st, p->options[i]);
   int32_t version[2] = {p->nvrtc_major, p->nvrtc_minor};
-  kc_feed(st, version, sizeof version);
-  kc_feed(st, &p->nvrtc_fingerprint, sizeof p->nvrtc_fingerprint);
-  kc_feed_str(st, p->arch);
-  kc_feed(st, &p->backend_config, sizeof p->backend_config);
+  cache_feed(st, version, sizeof version);
+  cache_feed(st, &p->nvrtc_fingerprint, sizeof p->nvrtc_fingerprint);
+  cache_feed_str(st, p->arch);
+  cache_feed(st, &p->backend_config, sizeof p->backend_config);
   XXH128_hash_t h = XXH3_128bits_digest(st);
   XXH3_freeState(st);
   key.lo = h.low64;

@@ -7,6 +7,8 @@
  * different orders that compute the same outputs from the same inputs get the same key. */
 #include "cache/program_cache.h"
 
+#include "cache/hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -68,24 +70,14 @@ void program_cache_stats(program_cache *c, ic_cache_stats *out) {
 
 /* ---------------------------------------------------------------- canonical hash */
 
-static void pc_feed(XXH3_state_t *st, const void *data, size_t len) {
-  uint64_t n = len;
-  XXH3_128bits_update(st, &n, sizeof n);
-  if (len) XXH3_128bits_update(st, data, len);
-}
-
-static void pc_feed_str(XXH3_state_t *st, const char *s) { pc_feed(st, s ? s : "", s ? strlen(s) : 0); }
-
-static void pc_feed_i64(XXH3_state_t *st, int64_t v) { pc_feed(st, &v, sizeof v); }
-
 /* Dims as text with symbol names: independent of symbol creation order. */
 static void pc_feed_dims(XXH3_state_t *st, const ic_graph *g, const graph_node *n, ic_sbuf *scratch) {
   sym_names names = graph_symbol_names(g);
-  pc_feed_i64(st, n->ndim);
+  cache_feed_i64(st, n->ndim);
   for (int32_t d = 0; d < n->ndim; d++) {
     scratch->len = 0;
     sym_print(g->syms, n->dims[d], &names, scratch);
-    pc_feed(st, scratch->data ? scratch->data : "", scratch->len);
+    cache_feed(st, scratch->data ? scratch->data : "", scratch->len);
   }
 }
 
@@ -93,24 +85,24 @@ static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
                          ic_sbuf *scratch, XXH128_hash_t *out) {
   const graph_node *n = &g->nodes.items[v];
   XXH3_128bits_reset(st);
-  pc_feed_i64(st, n->kind);
-  pc_feed_i64(st, n->dtype);
+  cache_feed_i64(st, n->kind);
+  cache_feed_i64(st, n->dtype);
   pc_feed_dims(st, g, n, scratch);
   switch (n->kind) {
   case GRAPH_INPUT:
-    pc_feed_i64(st, n->input);
-    pc_feed_i64(st, n->layout);
-    pc_feed_str(st, n->name);
+    cache_feed_i64(st, n->input);
+    cache_feed_i64(st, n->layout);
+    cache_feed_str(st, n->name);
     break;
   case GRAPH_CONST:
-    pc_feed(st, &n->value, sizeof n->value);
-    pc_feed_i64(st, n->weak);
+    cache_feed(st, &n->value, sizeof n->value);
+    cache_feed_i64(st, n->weak);
     break;
-  case GRAPH_PERMUTE: pc_feed(st, n->perm, sizeof(int32_t) * (size_t)n->ndim); break;
-  case GRAPH_OP: pc_feed_i64(st, n->op); break;
+  case GRAPH_PERMUTE: cache_feed(st, n->perm, sizeof(int32_t) * (size_t)n->ndim); break;
+  case GRAPH_OP: cache_feed_i64(st, n->op); break;
   default: break;
   }
-  for (int32_t i = 0; i < n->nargs; i++) pc_feed(st, &hashes[n->args[i]], sizeof hashes[0]);
+  for (int32_t i = 0; i < n->nargs; i++) cache_feed(st, &hashes[n->args[i]], sizeof hashes[0]);
   if (scratch->oom) return false;
   *out = XXH3_128bits_digest(st);
   return true;
@@ -125,18 +117,18 @@ bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const cha
   for (int32_t v = 0; ok && v < g->nodes.count; v++) ok = pc_hash_node(g, v, hashes, st, &scratch, &hashes[v]);
   if (ok) {
     XXH3_128bits_reset(top);
-    pc_feed_str(top, "ic program");
-    pc_feed_str(top, IC_VERSION_STRING);
-    pc_feed_str(top, arch);
-    pc_feed_i64(top, o->mode);
-    pc_feed_i64(top, o->flags & ~(uint32_t)IC_COMPILE_NO_CACHE);
-    pc_feed_str(top, o->backend ? o->backend : "cuda");
-    pc_feed_i64(top, g->inputs.count);
-    for (int32_t i = 0; i < g->inputs.count; i++) pc_feed(top, &hashes[g->inputs.items[i]], sizeof hashes[0]);
-    pc_feed_i64(top, g->outputs.count);
+    cache_feed_str(top, "ic program");
+    cache_feed_str(top, IC_VERSION_STRING);
+    cache_feed_str(top, arch);
+    cache_feed_i64(top, o->mode);
+    cache_feed_i64(top, o->flags & ~(uint32_t)IC_COMPILE_NO_CACHE);
+    cache_feed_str(top, o->backend ? o->backend : "cuda");
+    cache_feed_i64(top, g->inputs.count);
+    for (int32_t i = 0; i < g->inputs.count; i++) cache_feed(top, &hashes[g->inputs.items[i]], sizeof hashes[0]);
+    cache_feed_i64(top, g->outputs.count);
     for (int32_t i = 0; i < g->outputs.count; i++) {
-      pc_feed_str(top, g->outputs.items[i].name);
-      pc_feed(top, &hashes[g->outputs.items[i].value], sizeof hashes[0]);
+      cache_feed_str(top, g->outputs.items[i].name);
+      cache_feed(top, &hashes[g->outputs.items[i].value], sizeof hashes[0]);
     }
     XXH128_hash_t h = XXH3_128bits_digest(top);
     key->lo = h.low64;

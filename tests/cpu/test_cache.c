@@ -12,6 +12,8 @@
 #include "cache/kernel_cache.h"
 #include "cache/program_cache.h"
 
+#include "check_main.h"
+
 #define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
 
 static char cache_dir[64];
@@ -318,9 +320,5 @@ int main(void) {
   tcase_add_test(tc, test_single_flight);
   tcase_add_test(tc, test_memory_cap);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }

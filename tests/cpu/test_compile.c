@@ -12,6 +12,8 @@
 #include "backend/cuda/cuda.h"
 #include "compile.h"
 
+#include "check_main.h"
+
 #define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
 
 /* Compile-only, so the tests behave the same on machines with a GPU. */
@@ -347,9 +349,5 @@ int main(void) {
   tcase_add_test(tc, test_nvrtc_error_carries_log);
   tcase_add_test(tc, test_ic_dump);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }

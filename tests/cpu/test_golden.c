@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 #define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
 #define GOLDEN_DIR IC_SOURCE_DIR "/tests/golden"
 
@@ -86,9 +88,5 @@ int main(void) {
   TCase *tc = tcase_create("golden");
   tcase_add_test(tc, test_golden_dumps);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }

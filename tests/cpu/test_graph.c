@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 #define ASSERT_ERR_CONTAINS(g, text)                                                         \
   do {                                                                                       \
     const char *m_ = NULL;                                                                   \
@@ -187,9 +189,5 @@ int main(void) {
   tcase_add_test(tc, test_views);
   tcase_add_test(tc, test_outputs_and_compile_checks);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
+
 #define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
 
 static ic_context *ctx;
@@ -167,9 +169,5 @@ int main(void) {
   tcase_add_test(tc, test_step_walk);
   tcase_add_test(tc, test_step_walk_cuda);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }

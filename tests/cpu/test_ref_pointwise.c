@@ -6,6 +6,8 @@
 
 #include "pointwise_cases.h"
 
+#include "check_main.h"
+
 static void *mem_upload(const void *host, size_t bytes) {
   void *m = malloc(bytes ? bytes : 1);
   ck_assert_ptr_nonnull(m);
@@ -42,9 +44,5 @@ int main(void) {
   tcase_set_timeout(tc, 900);
   pointwise_add_cases(tc);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }

@@ -10,6 +10,8 @@
 
 #include "graph/graph.h" /* graph_print, which IC_DUMP uses, must agree with ic_graph_print */
 
+#include "check_main.h"
+
 static char *copy_string(const char *s) { /* strdup is POSIX, not C11 */
   char *c = malloc(strlen(s) + 1);
   ck_assert_ptr_nonnull(c);
@@ -859,9 +861,5 @@ int main(void) {
   tcase_add_test(tc, test_fuzz);
   tcase_add_test(tc, test_name_value);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return check_run_suite(s);
 }
