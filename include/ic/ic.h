@@ -381,7 +381,8 @@ typedef enum ic_step_kind {
 typedef enum ic_arg_kind {
   IC_ARG_BUFFER, /* a pointer: index = buffer */
   IC_ARG_SYMBOL, /* an int64 size: index = symbol */
-  IC_ARG_STRIDE  /* an int64 element stride: index = input * IC_MAX_DIMS + dim */
+  IC_ARG_STRIDE, /* an int64 element stride: index = input * IC_MAX_DIMS + dim */
+  IC_ARG_SIZE    /* an int64 size: index = its expression handle (ic_program_eval) */
 } ic_arg_kind;
 
 typedef struct ic_step_arg {

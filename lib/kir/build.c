@@ -59,7 +59,7 @@ static int32_t kir_emit_operand(kir_builder *b, const lower_arg *a, sym_id ident
   return -1;
 }
 
-ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, const int32_t *buffer_of,
+ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, bool eager, const int32_t *buffer_of,
                           int32_t *scratch, kir_kernel *k) {
   const sched_group *grp = &s->groups[group];
   memset(k, 0, sizeof *k);
@@ -68,7 +68,7 @@ ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, co
   k->ndim = grp->ndim;
   memcpy(k->dims, grp->dims, sizeof(sym_id) * (size_t)grp->ndim);
   const lower_node *first = &l->nodes.items[grp->nodes[0]];
-  k->numel = first->numel;
+  k->numel = k->launch_numel = first->numel;
 
   for (int32_t i = 0; i < l->nodes.count; i++) scratch[i] = -1;
   kir_builder b = {k, l, buffer_of, scratch};
@@ -92,6 +92,7 @@ ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, co
       if ((st.buffer = kir_buffer_for(&b, buffer_of[ni], n->dtype, true)) < 0 || kir_emit(&b, &st) < 0) goto oom;
     }
   }
+  if (!kir_coalesce_dims(k) || (eager && !kir_generalize_sizes(k))) goto oom;
   if (sym_arena_failed(l->syms) || !kir_collect_params(k)) goto oom;
   return IC_OK;
 oom:

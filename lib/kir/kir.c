@@ -25,7 +25,7 @@ static void kir_mark_leaves(const sym_arena *a, sym_id e, sym_kind kind, bool *u
   for (int32_t i = 0; i < sym_operand_count(a, e); i++) kir_mark_leaves(a, sym_operand(a, e, i), kind, used, limit);
 }
 
-enum { KIR_MAX_LEAF = 1024 };
+enum { KIR_MAX_LEAF = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES };
 
 static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
   bool used[KIR_MAX_LEAF] = {false};
@@ -34,8 +34,10 @@ static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_LOAD || in->kind == KIR_STORE) kir_mark_leaves(k->syms, in->offset, kind, used, KIR_MAX_LEAF);
   }
-  for (int32_t i = 0; i < KIR_MAX_LEAF; i++)
-    if (used[i] && !IC_VEC_PUSH(k->params, ((kir_param){pk, i}))) return false;
+  for (int32_t i = 0; i < KIR_MAX_LEAF; i++) {
+    kir_param_kind kind_of_leaf = pk == KIR_PARAM_STRIDE && i >= KIR_SIZE_PARAM_BASE ? KIR_PARAM_SIZE : pk;
+    if (used[i] && !IC_VEC_PUSH(k->params, ((kir_param){kind_of_leaf, i}))) return false;
+  }
   return true;
 }
 
@@ -46,8 +48,18 @@ bool kir_collect_params(kir_kernel *k) {
   return kir_push_leaves(k, SYM_SYMBOL, KIR_PARAM_SYMBOL) && kir_push_leaves(k, SYM_PARAM, KIR_PARAM_STRIDE);
 }
 
+/* Size params print as size<j>; strides keep the default p<k>. */
+static const char *const kir_param_names[KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES] = {
+    [KIR_SIZE_PARAM_BASE] = "size0", [KIR_SIZE_PARAM_BASE + 1] = "size1", [KIR_SIZE_PARAM_BASE + 2] = "size2",
+    [KIR_SIZE_PARAM_BASE + 3] = "size3"};
+
 void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out) {
-  const sym_names *names = with_names ? k->names : NULL;
+  sym_names named = {.params = kir_param_names, .nparams = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES};
+  if (with_names && k->names) {
+    named.symbols = k->names->symbols;
+    named.nsymbols = k->names->nsymbols;
+  }
+  const sym_names *names = &named;
   ic_sbuf_printf(out, "kernel %s [", with_names ? k->name : "");
   for (int32_t d = 0; d < k->ndim; d++) {
     if (d) ic_sbuf_puts(out, ", ");

@@ -38,8 +38,13 @@ typedef struct kir_buffer {
 typedef enum kir_param_kind {
   KIR_PARAM_BUFFER, /* index: kernel buffer; a device pointer */
   KIR_PARAM_SYMBOL, /* index: size symbol; int64 */
-  KIR_PARAM_STRIDE  /* index: sym param (lower_stride_param); int64 */
+  KIR_PARAM_STRIDE, /* index: sym param (lower_stride_param); int64 */
+  KIR_PARAM_SIZE    /* index: sym param KIR_SIZE_PARAM_BASE + j, value size_exprs[j]; int64 */
 } kir_param_kind;
+
+/* Sym params at and above this index are sizes the launch passes (kir_generalize_sizes);
+ * below it they are input strides. */
+enum { KIR_SIZE_PARAM_BASE = 1024, KIR_MAX_SIZES = 4 };
 
 typedef struct kir_param {
   kir_param_kind kind;
@@ -52,7 +57,10 @@ typedef struct kir_kernel {
   const sym_names *names; /* for printing, may be NULL */
   int32_t ndim;
   sym_id dims[IC_MAX_DIMS];
-  sym_id numel;
+  sym_id numel;          /* points of the iteration space, in the kernel's own terms */
+  sym_id launch_numel;   /* the same in the program's symbols (for grids) */
+  sym_id size_exprs[KIR_MAX_SIZES]; /* values of the size params, in the program's symbols */
+  int32_t nsizes;
   struct { kir_buffer *items; int32_t count, cap; } buffers;
   struct { kir_instr *items; int32_t count, cap; } instrs;
   struct { kir_param *items; int32_t count, cap; } params;
@@ -65,7 +73,12 @@ void kir_kernel_free(kir_kernel *k);
 void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out);
 /* A hash of the kernel's content (kir_print without names): equal kernels, equal hash. */
 uint64_t kir_content_hash(const kir_kernel *k);
-/* Fills params from the buffers and the symbols and strides the dims and offsets use. */
+/* Fills params from the buffers and the symbols, strides and sizes the dims and offsets
+ * use. */
 bool kir_collect_params(kir_kernel *k);
+
+/* Passes (coalesce.c); false when out of memory. */
+bool kir_coalesce_dims(kir_kernel *k);
+bool kir_generalize_sizes(kir_kernel *k);
 
 #endif

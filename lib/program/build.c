@@ -56,7 +56,7 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
         return IC_ERR_OUT_OF_MEMORY;
     }
     program_kernel pk = {0};
-    ic_status st = kir_build_group(l, s, g, node_buffer, scratch, &pk.kir);
+    ic_status st = kir_build_group(l, s, g, s->eager, node_buffer, scratch, &pk.kir);
     if (st) return st;
     pk.kir.names = &p->names;
     ic_sbuf text = {0};
@@ -116,9 +116,11 @@ ic_status program_finish(ic_program *p) {
     for (int32_t a = 0; a < k->kir.params.count; a++) {
       const kir_param *pa = &k->kir.params.items[a];
       static const ic_arg_kind kinds[] = {[KIR_PARAM_BUFFER] = IC_ARG_BUFFER, [KIR_PARAM_SYMBOL] = IC_ARG_SYMBOL,
-                                          [KIR_PARAM_STRIDE] = IC_ARG_STRIDE};
+                                          [KIR_PARAM_STRIDE] = IC_ARG_STRIDE, [KIR_PARAM_SIZE] = IC_ARG_SIZE};
       k->args[a].kind = kinds[pa->kind];
-      k->args[a].index = pa->kind == KIR_PARAM_BUFFER ? k->kir.buffers.items[pa->index].ref : pa->index;
+      k->args[a].index = pa->kind == KIR_PARAM_BUFFER ? k->kir.buffers.items[pa->index].ref
+                         : pa->kind == KIR_PARAM_SIZE ? k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE]
+                                                      : pa->index;
     }
   }
   for (int32_t i = 0; i < p->steps.count; i++) {
@@ -126,7 +128,7 @@ ic_status program_finish(ic_program *p) {
     if (st->kind != PROGRAM_STEP_LAUNCH) continue;
     const program_kernel *k = &p->kernels.items[st->kernel];
     int64_t per_block = (int64_t)k->compiled->block * k->compiled->per_thread;
-    st->grid = sym_ceildiv(p->syms, k->kir.numel, sym_const(p->syms, per_block));
+    st->grid = sym_ceildiv(p->syms, k->kir.launch_numel, sym_const(p->syms, per_block));
   }
   return sym_arena_failed(p->syms) ? ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;
 }

@@ -59,7 +59,7 @@ ic_status ic_program_step(const ic_program *p, int32_t i, ic_step *out) {
   return IC_OK;
 }
 
-/* Only handles ic gave out are valid: a buffer's dims or size, or a launch's grid. */
+/* Only handles ic gave out are valid: a buffer's dims or size, a launch's grid or sizes. */
 static bool program_is_handle(const ic_program *p, int32_t expr) {
   for (int32_t i = 0; i < p->buffers.count; i++) {
     const program_buffer *b = &p->buffers.items[i];
@@ -69,6 +69,9 @@ static bool program_is_handle(const ic_program *p, int32_t expr) {
   }
   for (int32_t i = 0; i < p->steps.count; i++)
     if (p->steps.items[i].kind == PROGRAM_STEP_LAUNCH && p->steps.items[i].grid == expr) return true;
+  for (int32_t i = 0; i < p->kernels.count; i++)
+    for (int32_t j = 0; j < p->kernels.items[i].kir.nsizes; j++)
+      if (p->kernels.items[i].kir.size_exprs[j] == expr) return true;
   return false;
 }
 

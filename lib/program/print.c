@@ -47,7 +47,9 @@ void program_print(const ic_program *p, ic_sbuf *out) {
         if (a) ic_sbuf_puts(out, ", ");
         if (pa->kind == KIR_PARAM_BUFFER) ic_sbuf_printf(out, "buf%" PRId32, k->buffers.items[pa->index].ref);
         else if (pa->kind == KIR_PARAM_SYMBOL) sym_print(p->syms, sym_symbol(p->syms, pa->index), &p->names, out);
-        else ic_sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
+        else if (pa->kind == KIR_PARAM_STRIDE)
+          ic_sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
+        else sym_print(p->syms, k->size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &p->names, out);
       }
       ic_sbuf_puts(out, ")\n");
       break;

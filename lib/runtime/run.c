@@ -224,10 +224,16 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
         const kir_param *pa = &k->kir.params.items[a];
         if (pa->kind == KIR_PARAM_BUFFER) slots[a] = (uint64_t)(uintptr_t)ptr[k->kir.buffers.items[pa->index].ref];
         else if (pa->kind == KIR_PARAM_SYMBOL) slots[a] = (uint64_t)rs->symbols[pa->index];
-        else slots[a] = (uint64_t)rs->strides[pa->index];
+        else if (pa->kind == KIR_PARAM_STRIDE) slots[a] = (uint64_t)rs->strides[pa->index];
+        else {
+          int64_t v = 0;
+          if (!sym_eval(p->syms, k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &rs->env, &v))
+            s = ic_set_error(IC_ERR_INTERNAL, "cannot evaluate a size of %s", k->kir.name);
+          slots[a] = (uint64_t)v;
+        }
         args[a] = &slots[a];
       }
-      s = be->launch(p->ctx, k->compiled, (uint32_t)blocks, args, stream);
+      if (!s) s = be->launch(p->ctx, k->compiled, (uint32_t)blocks, args, stream);
       if (s) ic_error_prefix("running %s", k->kir.name);
       break;
     }

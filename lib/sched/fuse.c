@@ -29,6 +29,7 @@ static void sched_mark_read(schedule *s, int32_t producer, int32_t reader_group)
 
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *s) {
   memset(s, 0, sizeof *s);
+  s->eager = eager;
   size_t n = (size_t)l->nodes.count + 1;
   s->group_of = malloc(n * sizeof(int32_t));
   s->materialize = calloc(n, sizeof(bool));

@@ -17,6 +17,7 @@ typedef struct schedule {
   int32_t *group_of;   /* lowered node -> group */
   bool *materialize;   /* lowered node -> stored to a buffer (an output or read by another group) */
   int32_t *last_use;   /* lowered node -> last group reading its buffer (-1: none) */
+  bool eager;          /* one group per node was asked for */
 } schedule;
 
 /* Fuses pointwise chains and siblings over the same iteration space into one group.

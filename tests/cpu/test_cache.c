@@ -229,6 +229,44 @@ START_TEST(test_kernel_cache_levels) {
 }
 END_TEST
 
+/* Eager kernels over contiguous operands do not depend on the shape: one compile serves
+ * every graph that applies the op to the dtype. */
+static ic_graph *unary_graph(int32_t ndim, const ic_dim *dims) {
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_BF16, ndim, dims, 0);
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_SIGMOID, x)));
+  return g;
+}
+
+START_TEST(test_eager_kernels_shared_across_shapes) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a",
+                          .flags = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_NO_DISK_CACHE};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  ic_compile_options eager = {.struct_size = sizeof eager, .mode = IC_MODE_EAGER};
+  ic_graph *a = unary_graph(1, (ic_dim[]){100});
+  ic_graph *b = unary_graph(3, (ic_dim[]){7, 3, 33});
+  ic_graph *c;
+  OK(ic_graph_create(&c));
+  ic_dim n = ic_graph_symbol(c, "n");
+  OK(ic_graph_output(c, "y", ic_graph_unary(c, IC_OP_SIGMOID, ic_graph_input(c, "x", IC_BF16, 2, (ic_dim[]){n, 5}, 0))));
+  ic_program *p[3];
+  OK(ic_compile(ctx, a, &eager, &p[0]));
+  OK(ic_compile(ctx, b, &eager, &p[1]));
+  OK(ic_compile(ctx, c, &eager, &p[2]));
+  ic_cache_stats s = stats_of(ctx);
+  ck_assert_int_eq(s.compiles, 1);
+  ck_assert_int_eq(s.memory_hits, 2);
+  ck_assert_str_eq(ic_program_kernel_source(p[0], 0), ic_program_kernel_source(p[2], 0));
+  for (int i = 0; i < 3; i++) ic_program_release(p[i]);
+  ic_graph_destroy(a);
+  ic_graph_destroy(b);
+  ic_graph_destroy(c);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- single flight */
 
 typedef struct flight {
@@ -317,6 +355,7 @@ int main(void) {
   tcase_add_test(tc, test_program_key_is_canonical);
   tcase_add_test(tc, test_program_cache_hit);
   tcase_add_test(tc, test_kernel_cache_levels);
+  tcase_add_test(tc, test_eager_kernels_shared_across_shapes);
   tcase_add_test(tc, test_single_flight);
   tcase_add_test(tc, test_memory_cap);
   suite_add_tcase(s, tc);

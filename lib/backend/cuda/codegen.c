@@ -347,7 +347,7 @@ static void cg_kernel(codegen *cg) {
     if (i) ic_sbuf_puts(o, ", ");
     if (p->kind == KIR_PARAM_BUFFER)
       ic_sbuf_printf(o, "%sic_u8 *__restrict__ b%" PRId32, k->buffers.items[p->index].written ? "" : "const ", p->index);
-    else ic_sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index);
+    else ic_sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index); /* as sym_print names them */
   }
   ic_sbuf_puts(o, ") {\n");
   for (int32_t d = 0; d < k->ndim; d++) {

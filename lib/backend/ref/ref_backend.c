@@ -19,7 +19,7 @@ typedef struct ref_kernel {
   ref_access *access;  /* per instruction (loads and stores) */
 } ref_kernel;
 
-enum { REF_BLOCK = 1024, REF_MAX_PARAMS = PROGRAM_MAX_INPUTS * IC_MAX_DIMS };
+enum { REF_BLOCK = 1024, REF_MAX_PARAMS = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES };
 
 static void ref_analyze(const kir_kernel *k, sym_id offset, ref_access *acc) {
   sym_id rest = offset;
@@ -104,7 +104,8 @@ static bool ref_bind(const ref_kernel *rk, ref_launch *rl, void **args) {
     memcpy(&v, args[i], sizeof v);
     if (pa->kind == KIR_PARAM_BUFFER) rl->buffers[pa->index] = (void *)(uintptr_t)v;
     else if (pa->kind == KIR_PARAM_SYMBOL && pa->index < PROGRAM_MAX_SYMBOLS) rl->symbols[pa->index] = v;
-    else if (pa->kind == KIR_PARAM_STRIDE && pa->index < REF_MAX_PARAMS) rl->params[pa->index] = v;
+    else if ((pa->kind == KIR_PARAM_STRIDE || pa->kind == KIR_PARAM_SIZE) && pa->index < REF_MAX_PARAMS)
+      rl->params[pa->index] = v;
     else return false;
   }
   rl->env = (sym_env){.symbols = rl->symbols, .nsymbols = PROGRAM_MAX_SYMBOLS, .vars = rl->vars,

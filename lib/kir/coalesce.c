@@ -1,0 +1,98 @@
+/* Two kernel IR passes over the iteration space.
+ *
+ * kir_coalesce_dims: adjacent dims that every access walks contiguously (the outer dim's
+ * coefficient is the inner one's times the inner size) become one dim, and dims of
+ * constant size 1 disappear. [n, 37] + [n, 37] becomes one run of 37n elements, so the
+ * vector path applies whatever the row length; [n, 37] * [37] keeps its two dims.
+ *
+ * kir_generalize_sizes: a kernel that is one run of elements, with every access either
+ * that run or a single element, computes the same thing for every length: its length
+ * (a constant or an expression of the symbols) becomes a launch parameter, so its source (and cache key) does not depend on
+ * the shape. Eager mode uses it, so the eager kernels of one op, dtype and layout are
+ * shared by every graph. */
+#include <string.h>
+
+#include "kir/kir.h"
+
+typedef struct kir_affine {
+  sym_id coeff[IC_MAX_DIMS];
+  sym_id rest;
+} kir_affine;
+
+/* Splits an offset into coefficients of the vars and a var-free rest. */
+static bool kir_decompose(kir_kernel *k, sym_id offset, kir_affine *out) {
+  sym_id rest = offset;
+  for (int32_t d = k->ndim - 1; d >= 0; d--) {
+    sym_id r;
+    if (!sym_affine_in_var(k->syms, rest, d, &out->coeff[d], &r) || sym_depends_on(k->syms, out->coeff[d], SYM_VAR, -1))
+      return false;
+    rest = r;
+  }
+  out->rest = rest;
+  return true;
+}
+
+static bool kir_is_access(const kir_instr *in) { return in->kind == KIR_LOAD || in->kind == KIR_STORE; }
+
+bool kir_coalesce_dims(kir_kernel *k) {
+  sym_arena *a = k->syms;
+  int32_t n = k->instrs.count;
+  kir_affine acc[256];
+  if (n > 256) return true; /* large kernels keep their dims */
+  for (int32_t i = 0; i < n; i++)
+    if (kir_is_access(&k->instrs.items[i]) && !kir_decompose(k, k->instrs.items[i].offset, &acc[i])) return true;
+  int32_t ndim = k->ndim;
+  sym_id dims[IC_MAX_DIMS];
+  memcpy(dims, k->dims, sizeof dims);
+  /* size-1 dims: their var is always 0 */
+  for (int32_t d = ndim - 1; d >= 0; d--) {
+    int64_t c;
+    if (!sym_is_const(a, dims[d], &c) || c != 1) continue;
+    for (int32_t i = 0; i < n; i++)
+      if (kir_is_access(&k->instrs.items[i])) memmove(&acc[i].coeff[d], &acc[i].coeff[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
+    memmove(&dims[d], &dims[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
+    ndim--;
+  }
+  /* merge an outer dim into its inner neighbour where every access allows it */
+  for (int32_t d = ndim - 2; d >= 0; d--) {
+    bool ok = true;
+    for (int32_t i = 0; i < n && ok; i++)
+      if (kir_is_access(&k->instrs.items[i])) ok = acc[i].coeff[d] == sym_mul(a, acc[i].coeff[d + 1], dims[d + 1]);
+    if (!ok) continue;
+    dims[d] = sym_mul(a, dims[d], dims[d + 1]);
+    for (int32_t i = 0; i < n; i++) {
+      if (!kir_is_access(&k->instrs.items[i])) continue;
+      acc[i].coeff[d] = acc[i].coeff[d + 1];
+      memmove(&acc[i].coeff[d + 1], &acc[i].coeff[d + 2], sizeof(sym_id) * (size_t)(ndim - d - 2));
+    }
+    memmove(&dims[d + 1], &dims[d + 2], sizeof(sym_id) * (size_t)(ndim - d - 2));
+    ndim--;
+  }
+  if (ndim == k->ndim) return !sym_arena_failed(a);
+  k->ndim = ndim;
+  memcpy(k->dims, dims, sizeof dims);
+  for (int32_t i = 0; i < n; i++) {
+    kir_instr *in = &k->instrs.items[i];
+    if (!kir_is_access(in)) continue;
+    sym_id off = acc[i].rest;
+    for (int32_t d = 0; d < ndim; d++) off = sym_add(a, off, sym_mul(a, acc[i].coeff[d], sym_var(a, d)));
+    in->offset = off;
+  }
+  return !sym_arena_failed(a);
+}
+
+bool kir_generalize_sizes(kir_kernel *k) {
+  sym_arena *a = k->syms;
+  if (k->ndim != 1 || sym_kind_of(a, k->dims[0]) == SYM_PARAM) return true;
+  sym_id i0 = sym_var(a, 0), zero = sym_const(a, 0);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (kir_is_access(in) && in->offset != i0 && in->offset != zero) return true;
+  }
+  sym_id size = sym_param(a, KIR_SIZE_PARAM_BASE);
+  k->size_exprs[0] = k->dims[0];
+  k->nsizes = 1;
+  k->dims[0] = size;
+  k->numel = size;
+  return !sym_arena_failed(a);
+}
