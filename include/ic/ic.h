@@ -126,7 +126,9 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  * division and sqrt are IEEE-rounded. i32 add/sub/mul/neg wrap modulo 2^32.
  *
  *   maximum      NaN-propagating (either operand NaN gives NaN); maximum(-0, +0) = +0
- *   relu         x > 0 ? x : +0, NaN stays NaN
+ *   relu         x > 0 ? x : +0; NaN gives NaN
+ * NaN results: arithmetic gives the canonical NaN (0x7fffffff); neg flips the sign bit;
+ * where, and casts to the same dtype, pass their operand's bits through.
  *   sigmoid      1 / (1 + exp(-x))
  *   gelu_tanh    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *   exp, log, tanh, sigmoid, gelu_tanh: CUDA device math (expf, logf, tanhf), within

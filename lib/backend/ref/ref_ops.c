@@ -105,7 +105,7 @@ static float ref_float_op(ic_op op, float a, float b) {
   case IC_OP_SQRT: return ref_canonical(sqrtf(a));
   case IC_OP_TANH: return ref_canonical(tanhf(a));
   case IC_OP_SIGMOID: return ref_canonical(1.0f / (1.0f + expf(-a)));
-  case IC_OP_RELU: return a > 0.0f ? a : (isnan(a) ? a : 0.0f);
+  case IC_OP_RELU: return a > 0.0f ? a : ref_canonical(isnan(a) ? a : 0.0f);
   case IC_OP_GELU_TANH: return ref_canonical(ref_gelu_tanh(a));
   case IC_OP_ADD: return ref_canonical(a + b);
   case IC_OP_SUB: return ref_canonical(a - b);
