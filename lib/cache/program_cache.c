@@ -13,10 +13,14 @@
 #include <string.h>
 #include <xxhash.h>
 
+typedef struct pc_entry {
+  ic_key key;
+  ic_program *program; /* the cache's reference */
+} pc_entry;
+
 struct program_cache {
   pthread_mutex_t lock;
-  struct { ic_key *items; int32_t count, cap; } keys;
-  struct { ic_program **items; int32_t count, cap; } programs;
+  struct { pc_entry *items; int32_t count, cap; } entries;
   uint64_t hits, misses;
 };
 
@@ -28,23 +32,22 @@ program_cache *program_cache_create(void) {
 
 void program_cache_destroy(program_cache *c) {
   if (!c) return;
-  for (int32_t i = 0; i < c->programs.count; i++) ic_program_release(c->programs.items[i]);
-  free(c->keys.items);
-  free(c->programs.items);
+  for (int32_t i = 0; i < c->entries.count; i++) ic_program_release(c->entries.items[i].program);
+  free(c->entries.items);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }
 
 static int32_t pc_find(const program_cache *c, ic_key key) {
-  for (int32_t i = 0; i < c->keys.count; i++)
-    if (c->keys.items[i].lo == key.lo && c->keys.items[i].hi == key.hi) return i;
+  for (int32_t i = 0; i < c->entries.count; i++)
+    if (c->entries.items[i].key.lo == key.lo && c->entries.items[i].key.hi == key.hi) return i;
   return -1;
 }
 
 ic_program *program_cache_get(program_cache *c, ic_key key) {
   pthread_mutex_lock(&c->lock);
   int32_t i = pc_find(c, key);
-  ic_program *p = i >= 0 ? c->programs.items[i] : NULL;
+  ic_program *p = i >= 0 ? c->entries.items[i].program : NULL;
   if (p) ic_program_retain(p);
   if (p) c->hits++;
   else c->misses++;
@@ -54,10 +57,8 @@ ic_program *program_cache_get(program_cache *c, ic_key key) {
 
 void program_cache_put(program_cache *c, ic_key key, ic_program *p) {
   pthread_mutex_lock(&c->lock);
-  if (pc_find(c, key) < 0 && IC_VEC_PUSH(c->keys, key)) {
-    if (IC_VEC_PUSH(c->programs, p)) ic_program_retain(p);
-    else c->keys.count--; /* out of memory: simply not cached */
-  }
+  pc_entry e = {key, p};
+  if (pc_find(c, key) < 0 && IC_VEC_PUSH(c->entries, e)) ic_program_retain(p); /* else: simply not cached */
   pthread_mutex_unlock(&c->lock);
 }
 

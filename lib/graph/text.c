@@ -482,7 +482,7 @@ static bool parse_const_value(parser *ps, double *out) {
   }
   const token *t = &ps->tok;
   int n = (int)(t->len > 40 ? 40 : t->len);
-  double v;
+  double v = 0;
   if (tok_is_word(t, "inf")) {
     v = INFINITY;
   } else if (tok_is_word(t, "nan")) {
@@ -523,7 +523,7 @@ static bool parse_factor(parser *ps, int depth, sym_id *out) {
   sym_arena *a = ps->g->syms;
   if (depth > EXPR_MAX_DEPTH) return fail_at(ps, &t, "dim expression nested too deeply");
   if (t.kind == TOK_NUMBER) {
-    int64_t v;
+    int64_t v = 0;
     if (!parse_integer(ps, &v)) return false;
     *out = sym_const(a, v);
     return expr_ok(ps, &t, *out);
@@ -546,7 +546,7 @@ static bool parse_factor(parser *ps, int depth, sym_id *out) {
   }
   if (tok_is_punct(&t, '-')) {
     advance(ps);
-    sym_id x;
+    sym_id x = SYM_NONE;
     if (!parse_factor(ps, depth + 1, &x)) return false;
     *out = sym_sub(a, sym_const(a, 0), x);
     return expr_ok(ps, &t, *out);
@@ -562,9 +562,9 @@ static bool parse_term(parser *ps, int depth, sym_id *out) {
     token op = ps->tok;
     advance(ps);
     token rhs_at = ps->tok;
-    sym_id y;
+    sym_id y = SYM_NONE;
     if (!parse_factor(ps, depth, &y)) return false;
-    int64_t c;
+    int64_t c = 0;
     if (op.start[0] == '/' && sym_is_const(a, y, &c) && c <= 0)
       return fail_at(ps, &rhs_at, "division by %s", c == 0 ? "zero" : "a negative number");
     *out = op.start[0] == '*' ? sym_mul(a, *out, y) : sym_floordiv(a, *out, y);
@@ -580,7 +580,7 @@ static bool parse_expr(parser *ps, int depth, sym_id *out) {
   while (tok_is_punct(&ps->tok, '+') || tok_is_punct(&ps->tok, '-')) {
     token op = ps->tok;
     advance(ps);
-    sym_id y;
+    sym_id y = SYM_NONE;
     if (!parse_term(ps, depth, &y)) return false;
     *out = op.start[0] == '+' ? sym_add(a, *out, y) : sym_sub(a, *out, y);
     if (!expr_ok(ps, &op, *out)) return false;
@@ -592,7 +592,7 @@ static bool parse_expr(parser *ps, int depth, sym_id *out) {
  * conservatively. Dims must be; it also keeps dims in the forms sym_print writes as
  * this grammar (no %, ic_min, or the long exact-division form). */
 static bool dim_nonneg(const sym_arena *a, sym_id e) {
-  int64_t v;
+  int64_t v = 0;
   switch (sym_kind_of(a, e)) {
   case SYM_CONST: return sym_is_const(a, e, &v) && v >= 0;
   case SYM_SYMBOL: return true;
@@ -661,7 +661,7 @@ static bool parse_dim_item(parser *ps, int32_t i, void *ctx) {
 
 static bool parse_perm_item(parser *ps, int32_t i, void *ctx) {
   int32_t *perm = ctx;
-  int64_t v;
+  int64_t v = 0;
   token at = ps->tok;
   if (!parse_integer(ps, &v)) return false;
   if (v >= IC_MAX_DIMS) return fail_at(ps, &at, "permute entry %" PRId64 " is not a dim (at most %d dims)", v, IC_MAX_DIMS);
@@ -697,8 +697,8 @@ static bool expect_call_end(parser *ps, const token *op, const char *second) {
 }
 
 static bool parse_cast(parser *ps, const token *op, ic_value *out) {
-  ic_value a;
-  ic_dtype dt;
+  ic_value a = IC_INVALID_VALUE;
+  ic_dtype dt = IC_DTYPE_INVALID;
   if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_second_arg(ps, op, "a dtype") ||
       !parse_dtype(ps, &dt) || !expect_call_end(ps, op, "a dtype"))
     return false;
@@ -707,12 +707,12 @@ static bool parse_cast(parser *ps, const token *op, ic_value *out) {
 }
 
 static bool parse_view(parser *ps, const token *op, graph_node_kind kind, ic_value *out) {
-  ic_value a;
-  int32_t n;
+  ic_value a = IC_INVALID_VALUE;
+  int32_t n = 0;
   const char *second = kind == GRAPH_PERMUTE ? "a permutation" : "a dim list";
   if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_second_arg(ps, op, second)) return false;
   if (kind == GRAPH_PERMUTE) {
-    int32_t perm[IC_MAX_DIMS];
+    int32_t perm[IC_MAX_DIMS] = {0};
     if (!parse_list(ps, '[', ']', IC_MAX_DIMS, "dims", parse_perm_item, perm, &n) || !expect_call_end(ps, op, second))
       return false;
     *out = ic_graph_permute(ps->g, a, n, perm);
@@ -727,7 +727,7 @@ static bool parse_view(parser *ps, const token *op, graph_node_kind kind, ic_val
 
 static bool parse_op(parser *ps, const token *op_tok, ic_op op, ic_value *out) {
   arg_list args;
-  int32_t n;
+  int32_t n = 0;
   if (!parse_list(ps, '(', ')', IC_MAX_DIMS, "arguments", parse_arg_item, &args, &n)) return false;
   int32_t arity = op_get(op)->arity;
   if (n != arity)
@@ -804,7 +804,7 @@ static bool parse_symbol(parser *ps) {
 /* An input's dims become ic_dims: sizes and symbols only, the builder's inputs. */
 static bool input_dims(parser *ps, const dim_list *dl, int32_t n, ic_dim *dims) {
   for (int32_t i = 0; i < n; i++) {
-    int64_t c;
+    int64_t c = 0;
     if (sym_is_const(ps->g->syms, dl->dims[i], &c)) dims[i] = c;
     else if (sym_kind_of(ps->g->syms, dl->dims[i]) == SYM_SYMBOL)
       dims[i] = -(ic_dim)sym_leaf_index(ps->g->syms, dl->dims[i]) - 1;
@@ -820,9 +820,9 @@ static bool parse_input(parser *ps) {
   if (!parse_plain_name(ps, "an input", &name)) return false;
   if (names_find(ps, &name) != IC_INVALID_VALUE)
     return fail_at(ps, &name, "duplicate name '%.*s'", (int)name.len, name.start);
-  ic_dtype dt;
+  ic_dtype dt = IC_DTYPE_INVALID;
   dim_list dl = {.allow_infer = false};
-  int32_t n;
+  int32_t n = 0;
   if (!expect_punct(ps, ':') || !parse_dtype(ps, &dt) ||
       !parse_list(ps, '[', ']', IC_MAX_DIMS, "dims", parse_dim_item, &dl, &n))
     return false;
@@ -851,7 +851,7 @@ static bool parse_output(parser *ps) {
   token stmt = ps->tok, name;
   advance(ps);
   if (!parse_plain_name(ps, "an output", &name)) return false;
-  ic_value v;
+  ic_value v = IC_INVALID_VALUE;
   if (tok_is_punct(&ps->tok, '=')) {
     advance(ps);
     if (!parse_value_ref(ps, &v)) return false;

@@ -246,13 +246,15 @@ static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t fla
   const cuda_source *src = index >= 0 ? &b->kernels[index] : &own;
   ic_status s = index >= 0 ? IC_OK : cuda_generate(ctx, k, &own);
   backend_kernel *bk = calloc(1, sizeof *bk);
-  if (!s && (!bk || !(bk->name = ic_strdup(src->entry)) || !(bk->source = ic_strdup(src->source))))
-    s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
-  if (bk) {
-    bk->backend = &ic_backend_cuda;
-    bk->block = CUDA_BLOCK;
-    bk->per_thread = src->per_thread;
+  if (!bk) {
+    free(own.source);
+    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   }
+  bk->backend = &ic_backend_cuda;
+  bk->block = CUDA_BLOCK;
+  bk->per_thread = src->per_thread;
+  if (!s && (!(bk->name = ic_strdup(src->entry)) || !(bk->source = ic_strdup(src->source))))
+    s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   if (!s) {
     cuda_nvrtc_job job = {ctx, src, index >= 0 ? b : NULL, index};
     kernel_origin origin = KERNEL_COMPILED;

@@ -154,13 +154,12 @@ static ic_status ref_launch_kernel(ic_context *ctx, const backend_kernel *bk, ui
   const ref_kernel *rk = bk->impl;
   const kir_kernel *k = rk->k;
   ref_launch *rl = calloc(1, sizeof *rl);
-  if (rl) {
-    rl->buffers = calloc((size_t)k->buffers.count + 1, sizeof(void *));
-    rl->coeff = calloc(((size_t)k->instrs.count + 1) * (IC_MAX_DIMS + 1), sizeof(int64_t));
-    rl->values = calloc((size_t)k->instrs.count + 1, sizeof(ref_value));
-  }
+  if (!rl) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
+  rl->buffers = calloc((size_t)k->buffers.count + 1, sizeof(void *));
+  rl->coeff = calloc(((size_t)k->instrs.count + 1) * (IC_MAX_DIMS + 1), sizeof(int64_t));
+  rl->values = calloc((size_t)k->instrs.count + 1, sizeof(ref_value));
   ic_status s = IC_OK;
-  if (!rl || !rl->buffers || !rl->coeff || !rl->values) s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
+  if (!rl->buffers || !rl->coeff || !rl->values) s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
   else if (!ref_bind(rk, rl, args)) s = ic_set_error(IC_ERR_INTERNAL, "ref: cannot bind the parameters of %s", k->name);
   int64_t numel = 1;
   for (int32_t d = 0; !s && d < k->ndim; d++) numel *= rl->dims[d];
@@ -171,11 +170,9 @@ static ic_status ref_launch_kernel(ic_context *ctx, const backend_kernel *bk, ui
       rl->vars[d] = 0;
     }
   }
-  if (rl) {
-    free(rl->buffers);
-    free(rl->coeff);
-    free(rl->values);
-  }
+  free(rl->buffers);
+  free(rl->coeff);
+  free(rl->values);
   free(rl);
   return s;
 }
