@@ -547,88 +547,12 @@ static void tensor_views(const host_tensor *ts, int32_t n, void *const *data, ic
                          .shape = ts[i].shape, .strides = NULL};
 }
 
-/* ---------------------------------------------------------------- input shapes
- *
- * The public API gives an input's name, dtype and rank (ic_program_buffer) but not its
- * dims, so they are read from the graph as ic_graph_print writes it:
- *   input NAME : DTYPE[DIM, ...] [LAYOUT]      DIM: an integer or a symbol name */
-
-typedef struct input_dims {
-  int32_t ndim;
-  int64_t value[IC_MAX_DIMS];      /* constant dims */
-  const char *symbol[IC_MAX_DIMS]; /* symbol dims: into the printed graph, or NULL */
-  size_t symbol_len[IC_MAX_DIMS];
-} input_dims;
-
-static bool is_name_char(char c, bool first) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '%' ||
-         (!first && ((c >= '0' && c <= '9') || c == '.'));
-}
-
-static size_t name_length(const char *p) {
-  size_t n = 0;
-  while (is_name_char(p[n], n == 0)) n++;
-  return n;
-}
-
-static const char *skip_blanks(const char *p) {
-  while (*p == ' ' || *p == '\t') p++;
-  return p;
-}
-
-/* Parses "[DIM, ...]" at p. */
-static bool parse_dims(const char *p, input_dims *out) {
-  *out = (input_dims){0};
-  if (*p++ != '[') return false;
-  p = skip_blanks(p);
-  if (*p == ']') return true;
-  for (;;) {
-    if (out->ndim == IC_MAX_DIMS) return false;
-    int32_t d = out->ndim++;
-    size_t len = name_length(p);
-    if (len) {
-      out->symbol[d] = p;
-      out->symbol_len[d] = len;
-      p += len;
-    } else {
-      char *end = NULL;
-      errno = 0;
-      long long v = strtoll(p, &end, 10);
-      if (end == p || errno || v < 0) return false;
-      out->value[d] = (int64_t)v;
-      p = end;
-    }
-    p = skip_blanks(p);
-    if (*p == ']') return true;
-    if (*p++ != ',') return false;
-    p = skip_blanks(p);
-  }
-}
-
-/* Finds "input NAME : TYPE" for `name` in the printed graph and parses its dims. */
-static bool find_input_dims(const char *graph_text, const char *name, input_dims *out) {
-  size_t name_len = strlen(name);
-  for (const char *line = graph_text; *line; line += strcspn(line, "\n"), line += *line == '\n') {
-    const char *p = skip_blanks(line);
-    if (strncmp(p, "input", 5) != 0 || (p[5] != ' ' && p[5] != '\t')) continue;
-    p = skip_blanks(p + 5);
-    if (name_length(p) != name_len || strncmp(p, name, name_len) != 0) continue;
-    p = skip_blanks(p + name_len);
-    if (*p++ != ':') return false;
-    p = skip_blanks(p);
-    p += name_length(p); /* the dtype */
-    return parse_dims(p, out);
-  }
-  return false;
-}
-
 /* ---------------------------------------------------------------- a loaded graph */
 
 typedef struct session {
   const options *opt;
   ic_context *ctx;
   ic_graph *graph;
-  char *graph_text; /* ic_graph_print(graph) */
   ic_program *prog;
   int32_t ninputs, noutputs;
   host_tensor *inputs, *outputs; /* run and bench */
@@ -640,7 +564,6 @@ static void session_free(session *s) {
   host_tensors_free(s->outputs, s->noutputs);
   free(s->symbols);
   ic_program_release(s->prog);
-  ic_string_free(s->graph_text);
   ic_graph_destroy(s->graph);
   ic_context_destroy(s->ctx);
 }
@@ -657,8 +580,7 @@ static int load_graph(session *s) {
     fprintf(stderr, "%s:%s%s\n", s->opt->file, strncmp(msg, "line ", 5) == 0 ? "" : " ", msg);
     return EXIT_FAIL;
   }
-  st = ic_graph_print(s->graph, &s->graph_text);
-  return st == IC_OK ? EXIT_OK : ic_failure("printing the graph", st);
+  return EXIT_OK;
 }
 
 /* A context for the local GPU. With an explicit arch, or with no GPU, a compile-only
@@ -695,13 +617,8 @@ static int compile_graph(session *s, const char *backend, ic_program **out) {
 
 /* ---------------------------------------------------------------- sizes and inputs */
 
-/* True when some input's dims or the program's symbols name the --size argument. */
-static bool size_is_used(const session *s, const input_dims *dims, const size_arg *size) {
-  for (int32_t i = 0; i < s->ninputs; i++)
-    for (int32_t d = 0; d < dims[i].ndim; d++)
-      if (dims[i].symbol[d] && dims[i].symbol_len[d] == size->len &&
-          strncmp(dims[i].symbol[d], size->name, size->len) == 0)
-        return true;
+/* True when one of the program's symbols is the --size argument's. */
+static bool size_is_used(const session *s, const size_arg *size) {
   for (int32_t k = 0; k < ic_program_symbol_count(s->prog); k++) {
     const char *name = ic_program_symbol_name(s->prog, k);
     if (name && strlen(name) == size->len && strncmp(name, size->name, size->len) == 0) return true;
@@ -709,71 +626,37 @@ static bool size_is_used(const session *s, const input_dims *dims, const size_ar
   return false;
 }
 
-/* Each input's dims, in program order, from the printed graph. */
-static int read_input_dims(session *s, input_dims *dims) {
-  for (int32_t i = 0; i < s->ninputs; i++) {
-    ic_buffer_info info;
-    ic_status st = ic_program_buffer(s->prog, i, &info);
-    if (st != IC_OK) return ic_failure("reading the program's inputs", st);
-    if (info.kind != IC_BUFFER_INPUT || info.index != i || !info.name ||
-        !find_input_dims(s->graph_text, info.name, &dims[i]) || dims[i].ndim != info.ndim) {
-      fprintf(stderr, "ic: cannot find the dims of input %" PRId32 " ('%s') in the printed graph\n", i,
-              info.name ? info.name : "?");
-      return EXIT_FAIL;
-    }
-    s->inputs[i] = (host_tensor){.name = info.name, .dtype = info.dtype, .ndim = info.ndim};
-  }
-  return EXIT_OK;
-}
-
-/* True when input j's dim e, for some (j, e) before (i, d), is the symbol sym. */
-static bool symbol_seen_before(const input_dims *dims, int32_t i, int32_t d, const char *sym, size_t len) {
-  for (int32_t j = 0; j <= i; j++)
-    for (int32_t e = 0; e < (j < i ? dims[j].ndim : d); e++)
-      if (dims[j].symbol[e] && dims[j].symbol_len[e] == len && strncmp(dims[j].symbol[e], sym, len) == 0) return true;
-  return false;
-}
-
-/* Shapes every input from its dims and the --size values; names every missing symbol. */
-static int bind_sizes(session *s, const input_dims *dims) {
+/* Binds every symbol of the program to its --size (each one must be given: every symbol
+ * is a dim of some input) and shapes the inputs by evaluating their dims. */
+static int bind_sizes(session *s) {
   const options *o = s->opt;
   for (int32_t k = 0; k < o->nsizes; k++) {
-    if (!size_is_used(s, dims, &o->sizes[k])) {
+    if (!size_is_used(s, &o->sizes[k])) {
       fprintf(stderr, "ic: --size %.*s: %s has no symbol '%.*s'\n", (int)o->sizes[k].len, o->sizes[k].name, o->file,
               (int)o->sizes[k].len, o->sizes[k].name);
       return EXIT_USAGE;
     }
   }
-  bool missing = false;
-  for (int32_t i = 0; i < s->ninputs; i++) {
-    for (int32_t d = 0; d < dims[i].ndim; d++) {
-      const char *sym = dims[i].symbol[d];
-      size_t len = dims[i].symbol_len[d];
-      const size_arg *size = sym ? find_size(o, sym, len) : NULL;
-      if (!sym) {
-        s->inputs[i].shape[d] = dims[i].value[d];
-      } else if (size) {
-        s->inputs[i].shape[d] = size->value;
-      } else {
-        if (!symbol_seen_before(dims, i, d, sym, len))
-          fprintf(stderr, "ic: missing --size for symbol '%.*s' (a dim of input %s): give --size %.*s=N\n", (int)len,
-                  sym, s->inputs[i].name, (int)len, sym);
-        missing = true;
-      }
-    }
-  }
-  return missing ? EXIT_USAGE : EXIT_OK;
-}
-
-/* The program's symbol values (for ic_program_eval); symbols without a --size are 0. */
-static int bind_symbols(session *s) {
   int32_t n = ic_program_symbol_count(s->prog);
   s->symbols = calloc((size_t)n + 1, sizeof *s->symbols);
   if (!s->symbols) return ic_failure("binding symbols", IC_ERR_OUT_OF_MEMORY);
+  bool missing = false;
   for (int32_t k = 0; k < n; k++) {
     const char *name = ic_program_symbol_name(s->prog, k);
-    const size_arg *size = name ? find_size(s->opt, name, strlen(name)) : NULL;
-    s->symbols[k] = size ? size->value : 0;
+    const size_arg *size = name ? find_size(o, name, strlen(name)) : NULL;
+    if (size) s->symbols[k] = size->value;
+    else fprintf(stderr, "ic: missing --size for symbol '%s': give --size %s=N\n", name, name);
+    missing |= !size;
+  }
+  if (missing) return EXIT_USAGE;
+  for (int32_t i = 0; i < s->ninputs; i++) {
+    ic_buffer_info info;
+    ic_status st = ic_program_buffer(s->prog, i, &info);
+    if (st != IC_OK) return ic_failure("reading the program's inputs", st);
+    s->inputs[i] = (host_tensor){.name = info.name, .dtype = info.dtype, .ndim = info.ndim};
+    for (int32_t d = 0; d < info.ndim && st == IC_OK; d++)
+      st = ic_program_eval(s->prog, info.dims_expr[d], s->symbols, &s->inputs[i].shape[d]);
+    if (st != IC_OK) return ic_failure("shaping the inputs", st);
   }
   return EXIT_OK;
 }
@@ -800,12 +683,9 @@ static int prepare_tensors(session *s) {
   s->noutputs = ic_program_output_count(s->prog);
   s->inputs = calloc((size_t)s->ninputs + 1, sizeof *s->inputs);
   s->outputs = calloc((size_t)s->noutputs + 1, sizeof *s->outputs);
-  input_dims *dims = calloc((size_t)s->ninputs + 1, sizeof *dims);
   ic_tensor *views = calloc((size_t)s->ninputs + 1, sizeof *views);
-  int status = s->inputs && s->outputs && dims && views ? EXIT_OK : ic_failure("allocating", IC_ERR_OUT_OF_MEMORY);
-  if (status == EXIT_OK) status = read_input_dims(s, dims);
-  if (status == EXIT_OK) status = bind_sizes(s, dims);
-  if (status == EXIT_OK) status = bind_symbols(s);
+  int status = s->inputs && s->outputs && views ? EXIT_OK : ic_failure("allocating", IC_ERR_OUT_OF_MEMORY);
+  if (status == EXIT_OK) status = bind_sizes(s);
   rng r = {s->opt->seed};
   for (int32_t i = 0; status == EXIT_OK && i < s->ninputs; i++) {
     host_tensor *t = &s->inputs[i];
@@ -815,7 +695,6 @@ static int prepare_tensors(session *s) {
   if (status == EXIT_OK) tensor_views(s->inputs, s->ninputs, NULL, views);
   for (int32_t i = 0; status == EXIT_OK && i < s->noutputs; i++) status = prepare_output(s, i, views);
   free(views);
-  free(dims);
   return status;
 }
 
@@ -1000,7 +879,13 @@ static int cmd_compile(session *s) {
     fprintf(stderr, "ic: no GPU: compiling for %s only\n", ic_context_arch(s->ctx));
   status = compile_graph(s, s->opt->backend ? s->opt->backend : "cuda", &s->prog);
   if (status != EXIT_OK) return status;
-  if (s->opt->dumps & DUMP_GRAPH) printf("== graph ==\n%s", s->graph_text);
+  if (s->opt->dumps & DUMP_GRAPH) {
+    char *text = NULL;
+    ic_status st = ic_graph_print(s->graph, &text);
+    if (st != IC_OK) return ic_failure("printing the graph", st);
+    printf("== graph ==\n%s", text);
+    ic_string_free(text);
+  }
   if (s->opt->dumps & DUMP_PROGRAM) status = print_program(s->prog);
   if (s->opt->dumps & DUMP_KIR) print_kernel_texts(s->prog, false);
   if (s->opt->dumps & DUMP_CUDA) print_kernel_texts(s->prog, true);

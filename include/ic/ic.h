@@ -217,6 +217,8 @@ typedef struct ic_context_options {
  * when an explicit arch differs from the device's (use IC_CONTEXT_COMPILE_ONLY to
  * compile for another GPU) or is older than sm_80. */
 IC_API ic_status ic_context_create(const ic_context_options *options, ic_context **out);
+/* Releases the context and the programs its program cache holds. Programs compiled by the
+ * context must be released before it is destroyed. */
 IC_API void ic_context_destroy(ic_context *ctx);
 /* The target architecture ("sm_90a"); valid for the context's lifetime. */
 IC_API const char *ic_context_arch(const ic_context *ctx);
