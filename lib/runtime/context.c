@@ -37,6 +37,7 @@ static ic_status ctx_open_device(ic_context *ctx, int32_t ordinal) {
   if (ordinal < 0 || ordinal >= count)
     return ic_set_error(IC_ERR_INVALID_ARGUMENT, "device %d does not exist (%d device(s))", (int)ordinal, count);
   if ((r = d->cuDeviceGet(&ctx->device, ordinal)) != CUDA_SUCCESS) return ic_cuda_error(d, r, "cuDeviceGet");
+  ctx->ordinal = ordinal;
   if ((r = d->cuDevicePrimaryCtxRetain(&ctx->cuctx, ctx->device)) != CUDA_SUCCESS)
     return ic_cuda_error(d, r, "cuDevicePrimaryCtxRetain");
   return IC_OK;

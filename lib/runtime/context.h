@@ -11,6 +11,7 @@ struct ic_context {
   const ic_driver_api *drv;  /* NULL in compile-only mode */
   const ic_nvrtc_api *nvrtc;
   CUdevice device;
+  int32_t ordinal;           /* the device's ordinal (options.device) */
   CUcontext cuctx;           /* the device's retained primary context */
   char arch[16];             /* "sm_90a" */
   int32_t sm;                /* 90 */

@@ -1,0 +1,119 @@
+/* CPU: DLPack import and export, and a run on the ref backend from DLPack tensors to an
+ * exported output whose deleter frees what ic allocated. */
+#include <check.h>
+#include <ic/ic.h>
+#include <ic/ic_dlpack.h>
+#include <stdlib.h>
+
+#include "check_main.h"
+
+#define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+
+static DLTensor cpu_tensor(void *data, uint8_t code, uint8_t bits, int32_t ndim, int64_t *shape) {
+  DLTensor t = {.data = data, .device = {kDLCPU, 0}, .ndim = ndim, .dtype = {code, bits, 1}, .shape = shape};
+  return t;
+}
+
+START_TEST(test_dtype_mapping) {
+  static const struct {
+    uint8_t code, bits;
+    ic_dtype want;
+  } map[] = {{kDLFloat, 16, IC_F16}, {kDLFloat, 32, IC_F32}, {kDLFloat, 64, IC_F64}, {kDLBfloat, 16, IC_BF16},
+             {kDLInt, 8, IC_I8},     {kDLInt, 16, IC_I16},   {kDLInt, 32, IC_I32},   {kDLInt, 64, IC_I64},
+             {kDLUInt, 8, IC_U8},    {6, 8, IC_BOOL}};
+  int64_t shape[2] = {3, 4};
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
+    DLTensor t = cpu_tensor((void *)64, map[i].code, map[i].bits, 2, shape);
+    ic_tensor it;
+    OK(ic_tensor_from_dlpack(&t, &it));
+    ck_assert_int_eq(it.dtype, map[i].want);
+    ck_assert_int_eq(it.ndim, 2);
+    ck_assert_ptr_eq(it.shape, shape);
+    ck_assert_ptr_null(it.strides);
+  }
+}
+END_TEST
+
+START_TEST(test_import_errors) {
+  int64_t shape[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, neg[1] = {-1};
+  ic_tensor it;
+  DLTensor t = cpu_tensor((void *)64, kDLFloat, 32, 1, shape);
+  t.byte_offset = 16;
+  OK(ic_tensor_from_dlpack(&t, &it));
+  ck_assert_ptr_eq(it.data, (char *)64 + 16);
+  t.device.device_type = (DLDeviceType)10; /* ROCm */
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_UNSUPPORTED);
+  t = cpu_tensor((void *)64, kDLFloat, 32, 1, shape);
+  t.dtype.lanes = 4;
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_UNSUPPORTED);
+  t = cpu_tensor((void *)64, kDLFloat, 8, 1, shape);
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_UNSUPPORTED);
+  t = cpu_tensor((void *)64, kDLComplex, 64, 1, shape);
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_UNSUPPORTED);
+  t = cpu_tensor((void *)64, kDLFloat, 32, 9, shape);
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_UNSUPPORTED);
+  t = cpu_tensor((void *)64, kDLFloat, 32, 1, neg);
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_tensor_from_dlpack(NULL, &it), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_tensor_from_dlpack_managed(NULL, &it), IC_ERR_INVALID_ARGUMENT);
+}
+END_TEST
+
+/* y = x * 2 on the ref backend: x comes in through DLPack (a strided view), y leaves as an
+ * owned DLManagedTensor. */
+START_TEST(test_ref_round_trip) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 3}, IC_LAYOUT_STRIDED);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, ic_graph_constant(g, 2, IC_DTYPE_AUTO))));
+  ic_compile_options co = {.struct_size = sizeof co, .backend = "ref"};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &co, &p));
+  float data[5 * 4];
+  for (int i = 0; i < 20; i++) data[i] = (float)i;
+  int64_t shape[2] = {5, 3}, strides[2] = {4, 1}; /* rows of 4, the last column left out */
+  DLTensor xt = cpu_tensor(data, kDLFloat, 32, 2, shape);
+  xt.strides = strides;
+  DLManagedTensor xm = {.dl_tensor = xt};
+  ic_tensor in, out = {NULL, IC_F32, 2, NULL, NULL};
+  OK(ic_tensor_from_dlpack_managed(&xm, &in));
+  OK(ic_program_run(p, &in, 1, &out, 1, NULL));
+  out.shape = shape;
+  DLManagedTensor *y;
+  OK(ic_tensor_to_dlpack(ctx, &out, kDLCPU, 1, &y));
+  ck_assert_int_eq(y->dl_tensor.ndim, 2);
+  ck_assert_int_eq(y->dl_tensor.shape[0], 5);
+  ck_assert_int_eq(y->dl_tensor.strides[0], 3);
+  ck_assert_int_eq(y->dl_tensor.dtype.code, kDLFloat);
+  ck_assert_int_eq(y->dl_tensor.device.device_type, kDLCPU);
+  const float *yv = y->dl_tensor.data;
+  for (int r = 0; r < 5; r++)
+    for (int c = 0; c < 3; c++) ck_assert(yv[r * 3 + c] == 2.0f * data[r * 4 + c]);
+  y->deleter(y); /* frees ic's output; ASan checks nothing leaks */
+  DLManagedTensor *bad;
+  ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &out, kDLOpenCL, 0, &bad), IC_ERR_UNSUPPORTED);
+  ic_tensor odd = {NULL, IC_F8E4M3, 0, NULL, NULL};
+  ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &odd, kDLCPU, 0, &bad), IC_ERR_UNSUPPORTED);
+  ic_tensor borrowed = {data, IC_F32, 2, shape, strides};
+  OK(ic_tensor_to_dlpack(ctx, &borrowed, kDLCPU, 0, &bad)); /* not owned: data stays */
+  ck_assert_int_eq(bad->dl_tensor.strides[0], 4);
+  bad->deleter(bad);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("dlpack");
+  TCase *tc = tcase_create("dlpack");
+  tcase_add_test(tc, test_dtype_mapping);
+  tcase_add_test(tc, test_import_errors);
+  tcase_add_test(tc, test_ref_round_trip);
+  suite_add_tcase(s, tc);
+  return check_run_suite(s);
+}
