@@ -41,13 +41,13 @@ static bool accepts(ic_op op, ic_dtype dt) {
   ic_value x = ic_graph_input(g, "x", dt, 0, NULL, IC_LAYOUT_CONTIGUOUS);
   ic_value args[3] = {x, x, x};
   if (op == IC_OP_WHERE) args[0] = ic_graph_input(g, "c", IC_BOOL, 0, NULL, IC_LAYOUT_CONTIGUOUS);
-  const int arity = op == IC_OP_WHERE ? 3 : (op >= IC_OP_ADD ? 2 : 1);
+  const int arity = ic_op_arity(op);
   bool ok = ic_graph_op(g, op, arity, args) != IC_INVALID_VALUE;
   ic_graph_destroy(g);
   return ok;
 }
 
-static int op_arity(ic_op op) { return op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1; }
+static int op_arity(ic_op op) { return ic_op_arity(op); }
 
 /* Tolerance of an op: exact ops 0 ulps; device math vs libm a few ulps plus an absolute
  * floor for results that cancel to near zero. */
@@ -129,12 +129,15 @@ START_TEST(test_unary_ops) {
         IC_OK_OR_FAIL(ic_graph_create(&g));
         ic_dim sn = ic_graph_symbol(g, "n");
         ic_value x = ic_graph_input(g, "x", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
-        IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_unary(g, (ic_op)op, x)));
+        ic_value y = ic_graph_unary(g, (ic_op)op, x);
+        ic_dtype odt = ic_graph_value_dtype(g, y); /* bool for predicates */
+        IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
         host_tensor tx = make_random(dt, n);
-        void *want = malloc((size_t)(n ? n : 1) * ic_dtype_size(dt));
-        for (int64_t i = 0; i < n; i++) ref_set(dt, want, i, ref_op((ic_op)op, dt, dt, ref_get(dt, tx.h, i), (hv){0}, (hv){0}));
+        void *want = malloc((size_t)(n ? n : 1) * ic_dtype_size(odt));
+        for (int64_t i = 0; i < n; i++)
+          ref_set(odt, want, i, ref_op((ic_op)op, dt, odt, ref_get(dt, tx.h, i), (hv){0}, (hv){0}));
         int64_t shape[1] = {n};
-        ic_tensor in = {tx.d, dt, 1, shape, NULL}, out = {NULL, dt, 1, shape, NULL};
+        ic_tensor in = {tx.d, dt, 1, shape, NULL}, out = {NULL, odt, 1, shape, NULL};
         int ulps;
         double tol;
         op_tolerance((ic_op)op, dt, &ulps, &tol);

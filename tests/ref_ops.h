@@ -52,7 +52,16 @@ static inline void ref_set(ic_dtype dt, void *p, int64_t i, hv v) {
 
 /* Ops whose results are exactly rounded: bitwise comparable with the device. */
 static inline bool ref_exact(ic_op op) {
-  return !(op == IC_OP_EXP || op == IC_OP_LOG || op == IC_OP_TANH || op == IC_OP_SIGMOID || op == IC_OP_GELU_TANH);
+  switch (op) {
+  case IC_OP_EXP: case IC_OP_LOG: case IC_OP_TANH: case IC_OP_SIGMOID: case IC_OP_GELU_TANH: case IC_OP_EXP2:
+  case IC_OP_EXPM1: case IC_OP_LOG2: case IC_OP_LOG10: case IC_OP_LOG1P: case IC_OP_SIN: case IC_OP_COS:
+  case IC_OP_TAN: case IC_OP_ASIN: case IC_OP_ACOS: case IC_OP_ATAN: case IC_OP_SINH: case IC_OP_COSH:
+  case IC_OP_ASINH: case IC_OP_ACOSH: case IC_OP_ATANH: case IC_OP_ERF: case IC_OP_ERFC: case IC_OP_SILU:
+  case IC_OP_SOFTPLUS: case IC_OP_GELU_ERF:
+    return false;
+  default:
+    return true;
+  }
 }
 
 static inline float ref_gelu_tanh(float x) {
@@ -64,6 +73,12 @@ static inline float ref_max_f32(float a, float b) {
   if (isnan(a) || isnan(b)) return NAN;
   if (a == b) return signbit(a) ? b : a; /* +0 over -0 */
   return a > b ? a : b;
+}
+
+static inline float ref_min_f32(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? a : b; /* -0 under +0 */
+  return a < b ? a : b;
 }
 
 static inline hv ref_cast(ic_dtype from, ic_dtype to, hv a) {
@@ -101,6 +116,54 @@ static inline hv ref_op(ic_op op, ic_dtype dt, ic_dtype out_dt, hv a, hv b, hv c
   case IC_OP_SIGMOID: r.f = 1.0f / (1.0f + expf(-a.f)); break;
   case IC_OP_RELU: if (i32) r.i = a.i > 0 ? a.i : 0; else r.f = a.f > 0.0f ? a.f : (isnan(a.f) ? a.f : 0.0f); break;
   case IC_OP_GELU_TANH: r.f = ref_gelu_tanh(a.f); break;
+  case IC_OP_ABS: if (i32) r.i = (int32_t)(a.i < 0 ? 0u - ua : ua); else r.f = fabsf(a.f); break;
+  case IC_OP_EXP2: r.f = exp2f(a.f); break;
+  case IC_OP_EXPM1: r.f = expm1f(a.f); break;
+  case IC_OP_LOG2: r.f = log2f(a.f); break;
+  case IC_OP_LOG10: r.f = log10f(a.f); break;
+  case IC_OP_LOG1P: r.f = log1pf(a.f); break;
+  case IC_OP_RSQRT: r.f = 1.0f / sqrtf(a.f); break;
+  case IC_OP_RECIPROCAL: r.f = 1.0f / a.f; break;
+  case IC_OP_SIN: r.f = sinf(a.f); break;
+  case IC_OP_COS: r.f = cosf(a.f); break;
+  case IC_OP_TAN: r.f = tanf(a.f); break;
+  case IC_OP_ASIN: r.f = asinf(a.f); break;
+  case IC_OP_ACOS: r.f = acosf(a.f); break;
+  case IC_OP_ATAN: r.f = atanf(a.f); break;
+  case IC_OP_SINH: r.f = sinhf(a.f); break;
+  case IC_OP_COSH: r.f = coshf(a.f); break;
+  case IC_OP_ASINH: r.f = asinhf(a.f); break;
+  case IC_OP_ACOSH: r.f = acoshf(a.f); break;
+  case IC_OP_ATANH: r.f = atanhf(a.f); break;
+  case IC_OP_ERF: r.f = erff(a.f); break;
+  case IC_OP_ERFC: r.f = erfcf(a.f); break;
+  case IC_OP_SILU: r.f = a.f / (1.0f + expf(-a.f)); break;
+  case IC_OP_SOFTPLUS: r.f = a.f > 20.0f ? a.f : log1pf(expf(a.f)); break;
+  case IC_OP_GELU_ERF: r.f = 0.5f * a.f * (1.0f + erff(a.f / sqrtf(2.0f))); break;
+  case IC_OP_FLOOR: r.f = floorf(a.f); break;
+  case IC_OP_CEIL: r.f = ceilf(a.f); break;
+  case IC_OP_ROUND: r.f = nearbyintf(a.f); break;
+  case IC_OP_TRUNC: r.f = truncf(a.f); break;
+  case IC_OP_FRAC: r.f = a.f - truncf(a.f); break;
+  case IC_OP_SIGN:
+    if (i32) r.i = (a.i > 0) - (a.i < 0);
+    else r.f = a.f > 0 ? 1.0f : a.f < 0 ? -1.0f : a.f;
+    break;
+  case IC_OP_LOGICAL_NOT: r.b = dt == IC_BOOL ? !a.b : i32 ? a.i == 0 : a.f == 0.0f; break;
+  case IC_OP_BITWISE_NOT: if (dt == IC_BOOL) r.b = !a.b; else r.i = (int32_t)~ua; break;
+  case IC_OP_ISNAN: r.b = !i32 && isnan(a.f); break;
+  case IC_OP_ISINF: r.b = !i32 && isinf(a.f); break;
+  case IC_OP_ISFINITE: r.b = i32 || isfinite(a.f); break;
+  case IC_OP_MINIMUM: if (i32) r.i = a.i < b.i ? a.i : b.i; else r.f = ref_min_f32(a.f, b.f); break;
+  case IC_OP_FMAX:
+    if (i32) r.i = a.i > b.i ? a.i : b.i;
+    else r.f = isnan(a.f) ? b.f : isnan(b.f) ? a.f : ref_max_f32(a.f, b.f);
+    break;
+  case IC_OP_FMIN:
+    if (i32) r.i = a.i < b.i ? a.i : b.i;
+    else r.f = isnan(a.f) ? b.f : isnan(b.f) ? a.f : ref_min_f32(a.f, b.f);
+    break;
+  case IC_OP_COPYSIGN: r.f = copysignf(a.f, b.f); break;
   case IC_OP_ADD: if (i32) r.i = (int32_t)(ua + ub); else r.f = a.f + b.f; break;
   case IC_OP_SUB: if (i32) r.i = (int32_t)(ua - ub); else r.f = a.f - b.f; break;
   case IC_OP_MUL: if (i32) r.i = (int32_t)(ua * ub); else r.f = a.f * b.f; break;

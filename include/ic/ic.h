@@ -116,7 +116,7 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
 /* ---------------------------------------------------------------- ops
  *
  * The semantics table. X(name, spelling, arity, accepted dtypes, result).
- * Dtype classes: FLOAT = f16 bf16 f32; NUM = FLOAT + i32; ANY = NUM + bool.
+ * Dtype classes: FLOAT = f16 bf16 f32; NUM = FLOAT + i32; ANY = NUM + bool; INT = i32 + bool.
  * Result SAME = the operands' dtype; BOOL = bool.
  *
  * Numerics (both backends, fused and eager alike): every op computes in f32 (exact
@@ -131,8 +131,21 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  * where, and casts to the same dtype, pass their operand's bits through.
  *   sigmoid      1 / (1 + exp(-x))
  *   gelu_tanh    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
- *   exp, log, tanh, sigmoid, gelu_tanh: CUDA device math (expf, logf, tanhf), within
- *                2 ulp of the exactly rounded f32 result
+ *   exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh,
+ *   cosh, asinh, acosh, atanh, erf, erfc, tanh, sigmoid, silu, softplus, gelu_tanh,
+ *   gelu_erf: CUDA device math (expf, ...), within 4 ulp (of the result dtype) of the
+ *                host's libm on the same f32 operand (the ref backend uses libm)
+ *   silu         x / (1 + exp(-x));  softplus: x > 20 ? x : log1p(exp(x))
+ *   gelu_erf     0.5 x (1 + erf(x / sqrt(2)))
+ *   rsqrt        1 / sqrt(x), each IEEE-rounded; reciprocal: 1 / x, IEEE-rounded
+ *   abs          clears the sign bit (NaN too); i32: wraps (abs(INT_MIN) = INT_MIN)
+ *   floor, ceil, trunc, round (half to even), frac (x - trunc(x)): exact
+ *   sign         1, -1, or x itself for +-0; NaN gives NaN; i32: 1, -1, 0
+ *   logical_not  x == 0;  bitwise_not: ~x (bool: !x)
+ *   isnan, isinf, isfinite: bool; false, false, true for i32
+ *   minimum      NaN-propagating; minimum(-0, +0) = -0
+ *   fmax, fmin   NaN-ignoring (a NaN operand gives the other), +0 over -0 as maximum
+ *   copysign     |a| with b's sign bit
  *   div          true division, floating dtypes only
  *   eq..ge       bool result; comparisons with NaN are false except ne
  *   where        where(cond: bool, a, b); a and b of one dtype
@@ -151,11 +164,50 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
   X(SIGMOID, "sigmoid", 1, FLOAT, SAME)            \
   X(RELU, "relu", 1, NUM, SAME)                    \
   X(GELU_TANH, "gelu_tanh", 1, FLOAT, SAME)        \
+  X(ABS, "abs", 1, NUM, SAME)                      \
+  X(EXP2, "exp2", 1, FLOAT, SAME)                  \
+  X(EXPM1, "expm1", 1, FLOAT, SAME)                \
+  X(LOG2, "log2", 1, FLOAT, SAME)                  \
+  X(LOG10, "log10", 1, FLOAT, SAME)                \
+  X(LOG1P, "log1p", 1, FLOAT, SAME)                \
+  X(RSQRT, "rsqrt", 1, FLOAT, SAME)                \
+  X(RECIPROCAL, "reciprocal", 1, FLOAT, SAME)      \
+  X(SIN, "sin", 1, FLOAT, SAME)                    \
+  X(COS, "cos", 1, FLOAT, SAME)                    \
+  X(TAN, "tan", 1, FLOAT, SAME)                    \
+  X(ASIN, "asin", 1, FLOAT, SAME)                  \
+  X(ACOS, "acos", 1, FLOAT, SAME)                  \
+  X(ATAN, "atan", 1, FLOAT, SAME)                  \
+  X(SINH, "sinh", 1, FLOAT, SAME)                  \
+  X(COSH, "cosh", 1, FLOAT, SAME)                  \
+  X(ASINH, "asinh", 1, FLOAT, SAME)                \
+  X(ACOSH, "acosh", 1, FLOAT, SAME)                \
+  X(ATANH, "atanh", 1, FLOAT, SAME)                \
+  X(ERF, "erf", 1, FLOAT, SAME)                    \
+  X(ERFC, "erfc", 1, FLOAT, SAME)                  \
+  X(SILU, "silu", 1, FLOAT, SAME)                  \
+  X(SOFTPLUS, "softplus", 1, FLOAT, SAME)          \
+  X(GELU_ERF, "gelu_erf", 1, FLOAT, SAME)          \
+  X(FLOOR, "floor", 1, FLOAT, SAME)                \
+  X(CEIL, "ceil", 1, FLOAT, SAME)                  \
+  X(ROUND, "round", 1, FLOAT, SAME)                \
+  X(TRUNC, "trunc", 1, FLOAT, SAME)                \
+  X(FRAC, "frac", 1, FLOAT, SAME)                  \
+  X(SIGN, "sign", 1, NUM, SAME)                    \
+  X(LOGICAL_NOT, "logical_not", 1, ANY, BOOL)      \
+  X(BITWISE_NOT, "bitwise_not", 1, INT, SAME)      \
+  X(ISNAN, "isnan", 1, NUM, BOOL)                  \
+  X(ISINF, "isinf", 1, NUM, BOOL)                  \
+  X(ISFINITE, "isfinite", 1, NUM, BOOL)            \
   X(ADD, "add", 2, NUM, SAME)                      \
   X(SUB, "sub", 2, NUM, SAME)                      \
   X(MUL, "mul", 2, NUM, SAME)                      \
   X(DIV, "div", 2, FLOAT, SAME)                    \
   X(MAXIMUM, "maximum", 2, NUM, SAME)              \
+  X(MINIMUM, "minimum", 2, NUM, SAME)              \
+  X(FMAX, "fmax", 2, NUM, SAME)                    \
+  X(FMIN, "fmin", 2, NUM, SAME)                    \
+  X(COPYSIGN, "copysign", 2, FLOAT, SAME)          \
   X(EQ, "eq", 2, ANY, BOOL)                        \
   X(NE, "ne", 2, ANY, BOOL)                        \
   X(LT, "lt", 2, NUM, BOOL)                        \
@@ -174,6 +226,8 @@ typedef enum ic_op {
 
 /* "add", ...; "invalid" for anything else. */
 IC_API const char *ic_op_name(ic_op op);
+/* The number of operands (cast: 1); 0 for anything else. */
+IC_API int32_t ic_op_arity(ic_op op);
 
 /* ---------------------------------------------------------------- context */
 

@@ -10,7 +10,8 @@
 typedef enum op_types {
   OP_TYPES_FLOAT, /* f16 bf16 f32 */
   OP_TYPES_NUM,   /* FLOAT + i32 */
-  OP_TYPES_ANY    /* NUM + bool */
+  OP_TYPES_ANY,   /* NUM + bool */
+  OP_TYPES_INT    /* i32 + bool */
 } op_types;
 
 typedef enum op_result {

@@ -19,12 +19,18 @@ const char *ic_op_name(ic_op op) {
   return info ? info->name : "invalid";
 }
 
+int32_t ic_op_arity(ic_op op) {
+  const op_info *info = op_get(op);
+  return info ? info->arity : 0;
+}
+
 bool op_accepts(const op_info *info, ic_dtype dt) {
   bool is_float = dt == IC_F16 || dt == IC_BF16 || dt == IC_F32;
   switch (info->types) {
   case OP_TYPES_FLOAT: return is_float;
   case OP_TYPES_NUM: return is_float || dt == IC_I32;
   case OP_TYPES_ANY: return is_float || dt == IC_I32 || dt == IC_BOOL;
+  case OP_TYPES_INT: return dt == IC_I32 || dt == IC_BOOL;
   }
   return false;
 }
@@ -34,6 +40,7 @@ const char *op_types_text(op_types t) {
   case OP_TYPES_FLOAT: return "f16, bf16, f32";
   case OP_TYPES_NUM: return "i32, f16, bf16, f32";
   case OP_TYPES_ANY: return "bool, i32, f16, bf16, f32";
+  case OP_TYPES_INT: return "bool, i32";
   }
   return "?";
 }

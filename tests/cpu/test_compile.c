@@ -167,7 +167,7 @@ static bool op_takes(ic_op op, ic_dtype dt) {
   OK(ic_graph_create(&g));
   ic_value a = ic_graph_input(g, "a", dt, 0, NULL, 0), c = ic_graph_input(g, "c", IC_BOOL, 0, NULL, 0);
   ic_value args[3] = {op == IC_OP_WHERE ? c : a, a, a};
-  bool ok = ic_graph_op(g, op, op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1, args) != IC_INVALID_VALUE;
+  bool ok = ic_graph_op(g, op, ic_op_arity(op), args) != IC_INVALID_VALUE;
   ic_graph_destroy(g);
   return ok;
 }
@@ -223,7 +223,7 @@ static void compile_everything(const char *arch) {
     for (int op = 0; op < IC_OP_COUNT; op++) {
       ic_value args[3] = {a, b, a};
       if (op == IC_OP_WHERE) args[0] = c;
-      int arity = op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1;
+      int arity = ic_op_arity(op);
       if (op == IC_OP_CAST || !op_takes((ic_op)op, dts[d])) continue;
       ic_value v = ic_graph_op(g, (ic_op)op, arity, args);
       if (v == IC_INVALID_VALUE) continue;

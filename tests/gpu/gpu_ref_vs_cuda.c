@@ -15,7 +15,7 @@ static void teardown(void) { ic_context_destroy(ctx); }
 
 static const ic_dtype dtypes[] = {IC_BOOL, IC_I32, IC_F16, IC_BF16, IC_F32};
 
-static int arity(ic_op op) { return op == IC_OP_WHERE ? 3 : op >= IC_OP_ADD ? 2 : 1; }
+static int arity(ic_op op) { return ic_op_arity(op); }
 
 /* out = op(a, b, c...) over [n] (a is bool for where); NULL when the op does not take dt.
  * Inputs the op does not use stay inputs of the program. */

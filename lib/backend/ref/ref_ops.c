@@ -91,6 +91,18 @@ static float ref_max_f32(float a, float b) {
   return a > b ? a : b;
 }
 
+static float ref_min_f32(float a, float b) {
+  if (isnan(a) || isnan(b)) return ref_bits_f32(0x7fffffffu);
+  if (a == b) return signbit(a) ? a : b; /* min.NaN.f32: -0 under +0 */
+  return a < b ? a : b;
+}
+
+static float ref_sign_f32(float a) {
+  if (a > 0.0f) return 1.0f;
+  if (a < 0.0f) return -1.0f;
+  return isnan(a) ? ref_bits_f32(0x7fffffffu) : a;
+}
+
 static float ref_gelu_tanh(float x) {
   const float inner = 0.7978845608028654f * (x + 0.044715f * (x * x * x));
   return (0.5f * x) * (1.0f + tanhf(inner));
@@ -107,6 +119,40 @@ static float ref_float_op(ic_op op, float a, float b) {
   case IC_OP_SIGMOID: return ref_canonical(1.0f / (1.0f + expf(-a)));
   case IC_OP_RELU: return a > 0.0f ? a : ref_canonical(isnan(a) ? a : 0.0f);
   case IC_OP_GELU_TANH: return ref_canonical(ref_gelu_tanh(a));
+  case IC_OP_ABS: return ref_bits_f32(ref_f32_bits(a) & 0x7fffffffu);
+  case IC_OP_EXP2: return ref_canonical(exp2f(a));
+  case IC_OP_EXPM1: return ref_canonical(expm1f(a));
+  case IC_OP_LOG2: return ref_canonical(log2f(a));
+  case IC_OP_LOG10: return ref_canonical(log10f(a));
+  case IC_OP_LOG1P: return ref_canonical(log1pf(a));
+  case IC_OP_RSQRT: return ref_canonical(1.0f / sqrtf(a));
+  case IC_OP_RECIPROCAL: return ref_canonical(1.0f / a);
+  case IC_OP_SIN: return ref_canonical(sinf(a));
+  case IC_OP_COS: return ref_canonical(cosf(a));
+  case IC_OP_TAN: return ref_canonical(tanf(a));
+  case IC_OP_ASIN: return ref_canonical(asinf(a));
+  case IC_OP_ACOS: return ref_canonical(acosf(a));
+  case IC_OP_ATAN: return ref_canonical(atanf(a));
+  case IC_OP_SINH: return ref_canonical(sinhf(a));
+  case IC_OP_COSH: return ref_canonical(coshf(a));
+  case IC_OP_ASINH: return ref_canonical(asinhf(a));
+  case IC_OP_ACOSH: return ref_canonical(acoshf(a));
+  case IC_OP_ATANH: return ref_canonical(atanhf(a));
+  case IC_OP_ERF: return ref_canonical(erff(a));
+  case IC_OP_ERFC: return ref_canonical(erfcf(a));
+  case IC_OP_SILU: return ref_canonical(a / (1.0f + expf(-a)));
+  case IC_OP_SOFTPLUS: return ref_canonical(a > 20.0f ? a : log1pf(expf(a)));
+  case IC_OP_GELU_ERF: return ref_canonical((0.5f * a) * (1.0f + erff(a * 0.70710678118654752f)));
+  case IC_OP_FLOOR: return ref_canonical(floorf(a));
+  case IC_OP_CEIL: return ref_canonical(ceilf(a));
+  case IC_OP_ROUND: return ref_canonical(rintf(a)); /* the default rounding: half to even */
+  case IC_OP_TRUNC: return ref_canonical(truncf(a));
+  case IC_OP_FRAC: return ref_canonical(a - truncf(a));
+  case IC_OP_SIGN: return ref_sign_f32(a);
+  case IC_OP_MINIMUM: return ref_min_f32(a, b);
+  case IC_OP_FMAX: return isnan(a) ? b : isnan(b) ? a : ref_max_f32(a, b);
+  case IC_OP_FMIN: return isnan(a) ? b : isnan(b) ? a : ref_min_f32(a, b);
+  case IC_OP_COPYSIGN: return ref_bits_f32((ref_f32_bits(a) & 0x7fffffffu) | (ref_f32_bits(b) & 0x80000000u));
   case IC_OP_ADD: return ref_canonical(a + b);
   case IC_OP_SUB: return ref_canonical(a - b);
   case IC_OP_MUL: return ref_canonical(a * b);
@@ -124,7 +170,11 @@ static int32_t ref_i32_op(ic_op op, int32_t a, int32_t b) {
   case IC_OP_ADD: return (int32_t)(ua + ub);
   case IC_OP_SUB: return (int32_t)(ua - ub);
   case IC_OP_MUL: return (int32_t)(ua * ub);
-  case IC_OP_MAXIMUM: return a > b ? a : b;
+  case IC_OP_MAXIMUM: case IC_OP_FMAX: return a > b ? a : b;
+  case IC_OP_MINIMUM: case IC_OP_FMIN: return a < b ? a : b;
+  case IC_OP_ABS: return (int32_t)(a < 0 ? 0u - ua : ua);
+  case IC_OP_SIGN: return (a > 0) - (a < 0);
+  case IC_OP_BITWISE_NOT: return (int32_t)~ua;
   default: return 0;
   }
 }
@@ -151,9 +201,28 @@ static bool ref_compare(ic_op op, ic_dtype dt, ref_value a, ref_value b) {
   }
 }
 
+/* Ops with a bool result on one operand. */
+static bool ref_predicate(ic_op op, ic_dtype dt, ref_value a) {
+  bool is_float = dt != IC_I32 && dt != IC_BOOL;
+  switch (op) {
+  case IC_OP_LOGICAL_NOT: return dt == IC_BOOL ? !a.b : is_float ? a.f == 0.0f : a.i == 0;
+  case IC_OP_ISNAN: return is_float && isnan(a.f);
+  case IC_OP_ISINF: return is_float && isinf(a.f);
+  case IC_OP_ISFINITE: return !is_float || isfinite(a.f);
+  default: return false;
+  }
+}
+
 ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args) {
   ref_value r = {0};
   switch (op) {
+  case IC_OP_LOGICAL_NOT: case IC_OP_ISNAN: case IC_OP_ISINF: case IC_OP_ISFINITE:
+    r.b = ref_predicate(op, operand_dt, args[0]);
+    return r;
+  case IC_OP_BITWISE_NOT:
+    if (operand_dt == IC_BOOL) r.b = !args[0].b;
+    else r.i = (int32_t)~(uint32_t)args[0].i;
+    return r;
   case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
     r.b = ref_compare(op, operand_dt, args[0], args[1]);
     return r;
