@@ -452,42 +452,6 @@ done:
 
 static sym_id divide(sym_arena *a, sym_kind kind, sym_id x, sym_id y);
 
-/* floordiv/mod/ceildiv by a constant b > 0. Terms whose coefficient is a multiple of b
- * and the multiple of b in the constant move out of the division (and vanish in mod);
- * nested divisions by constants merge. All rewrites are identities over the integers. */
-static sym_id divide_by_const(sym_arena *a, sym_kind kind, sym_id x, sym_id y, int64_t b) {
-  int64_t inner_b;
-  if (kind_of(a, x) == kind && const_of(a, op_of(a, x, 1), &inner_b) && inner_b > 0) {
-    sym_id z = op_of(a, x, 0);
-    if (kind == SYM_MOD && inner_b % b == 0) return divide(a, kind, z, y);
-    if (kind != SYM_MOD && inner_b <= INT64_MAX / b)
-      return divide(a, kind, z, sym_const(a, inner_b * b));
-  }
-  lin l = {0}, in = {0}, out = {0};
-  sym_id r = SYM_NONE;
-  if (!lin_add(a, &l, x, 1)) goto done;
-  for (int32_t i = 0; i < l.terms.count; i++) {
-    term t = l.terms.items[i];
-    bool ok = t.coef % b == 0 ? lin_push(a, &out, t.base, t.coef / b)
-                              : lin_push(a, &in, t.base, t.coef);
-    if (!ok) goto done;
-  }
-  out.konst = floor_div(l.konst, b);
-  in.konst = floor_mod(l.konst, b);
-  if (out.terms.count == 0 && out.konst == 0) {
-    sym_id ops[2] = {x, y};
-    r = intern(a, kind, 0, ops, 2);
-    goto done;
-  }
-  r = divide(a, kind, lin_build(a, &in), y);
-  if (kind != SYM_MOD) r = lin_add(a, &out, r, 1) ? lin_build(a, &out) : SYM_NONE;
-done:
-  lin_free(&l);
-  lin_free(&in);
-  lin_free(&out);
-  return r == SYM_NONE ? fail(a) : r;
-}
-
 /* base without one factor f (1 when base is f), SYM_NONE when f is not a factor. */
 static sym_id remove_factor(sym_arena *a, sym_id base, sym_id f) {
   if (base == f) return sym_const(a, 1);
@@ -502,20 +466,30 @@ static sym_id remove_factor(sym_arena *a, sym_id base, sym_id f) {
   return SYM_NONE;
 }
 
-/* floordiv/mod/ceildiv by a symbolic leaf d: terms with d as a factor move out of the
- * division (and vanish in mod), as (k*d*x + y)/d = k*x + y/d for every d != 0. A zero
- * divisor has no defined result either way (ic never evaluates one: its tensor is empty). */
-static sym_id divide_by_leaf(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
+/* floordiv/mod/ceildiv of a sum x by y, split into the part that leaves the division
+ * (k*y*t + r)/y = k*t + r/y (and vanishes in mod) and the part that stays. y is the
+ * constant b > 0 (then terms whose coefficient is a multiple of b, and the multiple of b
+ * in the constant, move out), or, with b == 0, a symbolic leaf (terms with y as a factor
+ * move out; taken to be nonzero: a zero divisor has no defined result either way, and ic
+ * never evaluates one since its tensor is empty). All rewrites are integer identities. */
+static sym_id divide_split(sym_arena *a, sym_kind kind, sym_id x, sym_id y, int64_t b) {
   lin l = {0}, in = {0}, out = {0};
   sym_id r = SYM_NONE;
   if (!lin_add(a, &l, x, 1)) goto done;
   for (int32_t i = 0; i < l.terms.count; i++) {
     term t = l.terms.items[i];
-    sym_id q = remove_factor(a, t.base, y);
-    bool ok = q != SYM_NONE ? lin_add(a, &out, q, t.coef) : lin_push(a, &in, t.base, t.coef);
+    sym_id q = b ? SYM_NONE : remove_factor(a, t.base, y);
+    bool ok = b && t.coef % b == 0 ? lin_push(a, &out, t.base, t.coef / b)
+              : q != SYM_NONE      ? lin_add(a, &out, q, t.coef)
+                                   : lin_push(a, &in, t.base, t.coef);
     if (!ok) goto done;
   }
-  in.konst = l.konst;
+  if (b) { /* the constant's multiple of b leaves too */
+    out.konst = floor_div(l.konst, b);
+    in.konst = floor_mod(l.konst, b);
+  } else {
+    in.konst = l.konst; /* out.konst holds what the moved terms brought */
+  }
   if (out.terms.count == 0 && out.konst == 0) {
     sym_id ops[2] = {x, y};
     r = intern(a, kind, 0, ops, 2);
@@ -528,6 +502,18 @@ done:
   lin_free(&in);
   lin_free(&out);
   return r == SYM_NONE ? fail(a) : r;
+}
+
+/* By a constant b > 0: nested divisions by constants merge, then divide_split. */
+static sym_id divide_by_const(sym_arena *a, sym_kind kind, sym_id x, sym_id y, int64_t b) {
+  int64_t inner_b;
+  if (kind_of(a, x) == kind && const_of(a, op_of(a, x, 1), &inner_b) && inner_b > 0) {
+    sym_id z = op_of(a, x, 0);
+    if (kind == SYM_MOD && inner_b % b == 0) return divide(a, kind, z, y);
+    if (kind != SYM_MOD && inner_b <= INT64_MAX / b)
+      return divide(a, kind, z, sym_const(a, inner_b * b));
+  }
+  return divide_split(a, kind, x, y, b);
 }
 
 static sym_id divide(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
@@ -547,7 +533,7 @@ static sym_id divide(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
   /* 0 / y is 0 for every y except 0, whose division is left for sym_eval to reject. */
   if (xc && xv == 0 && !(bc && b == 0)) return x;
   sym_kind yk = kind_of(a, y);
-  if (!xc && (yk == SYM_SYMBOL || yk == SYM_VAR || yk == SYM_PARAM)) return divide_by_leaf(a, kind, x, y);
+  if (!xc && (yk == SYM_SYMBOL || yk == SYM_VAR || yk == SYM_PARAM)) return divide_split(a, kind, x, y, 0);
   sym_id ops[2] = {x, y};
   return intern(a, kind, 0, ops, 2);
 }
