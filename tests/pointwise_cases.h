@@ -203,6 +203,44 @@ START_TEST(test_binary_ops_broadcast) {
 }
 END_TEST
 
+/* Ternary ops over [n] with the third operand broadcast from [1]. */
+START_TEST(test_ternary_ops) {
+  static const int64_t sizes[] = {0, 1, 4099};
+  for (int op = 0; op < IC_OP_COUNT; op++) {
+    if (op_arity((ic_op)op) != 3 || op == IC_OP_WHERE) continue;
+    for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+      ic_dtype dt = all_dtypes[di];
+      if (!accepts((ic_op)op, dt)) continue;
+      for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        int64_t n = sizes[si];
+        ic_graph *g;
+        IC_OK_OR_FAIL(ic_graph_create(&g));
+        ic_dim sn = ic_graph_symbol(g, "n");
+        ic_value args[3] = {ic_graph_input(g, "a", dt, 1, &sn, 0), ic_graph_input(g, "b", dt, 1, &sn, 0),
+                            ic_graph_input(g, "c", dt, 1, (ic_dim[]){1}, 0)};
+        IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_op(g, (ic_op)op, 3, args)));
+        host_tensor ta = make_random(dt, n), tb = make_random(dt, n), tc = make_random(dt, 1);
+        void *want = malloc((size_t)(n ? n : 1) * ic_dtype_size(dt));
+        hv cv = ref_get(dt, tc.h, 0);
+        for (int64_t i = 0; i < n; i++)
+          ref_set(dt, want, i, ref_op((ic_op)op, dt, dt, ref_get(dt, ta.h, i), ref_get(dt, tb.h, i), cv));
+        int64_t shape[1] = {n}, one[1] = {1};
+        ic_tensor in[3] = {{ta.d, dt, 1, shape, NULL}, {tb.d, dt, 1, shape, NULL}, {tc.d, dt, 1, one, NULL}};
+        ic_tensor out = {NULL, dt, 1, shape, NULL};
+        char what[64];
+        snprintf(what, sizeof what, "%s.%s n=%lld", ic_op_name((ic_op)op), ic_dtype_name(dt), (long long)n);
+        run_both(g, in, 3, 1, &out, &n, &want, 0, 0.0, what);
+        free(want);
+        free_tensor(&ta);
+        free_tensor(&tb);
+        free_tensor(&tc);
+        ic_graph_destroy(g);
+      }
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_where_and_casts) {
   const int64_t n = 1031;
   for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
@@ -544,6 +582,7 @@ END_TEST
 static void pointwise_add_cases(TCase *tc) {
   tcase_add_test(tc, test_unary_ops);
   tcase_add_test(tc, test_binary_ops_broadcast);
+  tcase_add_test(tc, test_ternary_ops);
   tcase_add_test(tc, test_where_and_casts);
   tcase_add_test(tc, test_chain_eager_equals_fused);
   tcase_add_test(tc, test_layouts_and_alignment);

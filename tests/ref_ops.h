@@ -57,7 +57,7 @@ static inline bool ref_exact(ic_op op) {
   case IC_OP_EXPM1: case IC_OP_LOG2: case IC_OP_LOG10: case IC_OP_LOG1P: case IC_OP_SIN: case IC_OP_COS:
   case IC_OP_TAN: case IC_OP_ASIN: case IC_OP_ACOS: case IC_OP_ATAN: case IC_OP_SINH: case IC_OP_COSH:
   case IC_OP_ASINH: case IC_OP_ACOSH: case IC_OP_ATANH: case IC_OP_ERF: case IC_OP_ERFC: case IC_OP_SILU:
-  case IC_OP_SOFTPLUS: case IC_OP_GELU_ERF:
+  case IC_OP_SOFTPLUS: case IC_OP_GELU_ERF: case IC_OP_POW: case IC_OP_ATAN2: case IC_OP_HYPOT:
     return false;
   default:
     return true;
@@ -164,6 +164,60 @@ static inline hv ref_op(ic_op op, ic_dtype dt, ic_dtype out_dt, hv a, hv b, hv c
     else r.f = isnan(a.f) ? b.f : isnan(b.f) ? a.f : ref_min_f32(a.f, b.f);
     break;
   case IC_OP_COPYSIGN: r.f = copysignf(a.f, b.f); break;
+  case IC_OP_POW: r.f = powf(a.f, b.f); break;
+  case IC_OP_ATAN2: r.f = atan2f(a.f, b.f); break;
+  case IC_OP_HYPOT: r.f = hypotf(a.f, b.f); break;
+  case IC_OP_FMOD:
+    if (i32) r.i = b.i == 0 || (a.i == INT32_MIN && b.i == -1) ? 0 : a.i % b.i;
+    else r.f = fmodf(a.f, b.f);
+    break;
+  case IC_OP_REMAINDER:
+    if (i32) {
+      int32_t m = b.i == 0 || (a.i == INT32_MIN && b.i == -1) ? 0 : a.i % b.i;
+      r.i = m != 0 && ((m < 0) != (b.i < 0)) ? m + b.i : m;
+    } else {
+      float f = floorf(a.f / b.f);
+      r.f = a.f - b.f * f;
+    }
+    break;
+  case IC_OP_FLOOR_DIVIDE:
+  case IC_OP_TRUNC_DIVIDE:
+    if (!i32) {
+      r.f = op == IC_OP_FLOOR_DIVIDE ? floorf(a.f / b.f) : truncf(a.f / b.f);
+    } else if (b.i == 0) {
+      r.i = 0;
+    } else if (a.i == INT32_MIN && b.i == -1) {
+      r.i = INT32_MIN;
+    } else {
+      /* floor division through exact 64-bit arithmetic */
+      int64_t q = (int64_t)a.i / b.i;
+      if (op == IC_OP_FLOOR_DIVIDE && q * b.i != a.i && ((a.i < 0) != (b.i < 0))) q--;
+      r.i = (int32_t)q;
+    }
+    break;
+  case IC_OP_LOGICAL_AND:
+  case IC_OP_LOGICAL_OR:
+  case IC_OP_LOGICAL_XOR: {
+    bool x = dt == IC_BOOL ? a.b : i32 ? a.i != 0 : a.f != 0.0f;
+    bool y = dt == IC_BOOL ? b.b : i32 ? b.i != 0 : b.f != 0.0f;
+    r.b = op == IC_OP_LOGICAL_AND ? (x && y) : op == IC_OP_LOGICAL_OR ? (x || y) : (x != y);
+    break;
+  }
+  case IC_OP_BITWISE_AND: if (dt == IC_BOOL) r.b = a.b && b.b; else r.i = a.i & b.i; break;
+  case IC_OP_BITWISE_OR: if (dt == IC_BOOL) r.b = a.b || b.b; else r.i = a.i | b.i; break;
+  case IC_OP_BITWISE_XOR: if (dt == IC_BOOL) r.b = a.b != b.b; else r.i = a.i ^ b.i; break;
+  case IC_OP_SHIFT_LEFT: r.i = b.i < 0 || b.i >= 32 ? 0 : (int32_t)(ua << b.i); break;
+  case IC_OP_SHIFT_RIGHT: r.i = b.i < 0 || b.i >= 32 ? (a.i < 0 ? -1 : 0) : a.i >> b.i; break;
+  case IC_OP_CLAMP:
+    if (i32) {
+      int32_t lo = a.i > b.i ? a.i : b.i;
+      r.i = lo < c.i ? lo : c.i;
+    } else {
+      r.f = ref_min_f32(ref_max_f32(a.f, b.f), c.f);
+    }
+    break;
+  case IC_OP_LERP: r.f = c.f < 0.5f ? a.f + c.f * (b.f - a.f) : b.f - (b.f - a.f) * (1.0f - c.f); break;
+  case IC_OP_FMA: r.f = fmaf(a.f, b.f, c.f); break;
   case IC_OP_ADD: if (i32) r.i = (int32_t)(ua + ub); else r.f = a.f + b.f; break;
   case IC_OP_SUB: if (i32) r.i = (int32_t)(ua - ub); else r.f = a.f - b.f; break;
   case IC_OP_MUL: if (i32) r.i = (int32_t)(ua * ub); else r.f = a.f * b.f; break;

@@ -116,7 +116,8 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
 /* ---------------------------------------------------------------- ops
  *
  * The semantics table. X(name, spelling, arity, accepted dtypes, result).
- * Dtype classes: FLOAT = f16 bf16 f32; NUM = FLOAT + i32; ANY = NUM + bool; INT = i32 + bool.
+ * Dtype classes: FLOAT = f16 bf16 f32; NUM = FLOAT + i32; ANY = NUM + bool; INT = i32 + bool;
+ * I32 = i32.
  * Result SAME = the operands' dtype; BOOL = bool.
  *
  * Numerics (both backends, fused and eager alike): every op computes in f32 (exact
@@ -146,6 +147,18 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  *   minimum      NaN-propagating; minimum(-0, +0) = -0
  *   fmax, fmin   NaN-ignoring (a NaN operand gives the other), +0 over -0 as maximum
  *   copysign     |a| with b's sign bit
+ *   pow, atan2, hypot: CUDA device math, within 4 ulp of libm (as exp above)
+ *   fmod         C fmod (exact; the sign of a); i32: a - b * trunc(a / b)
+ *   remainder    Python's: a - b * floor(a / b) (the sign of b), each step IEEE-rounded
+ *   floor_divide floor(a / b); trunc_divide: trunc(a / b)
+ *   i32 division by zero gives 0 (floor_divide, trunc_divide, fmod, remainder);
+ *   INT_MIN / -1 wraps to INT_MIN, and its remainder is 0
+ *   logical_and/or/xor: operands != 0, bool result; bitwise_and/or/xor: i32 or bool
+ *   shift_left   a << b; b < 0 or b >= 32 gives 0
+ *   shift_right  arithmetic a >> b; b < 0 or b >= 32 gives 0 or -1 (a's sign)
+ *   clamp        minimum(maximum(x, lo), hi): NaN-propagating
+ *   lerp         w < 0.5 ? a + w (b - a) : b - (b - a)(1 - w), each step IEEE-rounded
+ *   fma          a * b + c with one rounding (the one contraction a graph asks for)
  *   div          true division, floating dtypes only
  *   eq..ge       bool result; comparisons with NaN are false except ne
  *   where        where(cond: bool, a, b); a and b of one dtype
@@ -208,6 +221,21 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
   X(FMAX, "fmax", 2, NUM, SAME)                    \
   X(FMIN, "fmin", 2, NUM, SAME)                    \
   X(COPYSIGN, "copysign", 2, FLOAT, SAME)          \
+  X(POW, "pow", 2, FLOAT, SAME)                    \
+  X(ATAN2, "atan2", 2, FLOAT, SAME)                \
+  X(HYPOT, "hypot", 2, FLOAT, SAME)                \
+  X(FMOD, "fmod", 2, NUM, SAME)                    \
+  X(REMAINDER, "remainder", 2, NUM, SAME)          \
+  X(FLOOR_DIVIDE, "floor_divide", 2, NUM, SAME)    \
+  X(TRUNC_DIVIDE, "trunc_divide", 2, NUM, SAME)    \
+  X(LOGICAL_AND, "logical_and", 2, ANY, BOOL)      \
+  X(LOGICAL_OR, "logical_or", 2, ANY, BOOL)        \
+  X(LOGICAL_XOR, "logical_xor", 2, ANY, BOOL)      \
+  X(BITWISE_AND, "bitwise_and", 2, INT, SAME)      \
+  X(BITWISE_OR, "bitwise_or", 2, INT, SAME)        \
+  X(BITWISE_XOR, "bitwise_xor", 2, INT, SAME)      \
+  X(SHIFT_LEFT, "shift_left", 2, I32, SAME)        \
+  X(SHIFT_RIGHT, "shift_right", 2, I32, SAME)      \
   X(EQ, "eq", 2, ANY, BOOL)                        \
   X(NE, "ne", 2, ANY, BOOL)                        \
   X(LT, "lt", 2, NUM, BOOL)                        \
@@ -215,6 +243,9 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
   X(GT, "gt", 2, NUM, BOOL)                        \
   X(GE, "ge", 2, NUM, BOOL)                        \
   X(WHERE, "where", 3, ANY, SAME)                  \
+  X(CLAMP, "clamp", 3, NUM, SAME)                  \
+  X(LERP, "lerp", 3, FLOAT, SAME)                  \
+  X(FMA, "fma", 3, FLOAT, SAME)                    \
   X(CAST, "cast", 1, ANY, TARGET)
 
 typedef enum ic_op {

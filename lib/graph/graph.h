@@ -11,7 +11,8 @@ typedef enum op_types {
   OP_TYPES_FLOAT, /* f16 bf16 f32 */
   OP_TYPES_NUM,   /* FLOAT + i32 */
   OP_TYPES_ANY,   /* NUM + bool */
-  OP_TYPES_INT    /* i32 + bool */
+  OP_TYPES_INT,   /* i32 + bool */
+  OP_TYPES_I32    /* i32 */
 } op_types;
 
 typedef enum op_result {

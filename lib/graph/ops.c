@@ -31,6 +31,7 @@ bool op_accepts(const op_info *info, ic_dtype dt) {
   case OP_TYPES_NUM: return is_float || dt == IC_I32;
   case OP_TYPES_ANY: return is_float || dt == IC_I32 || dt == IC_BOOL;
   case OP_TYPES_INT: return dt == IC_I32 || dt == IC_BOOL;
+  case OP_TYPES_I32: return dt == IC_I32;
   }
   return false;
 }
@@ -41,6 +42,7 @@ const char *op_types_text(op_types t) {
   case OP_TYPES_NUM: return "i32, f16, bf16, f32";
   case OP_TYPES_ANY: return "bool, i32, f16, bf16, f32";
   case OP_TYPES_INT: return "bool, i32";
+  case OP_TYPES_I32: return "i32";
   }
   return "?";
 }

@@ -190,6 +190,29 @@ static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   case IC_OP_FMAX: ic_sbuf_printf(o, i32 ? "ic_max_i32(%s, %s)" : "ic_fmax_f32(%s, %s)", a, b); break;
   case IC_OP_FMIN: ic_sbuf_printf(o, i32 ? "ic_min_i32(%s, %s)" : "ic_fmin_f32(%s, %s)", a, b); break;
   case IC_OP_COPYSIGN: ic_sbuf_printf(o, "ic_copysign_f32(%s, %s)", a, b); break;
+  case IC_OP_POW: ic_sbuf_printf(o, "powf(%s, %s)", a, b); break;
+  case IC_OP_ATAN2: ic_sbuf_printf(o, "atan2f(%s, %s)", a, b); break;
+  case IC_OP_HYPOT: ic_sbuf_printf(o, "hypotf(%s, %s)", a, b); break;
+  case IC_OP_FMOD: ic_sbuf_printf(o, i32 ? "ic_fmod_i32(%s, %s)" : "fmodf(%s, %s)", a, b); break;
+  case IC_OP_REMAINDER: ic_sbuf_printf(o, i32 ? "ic_remainder_i32(%s, %s)" : "ic_remainder_f32(%s, %s)", a, b); break;
+  case IC_OP_FLOOR_DIVIDE: ic_sbuf_printf(o, i32 ? "ic_floordiv_i32(%s, %s)" : "floorf(ic_div_f32(%s, %s))", a, b); break;
+  case IC_OP_TRUNC_DIVIDE: ic_sbuf_printf(o, i32 ? "ic_truncdiv_i32(%s, %s)" : "truncf(ic_div_f32(%s, %s))", a, b); break;
+  case IC_OP_LOGICAL_AND: case IC_OP_LOGICAL_OR: case IC_OP_LOGICAL_XOR: {
+    const char *zero = dt == IC_BOOL ? "false" : i32 ? "0" : "0.0f";
+    const char *join = in->op == IC_OP_LOGICAL_AND ? "&&" : in->op == IC_OP_LOGICAL_OR ? "||" : "!=";
+    ic_sbuf_printf(o, "((%s != %s) %s (%s != %s))", a, zero, join, b, zero);
+    break;
+  }
+  case IC_OP_BITWISE_AND: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s && %s)" : "(%s & %s)", a, b); break;
+  case IC_OP_BITWISE_OR: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s || %s)" : "(%s | %s)", a, b); break;
+  case IC_OP_BITWISE_XOR: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s != %s)" : "(%s ^ %s)", a, b); break;
+  case IC_OP_SHIFT_LEFT: ic_sbuf_printf(o, "ic_shl_i32(%s, %s)", a, b); break;
+  case IC_OP_SHIFT_RIGHT: ic_sbuf_printf(o, "ic_shr_i32(%s, %s)", a, b); break;
+  case IC_OP_CLAMP:
+    ic_sbuf_printf(o, i32 ? "ic_min_i32(ic_max_i32(%s, %s), %s)" : "ic_min_f32(ic_max_f32(%s, %s), %s)", a, b, c);
+    break;
+  case IC_OP_LERP: ic_sbuf_printf(o, "ic_lerp_f32(%s, %s, %s)", a, b, c); break;
+  case IC_OP_FMA: ic_sbuf_printf(o, "fmaf(%s, %s, %s)", a, b, c); break;
   case IC_OP_EQ: ic_sbuf_printf(o, "(%s == %s)", a, b); break;
   case IC_OP_NE: ic_sbuf_printf(o, "(%s != %s)", a, b); break;
   case IC_OP_LT: ic_sbuf_printf(o, "(%s < %s)", a, b); break;

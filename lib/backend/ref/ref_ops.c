@@ -109,7 +109,7 @@ static float ref_gelu_tanh(float x) {
 }
 
 /* An op on float operands, before rounding to the result dtype. */
-static float ref_float_op(ic_op op, float a, float b) {
+static float ref_float_op(ic_op op, float a, float b, float c) {
   switch (op) {
   case IC_OP_NEG: return ref_bits_f32(ref_f32_bits(a) ^ 0x80000000u); /* a sign flip, NaN too */
   case IC_OP_EXP: return ref_canonical(expf(a));
@@ -153,6 +153,19 @@ static float ref_float_op(ic_op op, float a, float b) {
   case IC_OP_FMAX: return isnan(a) ? b : isnan(b) ? a : ref_max_f32(a, b);
   case IC_OP_FMIN: return isnan(a) ? b : isnan(b) ? a : ref_min_f32(a, b);
   case IC_OP_COPYSIGN: return ref_bits_f32((ref_f32_bits(a) & 0x7fffffffu) | (ref_f32_bits(b) & 0x80000000u));
+  case IC_OP_POW: return ref_canonical(powf(a, b));
+  case IC_OP_ATAN2: return ref_canonical(atan2f(a, b));
+  case IC_OP_HYPOT: return ref_canonical(hypotf(a, b));
+  case IC_OP_FMOD: return ref_canonical(fmodf(a, b));
+  case IC_OP_REMAINDER: {
+    const float f = floorf(a / b);
+    return ref_canonical(a - b * f);
+  }
+  case IC_OP_FLOOR_DIVIDE: return ref_canonical(floorf(a / b));
+  case IC_OP_TRUNC_DIVIDE: return ref_canonical(truncf(a / b));
+  case IC_OP_CLAMP: return ref_min_f32(ref_max_f32(a, b), c);
+  case IC_OP_LERP: return ref_canonical(c < 0.5f ? a + c * (b - a) : b - (b - a) * (1.0f - c));
+  case IC_OP_FMA: return ref_canonical(fmaf(a, b, c));
   case IC_OP_ADD: return ref_canonical(a + b);
   case IC_OP_SUB: return ref_canonical(a - b);
   case IC_OP_MUL: return ref_canonical(a * b);
@@ -162,8 +175,14 @@ static float ref_float_op(ic_op op, float a, float b) {
   }
 }
 
-static int32_t ref_i32_op(ic_op op, int32_t a, int32_t b) {
+/* i32 division: by zero gives 0; INT_MIN / -1 wraps (its remainder is 0). */
+static bool ref_div_wraps(int32_t a, int32_t b) { return a == INT32_MIN && b == -1; }
+static int32_t ref_truncdiv(int32_t a, int32_t b) { return b == 0 ? 0 : ref_div_wraps(a, b) ? a : a / b; }
+static int32_t ref_fmod(int32_t a, int32_t b) { return b == 0 || ref_div_wraps(a, b) ? 0 : a % b; }
+
+static int32_t ref_i32_op(ic_op op, int32_t a, int32_t b, int32_t c) {
   uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+  int32_t q = ref_truncdiv(a, b), r = ref_fmod(a, b);
   switch (op) {
   case IC_OP_NEG: return (int32_t)(0u - ua);
   case IC_OP_RELU: return a > 0 ? a : 0;
@@ -175,6 +194,19 @@ static int32_t ref_i32_op(ic_op op, int32_t a, int32_t b) {
   case IC_OP_ABS: return (int32_t)(a < 0 ? 0u - ua : ua);
   case IC_OP_SIGN: return (a > 0) - (a < 0);
   case IC_OP_BITWISE_NOT: return (int32_t)~ua;
+  case IC_OP_FMOD: return r;
+  case IC_OP_REMAINDER: return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  case IC_OP_TRUNC_DIVIDE: return q;
+  case IC_OP_FLOOR_DIVIDE: return b != 0 && !ref_div_wraps(a, b) && q * b != a && ((a < 0) != (b < 0)) ? q - 1 : q;
+  case IC_OP_BITWISE_AND: return a & b;
+  case IC_OP_BITWISE_OR: return a | b;
+  case IC_OP_BITWISE_XOR: return a ^ b;
+  case IC_OP_SHIFT_LEFT: return b < 0 || b >= 32 ? 0 : (int32_t)(ua << b);
+  case IC_OP_SHIFT_RIGHT: return b < 0 || b >= 32 ? (a < 0 ? -1 : 0) : a >> b;
+  case IC_OP_CLAMP: {
+    int32_t lo = a > b ? a : b;
+    return lo < c ? lo : c;
+  }
   default: return 0;
   }
 }
@@ -213,16 +245,29 @@ static bool ref_predicate(ic_op op, ic_dtype dt, ref_value a) {
   }
 }
 
+/* logical_and/or/xor: operands compared with zero. */
+static bool ref_logical(ic_op op, ic_dtype dt, ref_value a, ref_value b) {
+  bool x = dt == IC_BOOL ? a.b : dt == IC_I32 ? a.i != 0 : a.f != 0.0f;
+  bool y = dt == IC_BOOL ? b.b : dt == IC_I32 ? b.i != 0 : b.f != 0.0f;
+  return op == IC_OP_LOGICAL_AND ? x && y : op == IC_OP_LOGICAL_OR ? x || y : x != y;
+}
+
 ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args) {
   ref_value r = {0};
   switch (op) {
   case IC_OP_LOGICAL_NOT: case IC_OP_ISNAN: case IC_OP_ISINF: case IC_OP_ISFINITE:
     r.b = ref_predicate(op, operand_dt, args[0]);
     return r;
-  case IC_OP_BITWISE_NOT:
-    if (operand_dt == IC_BOOL) r.b = !args[0].b;
-    else r.i = (int32_t)~(uint32_t)args[0].i;
+  case IC_OP_LOGICAL_AND: case IC_OP_LOGICAL_OR: case IC_OP_LOGICAL_XOR:
+    r.b = ref_logical(op, operand_dt, args[0], args[1]);
     return r;
+  case IC_OP_BITWISE_NOT: case IC_OP_BITWISE_AND: case IC_OP_BITWISE_OR: case IC_OP_BITWISE_XOR:
+    if (operand_dt == IC_BOOL) {
+      bool x = args[0].b, y = args[1].b;
+      r.b = op == IC_OP_BITWISE_NOT ? !x : op == IC_OP_BITWISE_AND ? x && y : op == IC_OP_BITWISE_OR ? x || y : x != y;
+      return r;
+    }
+    break;
   case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
     r.b = ref_compare(op, operand_dt, args[0], args[1]);
     return r;
@@ -230,7 +275,7 @@ ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref
   case IC_OP_CAST: return ref_cast(operand_dt, result_dt, args[0]);
   default: break;
   }
-  if (operand_dt == IC_I32) r.i = ref_i32_op(op, args[0].i, args[1].i);
-  else r.f = ref_round(result_dt, ref_float_op(op, args[0].f, args[1].f));
+  if (operand_dt == IC_I32) r.i = ref_i32_op(op, args[0].i, args[1].i, args[2].i);
+  else r.f = ref_round(result_dt, ref_float_op(op, args[0].f, args[1].f, args[2].f));
   return r;
 }
