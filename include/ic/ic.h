@@ -375,6 +375,13 @@ IC_API ic_value ic_graph_cast(ic_graph *graph, ic_value a, ic_dtype dtype);
 IC_API ic_value ic_graph_reshape(ic_graph *graph, ic_value a, int32_t ndim, const ic_dim *dims);
 IC_API ic_value ic_graph_permute(ic_graph *graph, ic_value a, int32_t ndim, const int32_t *perm);
 IC_API ic_value ic_graph_expand(ic_graph *graph, ic_value a, int32_t ndim, const ic_dim *dims);
+/* Shorthands for reshapes (they build reshape nodes). dim may be negative, counting from
+ * the end (-1: the last dim; for unsqueeze, the new dim's place in the result).
+ * squeeze drops a dim of constant size 1; unsqueeze inserts one; flatten merges the dims
+ * start..end (inclusive) into one. */
+IC_API ic_value ic_graph_squeeze(ic_graph *graph, ic_value a, int32_t dim);
+IC_API ic_value ic_graph_unsqueeze(ic_graph *graph, ic_value a, int32_t dim);
+IC_API ic_value ic_graph_flatten(ic_graph *graph, ic_value a, int32_t start, int32_t end);
 
 /* Marks a value as a named program output (names are unique). Returns IC_OK or the
  * graph's error status. */

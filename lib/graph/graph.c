@@ -546,3 +546,57 @@ void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id
   }
   ic_sbuf_puts(out, "]");
 }
+
+/* ---------------------------------------------------------------- reshape shorthands */
+
+/* A dim index of a tensor with n dims (negative counts from the end), or -1. */
+static int32_t graph_dim_index(int32_t dim, int32_t n) {
+  int32_t d = dim < 0 ? dim + n : dim;
+  return d >= 0 && d < n ? d : -1;
+}
+
+ic_value ic_graph_squeeze(ic_graph *g, ic_value a, int32_t dim) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "squeeze", a);
+  if (!src) return IC_INVALID_VALUE;
+  int32_t d = graph_dim_index(dim, src->ndim);
+  if (d < 0) return graph_fail(g, "squeeze: dim %" PRId32 " outside a tensor of %" PRId32 " dims", dim, src->ndim);
+  if (!graph_dim_is_one(g, src->dims[d]))
+    return graph_fail(g, "squeeze: dim %" PRId32 " does not have the constant size 1", dim);
+  sym_id dims[IC_MAX_DIMS];
+  int32_t n = 0;
+  for (int32_t i = 0; i < src->ndim; i++)
+    if (i != d) dims[n++] = src->dims[i];
+  return graph_reshape_exprs(g, a, n, dims);
+}
+
+ic_value ic_graph_unsqueeze(ic_graph *g, ic_value a, int32_t dim) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "unsqueeze", a);
+  if (!src) return IC_INVALID_VALUE;
+  if (src->ndim == IC_MAX_DIMS) return graph_fail(g, "unsqueeze: a tensor of %d dims cannot grow", IC_MAX_DIMS);
+  int32_t d = graph_dim_index(dim, src->ndim + 1);
+  if (d < 0) return graph_fail(g, "unsqueeze: dim %" PRId32 " outside a result of %" PRId32 " dims", dim, src->ndim + 1);
+  sym_id dims[IC_MAX_DIMS];
+  for (int32_t i = 0, j = 0; i <= src->ndim; i++) dims[i] = i == d ? sym_const(g->syms, 1) : src->dims[j++];
+  return graph_reshape_exprs(g, a, src->ndim + 1, dims);
+}
+
+ic_value ic_graph_flatten(ic_graph *g, ic_value a, int32_t start, int32_t end) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "flatten", a);
+  if (!src) return IC_INVALID_VALUE;
+  int32_t n = src->ndim ? src->ndim : 1;
+  int32_t s = graph_dim_index(start, n), e = graph_dim_index(end, n);
+  if (s < 0 || e < 0 || s > e)
+    return graph_fail(g, "flatten: dims %" PRId32 "..%" PRId32 " are no range of a tensor of %" PRId32 " dims", start,
+                      end, src->ndim);
+  sym_id dims[IC_MAX_DIMS];
+  int32_t m = 0;
+  for (int32_t i = 0; i < src->ndim; i++) {
+    if (i > s && i <= e) dims[m - 1] = sym_mul(g->syms, dims[m - 1], src->dims[i]);
+    else dims[m++] = src->dims[i];
+  }
+  if (src->ndim == 0) dims[m++] = sym_const(g->syms, 1); /* a scalar flattens to [1] */
+  return graph_reshape_exprs(g, a, m, dims);
+}

@@ -65,6 +65,10 @@ START_TEST(test_builder_errors) {
   EXPECT_BUILD_ERROR(ic_graph_permute(g, x, 1, (int32_t[]){0}), "1 entries for a tensor of 2 dims");
   EXPECT_BUILD_ERROR(ic_graph_expand(g, x, 2, (ic_dim[]){n, 5}), "cannot expand");
   EXPECT_BUILD_ERROR(ic_graph_expand(g, x, 1, (ic_dim[]){4}), "cannot hold");
+  EXPECT_BUILD_ERROR(ic_graph_squeeze(g, x, 1), "does not have the constant size 1");
+  EXPECT_BUILD_ERROR(ic_graph_squeeze(g, x, 2), "outside a tensor of 2 dims");
+  EXPECT_BUILD_ERROR(ic_graph_unsqueeze(g, x, 3), "outside a result of 3 dims");
+  EXPECT_BUILD_ERROR(ic_graph_flatten(g, x, 1, 0), "no range");
 }
 END_TEST
 
@@ -138,6 +142,13 @@ START_TEST(test_views) {
   ic_value one = ic_graph_input(g, "one", IC_F32, 1, (ic_dim[]){1}, 0);
   assert_dims(g, ic_graph_expand(g, one, 3, (ic_dim[]){2, n, 5}), 3, (ic_dim[]){2, n, 5});
   ck_assert_int_eq(ic_graph_expand(g, x, 3, (ic_dim[]){n, 4, 6}), x); /* no-op expand */
+  ic_value u = ic_graph_unsqueeze(g, x, -1);
+  assert_dims(g, u, 4, (ic_dim[]){n, 4, 6, 1});
+  assert_dims(g, ic_graph_unsqueeze(g, x, 0), 4, (ic_dim[]){1, n, 4, 6});
+  assert_dims(g, ic_graph_squeeze(g, u, 3), 3, (ic_dim[]){n, 4, 6});
+  assert_dims(g, ic_graph_flatten(g, x, 1, 2), 2, (ic_dim[]){n, 24});
+  assert_dims(g, ic_graph_flatten(g, x, 0, -1), 1, (ic_dim[]){IC_DIM_INFER}); /* 24 n */
+  assert_dims(g, ic_graph_flatten(g, ic_graph_constant(g, 1, IC_F32), 0, 0), 1, (ic_dim[]){1});
   ck_assert_int_eq(ic_graph_error(g, NULL), IC_OK);
   ic_graph_destroy(g);
 }
