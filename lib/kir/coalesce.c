@@ -5,11 +5,12 @@
  * constant size 1 disappear. [n, 37] + [n, 37] becomes one run of 37n elements, so the
  * vector path applies whatever the row length; [n, 37] * [37] keeps its two dims.
  *
- * kir_generalize_sizes: a kernel that is one run of elements, with every access either
- * that run or a single element, computes the same thing for every length: its length
- * (a constant or an expression of the symbols) becomes a launch parameter, so its source (and cache key) does not depend on
- * the shape. Eager mode uses it, so the eager kernels of one op, dtype and layout are
- * shared by every graph. */
+ * kir_generalize_sizes: a kernel whose every access is a contiguous tensor, broadcast
+ * along some dims (y[n, m] = x[n, m] * w[m], or one run of elements after coalescing),
+ * computes the same thing for every size: its sizes become launch parameters, so its
+ * source and cache key do not depend on the shape. Eager mode uses it, so the eager
+ * kernels of one op, dtypes and layout are shared by every graph. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kir/kir.h"
@@ -83,16 +84,53 @@ bool kir_coalesce_dims(kir_kernel *k) {
 
 bool kir_generalize_sizes(kir_kernel *k) {
   sym_arena *a = k->syms;
-  if (k->ndim != 1 || sym_kind_of(a, k->dims[0]) == SYM_PARAM) return true;
-  sym_id i0 = sym_var(a, 0), zero = sym_const(a, 0);
-  for (int32_t i = 0; i < k->instrs.count; i++) {
+  int32_t ndim = k->ndim, n = k->instrs.count;
+  if (ndim == 0 || ndim > KIR_MAX_SIZES || n > 256) return true;
+  for (int32_t d = 0; d < ndim; d++)
+    if (sym_kind_of(a, k->dims[d]) == SYM_PARAM && sym_leaf_index(a, k->dims[d]) >= KIR_SIZE_PARAM_BASE) return true;
+  /* Every access must be a contiguous tensor broadcast along some dims: no constant part,
+   * a zero coefficient for the broadcast dims, and for the others the product of the
+   * sizes of the later dims the access does not broadcast. */
+  sym_id zero = sym_const(a, 0);
+  bool *walks = calloc((size_t)n * IC_MAX_DIMS + 1, sizeof(bool)); /* per access and var */
+  if (!walks) return false;
+  bool ok = true;
+  for (int32_t i = 0; i < n && ok; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (kir_is_access(in) && in->offset != i0 && in->offset != zero) return true;
+    if (!kir_is_access(in)) continue;
+    kir_affine acc;
+    ok = kir_decompose(k, in->offset, &acc) && acc.rest == zero;
+    sym_id expected = sym_const(a, 1);
+    for (int32_t d = ndim - 1; d >= 0 && ok; d--) {
+      walks[i * IC_MAX_DIMS + d] = acc.coeff[d] != zero;
+      ok = !walks[i * IC_MAX_DIMS + d] || acc.coeff[d] == expected;
+      if (walks[i * IC_MAX_DIMS + d]) expected = sym_mul(a, expected, k->dims[d]);
+    }
   }
-  sym_id size = sym_param(a, KIR_SIZE_PARAM_BASE);
-  k->size_exprs[0] = k->dims[0];
-  k->nsizes = 1;
-  k->dims[0] = size;
-  k->numel = size;
+  if (ok) {
+    sym_id size[IC_MAX_DIMS];
+    for (int32_t d = 0; d < ndim; d++) {
+      size[d] = sym_param(a, KIR_SIZE_PARAM_BASE + d);
+      k->size_exprs[d] = k->dims[d];
+    }
+    for (int32_t i = 0; i < n; i++) {
+      kir_instr *in = &k->instrs.items[i];
+      if (!kir_is_access(in)) continue;
+      sym_id off = zero, stride = sym_const(a, 1);
+      for (int32_t d = ndim - 1; d >= 0; d--) {
+        if (!walks[i * IC_MAX_DIMS + d]) continue;
+        off = sym_add(a, off, sym_mul(a, stride, sym_var(a, d)));
+        stride = sym_mul(a, stride, size[d]);
+      }
+      in->offset = off;
+    }
+    k->nsizes = ndim;
+    k->numel = sym_const(a, 1);
+    for (int32_t d = 0; d < ndim; d++) {
+      k->dims[d] = size[d];
+      k->numel = sym_mul(a, k->numel, size[d]);
+    }
+  }
+  free(walks);
   return !sym_arena_failed(a);
 }

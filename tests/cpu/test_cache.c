@@ -260,6 +260,22 @@ START_TEST(test_eager_kernels_shared_across_shapes) {
   ck_assert_int_eq(s.memory_hits, 2);
   ck_assert_str_eq(ic_program_kernel_source(p[0], 0), ic_program_kernel_source(p[2], 0));
   for (int i = 0; i < 3; i++) ic_program_release(p[i]);
+  /* a broadcast: x [rows, cols] * w [cols] shares one kernel for every rows and cols */
+  static const ic_dim shapes[3][2] = {{4, 8}, {1000, 3}, {-1, 77}};
+  for (int i = 0; i < 3; i++) {
+    ic_graph *h;
+    OK(ic_graph_create(&h));
+    ic_dim rows = shapes[i][0] < 0 ? ic_graph_symbol(h, "n") : shapes[i][0];
+    ic_value x = ic_graph_input(h, "x", IC_F32, 2, (ic_dim[]){rows, shapes[i][1]}, 0);
+    ic_value w = ic_graph_input(h, "w", IC_F32, 1, (ic_dim[]){shapes[i][1]}, 0);
+    OK(ic_graph_output(h, "y", ic_graph_binary(h, IC_OP_MUL, x, w)));
+    OK(ic_compile(ctx, h, &eager, &p[i]));
+    ic_graph_destroy(h);
+  }
+  s = stats_of(ctx);
+  ck_assert_int_eq(s.compiles, 2); /* the sigmoid, and one mul for all three */
+  ck_assert_str_eq(ic_program_kernel_source(p[0], 0), ic_program_kernel_source(p[2], 0));
+  for (int i = 0; i < 3; i++) ic_program_release(p[i]);
   ic_graph_destroy(a);
   ic_graph_destroy(b);
   ic_graph_destroy(c);
