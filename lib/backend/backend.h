@@ -50,8 +50,7 @@ struct ic_backend {
 extern const ic_backend ic_backend_cuda;
 extern const ic_backend ic_backend_ref;
 
-/* The backend with that name or id, NULL if none. */
+/* The backend with that name, NULL if none. */
 const ic_backend *backend_by_name(const char *name);
-const ic_backend *backend_by_id(backend_id id);
 
 #endif

@@ -1,4 +1,4 @@
-/* The backends ic knows, by name and id. */
+/* The backends ic knows, by name. */
 #include <string.h>
 
 #include "backend/backend.h"
@@ -8,11 +8,5 @@ static const ic_backend *const backend_list[] = {&ic_backend_cuda, &ic_backend_r
 const ic_backend *backend_by_name(const char *name) {
   for (size_t i = 0; name && i < IC_ARRAY_LEN(backend_list); i++)
     if (strcmp(backend_list[i]->name, name) == 0) return backend_list[i];
-  return NULL;
-}
-
-const ic_backend *backend_by_id(backend_id id) {
-  for (size_t i = 0; i < IC_ARRAY_LEN(backend_list); i++)
-    if (backend_list[i]->id == id) return backend_list[i];
   return NULL;
 }

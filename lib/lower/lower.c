@@ -1,7 +1,6 @@
 /* Lowering: graph -> pointwise nodes with views folded into index expressions. */
 #include "lower/lower.h"
 
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,29 +240,4 @@ void lowered_destroy(lowered *l) {
   free(l->nodes.items);
   sym_arena_destroy(l->syms);
   free(l);
-}
-
-void lowered_print(const lowered *l, ic_sbuf *out) {
-  sym_names names = {.symbols = (const char *const *)l->symbol_names, .nsymbols = l->nsymbols};
-  for (int32_t i = 0; i < l->nodes.count; i++) {
-    const lower_node *n = &l->nodes.items[i];
-    ic_sbuf_printf(out, "n%" PRId32 " = %s(", i, ic_op_name(n->op));
-    for (int32_t j = 0; j < n->nargs; j++) {
-      const lower_arg *a = &n->args[j];
-      if (j) ic_sbuf_puts(out, ", ");
-      if (a->kind == LOWER_ARG_NODE) ic_sbuf_printf(out, "n%" PRId32, a->node);
-      else if (a->kind == LOWER_ARG_CONST) ic_sbuf_printf(out, "%.9g", a->value);
-      else {
-        ic_sbuf_printf(out, "%s%" PRId32 "[", a->src.is_input ? "in" : "n", a->src.index);
-        sym_print(l->syms, a->offset, &names, out);
-        ic_sbuf_puts(out, "]");
-      }
-    }
-    ic_sbuf_printf(out, ") : %s[", ic_dtype_name(n->dtype));
-    for (int32_t d = 0; d < n->ndim; d++) {
-      if (d) ic_sbuf_puts(out, ", ");
-      sym_print(l->syms, n->dims[d], &names, out);
-    }
-    ic_sbuf_puts(out, "]\n");
-  }
 }

@@ -76,7 +76,5 @@ ic_status lower_graph(const ic_graph *g, lowered **out);
 void lowered_destroy(lowered *l);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
-/* Prints the lowered nodes, one a line. */
-void lowered_print(const lowered *l, ic_sbuf *out);
 
 #endif
