@@ -69,8 +69,8 @@ double ic_now_ms(void);
 
 bool ic_dtype_valid(ic_dtype dt);
 bool ic_dtype_is_float(ic_dtype dt);
-/* The dtypes this version compiles: bool, i32, f16, bf16, f32. */
-bool ic_dtype_supported(ic_dtype dt);
+/* u8, i8, i16, i32, i64. */
+bool ic_dtype_is_integer(ic_dtype dt);
 /* Rounds a double to the value dtype dt holds (f16/bf16 round to nearest even, i32
  * truncates and saturates like a cast, bool is != 0). */
 double ic_dtype_round(ic_dtype dt, double v);

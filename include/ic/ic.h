@@ -116,57 +116,78 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
 /* ---------------------------------------------------------------- ops
  *
  * The semantics table. X(name, spelling, arity, accepted dtypes, result).
- * Dtype classes: FLOAT = f16 bf16 f32; NUM = FLOAT + i32; ANY = NUM + bool; INT = i32 + bool;
- * I32 = i32.
- * Result SAME = the operands' dtype; BOOL = bool.
+ * Dtype classes: FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2; INT = u8 i8 i16 i32 i64;
+ * NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
+ * Result SAME = the operands' dtype; BOOL = bool; TARGET = the dtype the conversion names.
  *
- * Numerics (both backends, fused and eager alike): every op computes in f32 (exact
- * integer arithmetic for i32) and rounds its result to its dtype, round-to-nearest-even.
- * f16/bf16 intermediates are rounded even when they stay in registers, so eager and
+ * Numerics (both backends, fused and eager alike). Every op computes in a compute type
+ * and rounds its result to its dtype:
+ *   f16, bf16, f32, f8e4m3, f8e5m2: computed in f32, rounded to the dtype to nearest even
+ *       (f8e4m3 is PyTorch's e4m3fn: no infinities; an overflow gives NaN (0x7f with the
+ *       sign); f8e5m2 overflows to inf);
+ *   f64: computed in f64;
+ *   u8, i8, i16, i32, i64: exact integer arithmetic, wrapped to the width (two's
+ *       complement; u8 wraps modulo 256).
+ * f16/bf16/fp8 intermediates are rounded even when they stay in registers, so eager and
  * fused results are bitwise identical. No floating-point contraction (NVRTC -fmad=false);
- * division and sqrt are IEEE-rounded. i32 add/sub/mul/neg wrap modulo 2^32.
+ * division and sqrt are IEEE-rounded.
  *
  *   maximum      NaN-propagating (either operand NaN gives NaN); maximum(-0, +0) = +0
  *   relu         x > 0 ? x : +0; NaN gives NaN
- * NaN results: arithmetic gives the canonical NaN (0x7fffffff); neg flips the sign bit;
- * where, and casts to the same dtype, pass their operand's bits through.
+ * NaN results of f32-computed ops: the canonical NaN (0x7fffffff, as GPU arithmetic
+ * gives), stored as 0x7fff (f16, bf16) or 0x7f (fp8); neg flips the sign bit; where, and
+ * casts to the same dtype, pass their operand's bits through. f64 NaN results are a NaN
+ * (the bits of f64 NaNs are not specified).
  *   sigmoid      1 / (1 + exp(-x))
  *   gelu_tanh    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *   exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh,
  *   cosh, asinh, acosh, atanh, erf, erfc, tanh, sigmoid, silu, softplus, gelu_tanh,
- *   gelu_erf: CUDA device math (expf, ...), within 4 ulp (of the result dtype) of the
- *                host's libm on the same f32 operand (the ref backend uses libm)
+ *   gelu_erf: CUDA device math (expf, ...; exp, ... for f64), within 4 ulp (of the
+ *                result dtype) of the host's libm on the same operand (the ref backend
+ *                uses libm)
  *   silu         x / (1 + exp(-x));  softplus: x > 20 ? x : log1p(exp(x))
  *   gelu_erf     0.5 x (1 + erf(x / sqrt(2)))
  *   rsqrt        1 / sqrt(x), each IEEE-rounded; reciprocal: 1 / x, IEEE-rounded
- *   abs          clears the sign bit (NaN too); i32: wraps (abs(INT_MIN) = INT_MIN)
+ *   abs          clears the sign bit (NaN too); integers wrap (abs(INT_MIN) = INT_MIN)
  *   floor, ceil, trunc, round (half to even), frac (x - trunc(x)): exact
- *   sign         1, -1, or x itself for +-0; NaN gives NaN; i32: 1, -1, 0
+ *   sign         1, -1, or x itself for +-0; NaN gives NaN; integers: 1, -1, 0
  *   logical_not  x == 0;  bitwise_not: ~x (bool: !x)
- *   isnan, isinf, isfinite: bool; false, false, true for i32
+ *   isnan, isinf, isfinite: bool; false, false, true for integers
  *   minimum      NaN-propagating; minimum(-0, +0) = -0
  *   fmax, fmin   NaN-ignoring (a NaN operand gives the other), +0 over -0 as maximum
  *   copysign     |a| with b's sign bit
  *   pow, atan2, hypot: CUDA device math, within 4 ulp of libm (as exp above)
- *   fmod         C fmod (exact; the sign of a); i32: a - b * trunc(a / b)
+ *   fmod         C fmod (exact; the sign of a); integers: a - b * trunc(a / b)
  *   remainder    Python's: a - b * floor(a / b) (the sign of b), each step IEEE-rounded
  *   floor_divide floor(a / b); trunc_divide: trunc(a / b)
- *   i32 division by zero gives 0 (floor_divide, trunc_divide, fmod, remainder);
- *   INT_MIN / -1 wraps to INT_MIN, and its remainder is 0
- *   logical_and/or/xor: operands != 0, bool result; bitwise_and/or/xor: i32 or bool
- *   shift_left   a << b; b < 0 or b >= 32 gives 0
- *   shift_right  arithmetic a >> b; b < 0 or b >= 32 gives 0 or -1 (a's sign)
+ *   integer division by zero gives 0 (floor_divide, trunc_divide, fmod, remainder);
+ *   MIN / -1 wraps to MIN (i8: -128 / -1 = -128), and its remainder is 0
+ *   logical_and/or/xor: operands != 0, bool result; bitwise_and/or/xor: integers or bool
+ *   shift_left   a << b; b < 0 or b >= the width (8, 16, 32, 64 bits) gives 0
+ *   shift_right  a >> b, arithmetic for signed dtypes, logical for u8; b < 0 or b >= the
+ *                width gives 0, or -1 for a negative a
  *   clamp        minimum(maximum(x, lo), hi): NaN-propagating
  *   lerp         w < 0.5 ? a + w (b - a) : b - (b - a)(1 - w), each step IEEE-rounded
  *   fma          a * b + c with one rounding (the one contraction a graph asks for)
  *   div          true division, floating dtypes only
  *   eq..ge       bool result; comparisons with NaN are false except ne
  *   where        where(cond: bool, a, b); a and b of one dtype
- *   cast         ic_graph_cast: float -> i32 truncates toward zero, saturates, NaN -> 0;
- *                x -> bool is x != 0 (NaN -> true); bool -> x is 0 or 1; i32 -> f16/bf16
- *                and f32 -> f16/bf16 round once, to nearest even
+ *   cast         ic_graph_cast, PyTorch's semantics, every dtype to every dtype:
+ *                float -> integer truncates toward zero and saturates to the target's
+ *                range, NaN -> 0 (as PTX cvt.rzi.sat; PyTorch leaves these undefined);
+ *                integer -> integer wraps to the target's width; x -> bool is x != 0
+ *                (NaN -> true); bool -> x is 0 or 1; anything -> a float dtype rounds once,
+ *                to nearest even (i64 -> f16 and f64 -> bf16 included), overflowing to inf
+ *                (NaN for f8e4m3)
+ *   cast_saturate as cast, but out-of-range values clamp to the target's finite range:
+ *                integer -> integer clamps; overflow and +-inf going to a float dtype
+ *                give +-its largest finite value (f8e4m3 448, f8e5m2 57344, f16 65504,
+ *                ...), NaN stays NaN (as PTX cvt .satfinite)
+ *   bitcast      reinterprets the bits as a dtype of the same width (not bool); a NaN of
+ *                f16, bf16 or fp8 comes out as that dtype's canonical NaN, every other
+ *                value bit for bit
  * Binary ops need equal dtypes (a constant of IC_DTYPE_AUTO takes the tensor's) and
- * broadcast numpy-style.
+ * broadcast numpy-style. Constants are doubles: i64 constants beyond 2^53 are rounded.
  */
 #define IC_OP_LIST(X)                              \
   X(NEG, "neg", 1, NUM, SAME)                      \
@@ -208,7 +229,7 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
   X(FRAC, "frac", 1, FLOAT, SAME)                  \
   X(SIGN, "sign", 1, NUM, SAME)                    \
   X(LOGICAL_NOT, "logical_not", 1, ANY, BOOL)      \
-  X(BITWISE_NOT, "bitwise_not", 1, INT, SAME)      \
+  X(BITWISE_NOT, "bitwise_not", 1, BITS, SAME)      \
   X(ISNAN, "isnan", 1, NUM, BOOL)                  \
   X(ISINF, "isinf", 1, NUM, BOOL)                  \
   X(ISFINITE, "isfinite", 1, NUM, BOOL)            \
@@ -231,11 +252,11 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
   X(LOGICAL_AND, "logical_and", 2, ANY, BOOL)      \
   X(LOGICAL_OR, "logical_or", 2, ANY, BOOL)        \
   X(LOGICAL_XOR, "logical_xor", 2, ANY, BOOL)      \
-  X(BITWISE_AND, "bitwise_and", 2, INT, SAME)      \
-  X(BITWISE_OR, "bitwise_or", 2, INT, SAME)        \
-  X(BITWISE_XOR, "bitwise_xor", 2, INT, SAME)      \
-  X(SHIFT_LEFT, "shift_left", 2, I32, SAME)        \
-  X(SHIFT_RIGHT, "shift_right", 2, I32, SAME)      \
+  X(BITWISE_AND, "bitwise_and", 2, BITS, SAME)      \
+  X(BITWISE_OR, "bitwise_or", 2, BITS, SAME)        \
+  X(BITWISE_XOR, "bitwise_xor", 2, BITS, SAME)      \
+  X(SHIFT_LEFT, "shift_left", 2, INT, SAME)        \
+  X(SHIFT_RIGHT, "shift_right", 2, INT, SAME)      \
   X(EQ, "eq", 2, ANY, BOOL)                        \
   X(NE, "ne", 2, ANY, BOOL)                        \
   X(LT, "lt", 2, NUM, BOOL)                        \
@@ -246,7 +267,9 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
   X(CLAMP, "clamp", 3, NUM, SAME)                  \
   X(LERP, "lerp", 3, FLOAT, SAME)                  \
   X(FMA, "fma", 3, FLOAT, SAME)                    \
-  X(CAST, "cast", 1, ANY, TARGET)
+  X(CAST, "cast", 1, ANY, TARGET)                  \
+  X(CAST_SATURATE, "cast_saturate", 1, ANY, TARGET) \
+  X(BITCAST, "bitcast", 1, NUM, TARGET)
 
 typedef enum ic_op {
 #define IC_OP_ENUM_(name, spelling, arity, types, result) IC_OP_##name,
@@ -365,7 +388,11 @@ IC_API ic_value ic_graph_op(ic_graph *graph, ic_op op, int32_t nargs, const ic_v
 IC_API ic_value ic_graph_unary(ic_graph *graph, ic_op op, ic_value a);
 IC_API ic_value ic_graph_binary(ic_graph *graph, ic_op op, ic_value a, ic_value b);
 IC_API ic_value ic_graph_where(ic_graph *graph, ic_value cond, ic_value a, ic_value b);
+/* Conversions (the table above): cast, cast_saturate, and bitcast between dtypes of equal
+ * width (bool excluded). ic_graph_op refuses these three: they name a target dtype. */
 IC_API ic_value ic_graph_cast(ic_graph *graph, ic_value a, ic_dtype dtype);
+IC_API ic_value ic_graph_cast_saturate(ic_graph *graph, ic_value a, ic_dtype dtype);
+IC_API ic_value ic_graph_bitcast(ic_graph *graph, ic_value a, ic_dtype dtype);
 
 /* Views: folded into indexing, never copies.
  * reshape: same element count, provably (one dim may be IC_DIM_INFER);
@@ -518,7 +545,7 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  *   input w : f32[4096] strided         inner_contiguous or strided
  *   c = const 0.5                       an IC_DTYPE_AUTO constant; "const 0.5 : f16" typed
  *   h = mul(x, w)                       any op by its name (ic_op_name), numpy broadcasting
- *   s = cast(h, f16)
+ *   s = cast(h, f16)                    also cast_saturate(h, f8e4m3), bitcast(h, i32)
  *   r = reshape(x, [n, 64, ?])          ? infers a dim
  *   p = permute(r, [0, 2, 1])
  *   e = expand(w, [n, 4096])

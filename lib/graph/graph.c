@@ -167,10 +167,6 @@ static bool graph_check_dtype(ic_graph *g, const char *what, ic_dtype dt) {
     graph_fail(g, "%s: invalid dtype %d", what, (int)dt);
     return false;
   }
-  if (!ic_dtype_supported(dt)) {
-    graph_fail(g, "%s: dtype %s is not supported yet (bool, i32, f16, bf16, f32 are)", what, ic_dtype_name(dt));
-    return false;
-  }
   return true;
 }
 
@@ -253,7 +249,8 @@ ic_value ic_graph_op(ic_graph *g, ic_op op, int32_t nargs, const ic_value *args)
   if (!g) return IC_INVALID_VALUE;
   const op_info *info = op_get(op);
   if (!info) return graph_fail(g, "ic_graph_op: invalid op %d", (int)op);
-  if (op == IC_OP_CAST) return graph_fail(g, "cast: use ic_graph_cast, which names the target dtype");
+  if (info->result == OP_RESULT_TARGET)
+    return graph_fail(g, "%s: use ic_graph_%s, which names the target dtype", info->name, info->name);
   if (nargs != info->arity || !args)
     return graph_fail(g, "%s: takes %" PRId32 " arguments, got %" PRId32, info->name, info->arity, nargs);
   int32_t mark = g->nodes.count;
@@ -329,14 +326,37 @@ ic_value ic_graph_where(ic_graph *g, ic_value cond, ic_value a, ic_value b) {
   return ic_graph_op(g, IC_OP_WHERE, 3, args);
 }
 
-ic_value ic_graph_cast(ic_graph *g, ic_value a, ic_dtype dtype) {
+/* cast, cast_saturate and bitcast: one operand, a named target dtype. */
+static ic_value graph_convert(ic_graph *g, ic_op op, ic_value a, ic_dtype dtype) {
   if (!g) return IC_INVALID_VALUE;
-  const graph_node *src = graph_arg(g, "cast", a);
-  if (!src || !graph_check_dtype(g, "cast", dtype)) return IC_INVALID_VALUE;
-  if (src->kind == GRAPH_CONST && src->weak) return ic_graph_constant(g, src->value, dtype);
-  graph_node n = {.kind = GRAPH_OP, .op = IC_OP_CAST, .dtype = dtype, .ndim = src->ndim, .nargs = 1, .args = {a}};
+  const char *what = ic_op_name(op);
+  const graph_node *src = graph_arg(g, what, a);
+  if (!src || !graph_check_dtype(g, what, dtype)) return IC_INVALID_VALUE;
+  if (op == IC_OP_BITCAST) {
+    if (src->dtype == IC_BOOL || dtype == IC_BOOL)
+      return graph_fail(g, "bitcast: bool has no bit pattern to reinterpret (%s to %s); use cast",
+                        ic_dtype_name(src->dtype), ic_dtype_name(dtype));
+    if (ic_dtype_size(src->dtype) != ic_dtype_size(dtype))
+      return graph_fail(g, "bitcast: %s and %s differ in width (%zu and %zu bytes)", ic_dtype_name(src->dtype),
+                        ic_dtype_name(dtype), ic_dtype_size(src->dtype), ic_dtype_size(dtype));
+    if (src->kind == GRAPH_CONST && src->weak)
+      return graph_fail(g, "bitcast: the operand is an untyped constant; give it a dtype first");
+  } else if (src->kind == GRAPH_CONST && src->weak) {
+    return ic_graph_constant(g, src->value, dtype);
+  }
+  graph_node n = {.kind = GRAPH_OP, .op = op, .dtype = dtype, .ndim = src->ndim, .nargs = 1, .args = {a}};
   memcpy(n.dims, src->dims, sizeof n.dims);
   return graph_append(g, &n);
+}
+
+ic_value ic_graph_cast(ic_graph *g, ic_value a, ic_dtype dtype) { return graph_convert(g, IC_OP_CAST, a, dtype); }
+
+ic_value ic_graph_cast_saturate(ic_graph *g, ic_value a, ic_dtype dtype) {
+  return graph_convert(g, IC_OP_CAST_SATURATE, a, dtype);
+}
+
+ic_value ic_graph_bitcast(ic_graph *g, ic_value a, ic_dtype dtype) {
+  return graph_convert(g, IC_OP_BITCAST, a, dtype);
 }
 
 /* ---------------------------------------------------------------- views */

@@ -8,11 +8,11 @@
 /* ---- the op table (ops.c), read by the builder, printers and backends */
 
 typedef enum op_types {
-  OP_TYPES_FLOAT, /* f16 bf16 f32 */
-  OP_TYPES_NUM,   /* FLOAT + i32 */
+  OP_TYPES_FLOAT, /* f16 bf16 f32 f64 f8e4m3 f8e5m2 */
+  OP_TYPES_INT,   /* u8 i8 i16 i32 i64 */
+  OP_TYPES_NUM,   /* FLOAT + INT */
   OP_TYPES_ANY,   /* NUM + bool */
-  OP_TYPES_INT,   /* i32 + bool */
-  OP_TYPES_I32    /* i32 */
+  OP_TYPES_BITS   /* INT + bool */
 } op_types;
 
 typedef enum op_result {
@@ -32,7 +32,7 @@ typedef struct op_info {
 const op_info *op_get(ic_op op);
 /* True when dtype dt is accepted by the op's type class. */
 bool op_accepts(const op_info *info, ic_dtype dt);
-/* "f16, bf16, f32" for error messages. */
+/* "f16, bf16, f32, ..." for error messages. */
 const char *op_types_text(op_types t);
 
 /* ---- graph nodes */

@@ -25,24 +25,24 @@ int32_t ic_op_arity(ic_op op) {
 }
 
 bool op_accepts(const op_info *info, ic_dtype dt) {
-  bool is_float = dt == IC_F16 || dt == IC_BF16 || dt == IC_F32;
+  bool is_float = ic_dtype_is_float(dt), is_int = ic_dtype_is_integer(dt);
   switch (info->types) {
   case OP_TYPES_FLOAT: return is_float;
-  case OP_TYPES_NUM: return is_float || dt == IC_I32;
-  case OP_TYPES_ANY: return is_float || dt == IC_I32 || dt == IC_BOOL;
-  case OP_TYPES_INT: return dt == IC_I32 || dt == IC_BOOL;
-  case OP_TYPES_I32: return dt == IC_I32;
+  case OP_TYPES_INT: return is_int;
+  case OP_TYPES_NUM: return is_float || is_int;
+  case OP_TYPES_ANY: return is_float || is_int || dt == IC_BOOL;
+  case OP_TYPES_BITS: return is_int || dt == IC_BOOL;
   }
   return false;
 }
 
 const char *op_types_text(op_types t) {
   switch (t) {
-  case OP_TYPES_FLOAT: return "f16, bf16, f32";
-  case OP_TYPES_NUM: return "i32, f16, bf16, f32";
-  case OP_TYPES_ANY: return "bool, i32, f16, bf16, f32";
-  case OP_TYPES_INT: return "bool, i32";
-  case OP_TYPES_I32: return "i32";
+  case OP_TYPES_FLOAT: return "f16, bf16, f32, f64, f8e4m3, f8e5m2";
+  case OP_TYPES_INT: return "u8, i8, i16, i32, i64";
+  case OP_TYPES_NUM: return "u8, i8, i16, i32, i64, f16, bf16, f32, f64, f8e4m3, f8e5m2";
+  case OP_TYPES_ANY: return "bool and every numeric dtype";
+  case OP_TYPES_BITS: return "bool, u8, i8, i16, i32, i64";
   }
   return "?";
 }

@@ -14,7 +14,7 @@
  *            | NAME '=' rhs
  *            | 'output' NAME ['=' NAME]
  *   rhs     := 'const' ['-'] (NUMBER | 'inf' | 'nan') [':' DTYPE]
- *            | 'cast' '(' NAME ',' DTYPE ')'
+ *            | ('cast' | 'cast_saturate' | 'bitcast') '(' NAME ',' DTYPE ')'
  *            | ('reshape' | 'expand') '(' NAME ',' '[' [dim {',' dim}] ']' ')'
  *            | 'permute' '(' NAME ',' '[' [INT {',' INT}] ']' ')'
  *            | OP '(' [NAME {',' NAME}] ')'
@@ -89,7 +89,7 @@ static void print_node(const ic_graph *g, ic_value v, ic_sbuf *out) {
       if (i) ic_sbuf_puts(out, ", ");
       print_value_ref(g, n->args[i], out);
     }
-    if (n->op == IC_OP_CAST) ic_sbuf_printf(out, ", %s", ic_dtype_name(n->dtype));
+    if (op_get(n->op)->result == OP_RESULT_TARGET) ic_sbuf_printf(out, ", %s", ic_dtype_name(n->dtype));
     ic_sbuf_puts(out, ")");
     break;
   case GRAPH_RESHAPE:
@@ -696,13 +696,16 @@ static bool expect_call_end(parser *ps, const token *op, const char *second) {
   return expect_punct(ps, ')');
 }
 
-static bool parse_cast(parser *ps, const token *op, ic_value *out) {
+/* cast, cast_saturate, bitcast: (value, dtype). */
+static bool parse_convert(parser *ps, const token *op, ic_op which, ic_value *out) {
   ic_value a = IC_INVALID_VALUE;
   ic_dtype dt = IC_DTYPE_INVALID;
   if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_second_arg(ps, op, "a dtype") ||
       !parse_dtype(ps, &dt) || !expect_call_end(ps, op, "a dtype"))
     return false;
-  *out = ic_graph_cast(ps->g, a, dt);
+  *out = which == IC_OP_CAST            ? ic_graph_cast(ps->g, a, dt)
+         : which == IC_OP_CAST_SATURATE ? ic_graph_cast_saturate(ps->g, a, dt)
+                                        : ic_graph_bitcast(ps->g, a, dt);
   return true;
 }
 
@@ -764,7 +767,9 @@ static bool parse_assignment(parser *ps) {
   if (op.kind != TOK_NAME) return fail_expected(ps, "an op or 'const'");
   advance(ps);
   if (tok_is_word(&op, "const")) ok = parse_const(ps, &v);
-  else if (tok_is_word(&op, "cast")) ok = parse_cast(ps, &op, &v);
+  else if (tok_is_word(&op, "cast")) ok = parse_convert(ps, &op, IC_OP_CAST, &v);
+  else if (tok_is_word(&op, "cast_saturate")) ok = parse_convert(ps, &op, IC_OP_CAST_SATURATE, &v);
+  else if (tok_is_word(&op, "bitcast")) ok = parse_convert(ps, &op, IC_OP_BITCAST, &v);
   else if (tok_is_word(&op, "reshape")) ok = parse_view(ps, &op, GRAPH_RESHAPE, &v);
   else if (tok_is_word(&op, "permute")) ok = parse_view(ps, &op, GRAPH_PERMUTE, &v);
   else if (tok_is_word(&op, "expand")) ok = parse_view(ps, &op, GRAPH_EXPAND, &v);

@@ -11,9 +11,17 @@
 
 #include <stdint.h>
 
+#include <ic/ic.h>
+
 uint16_t ic_f32_to_f16_bits(float f);
 float ic_f16_bits_to_f32(uint16_t h);
 uint16_t ic_f32_to_bf16_bits(float f);
 float ic_bf16_bits_to_f32(uint16_t h);
+
+/* Any double to the storage bits of f16, bf16, f8e4m3 or f8e5m2, rounded once to nearest
+ * even (overflow: inf, or NaN 0x7f|sign for f8e4m3; a NaN: the canonical all-ones
+ * pattern without sign), and back (exact; a NaN gives a NaN). */
+uint32_t ic_small_float_bits(ic_dtype dt, double v);
+double ic_small_float_value(ic_dtype dt, uint32_t bits);
 
 #endif

@@ -173,13 +173,13 @@ bool ic_dtype_is_float(ic_dtype dt) {
   }
 }
 
-bool ic_dtype_supported(ic_dtype dt) {
+bool ic_dtype_is_integer(ic_dtype dt) {
   switch (dt) {
-    case IC_BOOL:
+    case IC_U8:
+    case IC_I8:
+    case IC_I16:
     case IC_I32:
-    case IC_F16:
-    case IC_BF16:
-    case IC_F32:
+    case IC_I64:
       return true;
     default:
       return false;
@@ -276,6 +276,26 @@ static double small_to_double(uint32_t bits, small_float f) {
     mag = ldexp((double)(m | (mmask + 1)), (int)be - bias - f.mbits);
   }
   return neg ? -mag : mag;
+}
+
+static const small_float *small_format(ic_dtype dt) {
+  switch (dt) {
+    case IC_F16: return &FMT_F16;
+    case IC_BF16: return &FMT_BF16;
+    case IC_F8E4M3: return &FMT_E4M3FN;
+    case IC_F8E5M2: return &FMT_E5M2;
+    default: return NULL;
+  }
+}
+
+uint32_t ic_small_float_bits(ic_dtype dt, double v) {
+  const small_float *f = small_format(dt);
+  return f ? round_to_small(v, *f) : 0;
+}
+
+double ic_small_float_value(ic_dtype dt, uint32_t bits) {
+  const small_float *f = small_format(dt);
+  return f ? small_to_double(bits, *f) : 0.0;
 }
 
 uint16_t ic_f32_to_f16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_F16); }

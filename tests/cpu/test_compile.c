@@ -141,7 +141,7 @@ START_TEST(test_kernel_ir_and_program_text) {
   ck_assert_ptr_nonnull(strstr(src, "extern \"C\" __global__"));
   ck_assert_ptr_nonnull(strstr(src, "ld.global.nc.v4.b32"));
   ck_assert_ptr_nonnull(strstr(src, "st.global.cs.v4.b32"));
-  ck_assert_ptr_nonnull(strstr(src, "ic_rnd_f16((v0 + v1))"));
+  ck_assert_ptr_nonnull(strstr(src, "ic_rnd_f16(ic_add(v0, v1))"));
   /* output shape on the host, no GPU needed */
   int64_t xs[2] = {9, 4}, bs[1] = {4}, shape[IC_MAX_DIMS];
   int64_t strides[2] = {16, 1};

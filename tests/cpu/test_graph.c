@@ -2,6 +2,8 @@
  * broadcasting, views, sticky errors. */
 #include <check.h>
 #include <ic/ic.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +43,6 @@ START_TEST(test_builder_errors) {
   EXPECT_BUILD_ERROR(ic_graph_input(g, "", IC_F32, 0, NULL, 0), "empty name");
   EXPECT_BUILD_ERROR(ic_graph_input(g, "x", IC_F32, 0, NULL, 0), "duplicate input name 'x'");
   EXPECT_BUILD_ERROR(ic_graph_input(g, "z", (ic_dtype)99, 0, NULL, 0), "invalid dtype");
-  EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_I64, 0, NULL, 0), "not supported yet");
   EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 9, (ic_dim[9]){0}, 0), "outside 0..8");
   EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 2, NULL, 0), "dims is NULL");
   EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 1, (ic_dim[]){-7}, 0), "neither a size nor a symbol");
@@ -50,14 +51,19 @@ START_TEST(test_builder_errors) {
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, i), "operand dtypes differ: f32 and i32");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, 77), "not a value of this graph");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, IC_INVALID_VALUE), "not a value of this graph");
-  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_EXP, i), "dtype i32 not accepted (takes f16, bf16, f32)");
+  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_EXP, i), "dtype i32 not accepted (takes f16, bf16, f32, f64, f8e4m3, f8e5m2)");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_DIV, i, i), "dtype i32 not accepted");
   EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_ADD, x), "takes 2 arguments, got 1");
   EXPECT_BUILD_ERROR(ic_graph_op(g, (ic_op)999, 1, &x), "invalid op");
   EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_CAST, x), "use ic_graph_cast");
   EXPECT_BUILD_ERROR(ic_graph_where(g, x, x, x), "condition must be bool");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, y), "do not broadcast");
-  EXPECT_BUILD_ERROR(ic_graph_cast(g, x, IC_F64), "not supported yet");
+  EXPECT_BUILD_ERROR(ic_graph_cast(g, x, (ic_dtype)42), "cast: invalid dtype 42");
+  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_CAST_SATURATE, x), "use ic_graph_cast_saturate");
+  EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_BITCAST, x), "use ic_graph_bitcast");
+  EXPECT_BUILD_ERROR(ic_graph_bitcast(g, x, IC_F16), "f32 and f16 differ in width (4 and 2 bytes)");
+  EXPECT_BUILD_ERROR(ic_graph_bitcast(g, x, IC_BOOL), "bool has no bit pattern");
+  EXPECT_BUILD_ERROR(ic_graph_cast_saturate(g, 55, IC_I8), "not a value of this graph");
   EXPECT_BUILD_ERROR(ic_graph_reshape(g, x, 1, (ic_dim[]){5}), "same number of elements");
   EXPECT_BUILD_ERROR(ic_graph_reshape(g, x, 2, (ic_dim[]){IC_DIM_INFER, IC_DIM_INFER}), "more than one dim");
   EXPECT_BUILD_ERROR(ic_graph_reshape(g, x, 2, (ic_dim[]){IC_DIM_INFER, 3}), "cannot infer");
@@ -69,6 +75,85 @@ START_TEST(test_builder_errors) {
   EXPECT_BUILD_ERROR(ic_graph_squeeze(g, x, 2), "outside a tensor of 2 dims");
   EXPECT_BUILD_ERROR(ic_graph_unsqueeze(g, x, 3), "outside a result of 3 dims");
   EXPECT_BUILD_ERROR(ic_graph_flatten(g, x, 1, 0), "no range");
+}
+END_TEST
+
+/* The type rules of ic.h's table, every op against every dtype: the dtype classes as the
+ * header lists them, written out here independently of the library's op table. */
+static const ic_dtype all_dtypes[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16, IC_I32,    IC_I64,
+                                      IC_F16,  IC_BF16, IC_F32, IC_F64, IC_F8E4M3, IC_F8E5M2};
+
+static bool class_has(const char *cls, ic_dtype dt) {
+  bool is_float = dt == IC_F16 || dt == IC_BF16 || dt == IC_F32 || dt == IC_F64 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
+  bool is_int = dt == IC_U8 || dt == IC_I8 || dt == IC_I16 || dt == IC_I32 || dt == IC_I64;
+  if (!strcmp(cls, "FLOAT")) return is_float;
+  if (!strcmp(cls, "INT")) return is_int;
+  if (!strcmp(cls, "NUM")) return is_float || is_int;
+  if (!strcmp(cls, "ANY")) return true;
+  if (!strcmp(cls, "BITS")) return is_int || dt == IC_BOOL;
+  ck_abort_msg("unknown class %s", cls);
+  return false;
+}
+
+static const struct {
+  const char *cls, *result;
+} op_rules[] = {
+#define RULE_(name, spelling, arity, types, result) {#types, #result},
+    IC_OP_LIST(RULE_)
+#undef RULE_
+};
+
+START_TEST(test_type_rules) {
+  for (int op = 0; op < IC_OP_COUNT; op++) {
+    if (!strcmp(op_rules[op].result, "TARGET")) continue;
+    for (size_t d = 0; d < (sizeof all_dtypes / sizeof *all_dtypes); d++) {
+      ic_dtype dt = all_dtypes[d];
+      ic_graph *g;
+      ck_assert_int_eq(ic_graph_create(&g), IC_OK);
+      ic_dim n = 5;
+      ic_value args[3] = {ic_graph_input(g, "a", op == IC_OP_WHERE ? IC_BOOL : dt, 1, &n, 0),
+                          ic_graph_input(g, "b", dt, 1, &n, 0), ic_graph_input(g, "c", dt, 1, &n, 0)};
+      ic_value v = ic_graph_op(g, (ic_op)op, ic_op_arity((ic_op)op), args);
+      bool want = class_has(op_rules[op].cls, dt);
+      ck_assert_msg((v != IC_INVALID_VALUE) == want, "%s on %s: built %d, rule says %d", ic_op_name((ic_op)op),
+                    ic_dtype_name(dt), v != IC_INVALID_VALUE, want);
+      if (want) {
+        ic_dtype r = !strcmp(op_rules[op].result, "BOOL") ? IC_BOOL : dt;
+        ck_assert_int_eq(ic_graph_value_dtype(g, v), r);
+      } else {
+        char expect[64];
+        snprintf(expect, sizeof expect, "%s: dtype %s not accepted", ic_op_name((ic_op)op), ic_dtype_name(dt));
+        const char *msg = NULL;
+        ck_assert_int_eq(ic_graph_error(g, &msg), IC_ERR_INVALID_GRAPH);
+        ck_assert_msg(msg && strstr(msg, expect), "%s: '%s'", expect, msg ? msg : "(null)");
+      }
+      ic_graph_destroy(g);
+    }
+  }
+  {
+    ic_graph *g;
+    ck_assert_int_eq(ic_graph_create(&g), IC_OK);
+    ck_assert_int_eq(ic_graph_bitcast(g, ic_graph_constant(g, 1.0, IC_DTYPE_AUTO), IC_I32), IC_INVALID_VALUE);
+    ck_assert_ptr_nonnull(strstr(ic_last_error(), "untyped constant"));
+    ic_graph_destroy(g);
+  }
+  /* conversions: cast and cast_saturate between any two dtypes; bitcast between equal
+   * widths without bool */
+  for (size_t f = 0; f < (sizeof all_dtypes / sizeof *all_dtypes); f++)
+    for (size_t t = 0; t < (sizeof all_dtypes / sizeof *all_dtypes); t++) {
+      ic_dtype from = all_dtypes[f], to = all_dtypes[t];
+      ic_graph *g;
+      ck_assert_int_eq(ic_graph_create(&g), IC_OK);
+      ic_dim n = 3;
+      ic_value a = ic_graph_input(g, "a", from, 1, &n, 0);
+      ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_cast(g, a, to)), to);
+      ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_cast_saturate(g, a, to)), to);
+      bool bit_ok = from != IC_BOOL && to != IC_BOOL && ic_dtype_size(from) == ic_dtype_size(to);
+      ic_value b = ic_graph_bitcast(g, a, to);
+      ck_assert_msg((b != IC_INVALID_VALUE) == bit_ok, "bitcast %s -> %s", ic_dtype_name(from), ic_dtype_name(to));
+      if (bit_ok) ck_assert_int_eq(ic_graph_value_dtype(g, b), to);
+      ic_graph_destroy(g);
+    }
 }
 END_TEST
 
@@ -196,6 +281,7 @@ int main(void) {
   TCase *tc = tcase_create("builder");
   tcase_add_test(tc, test_builder_errors);
   tcase_add_test(tc, test_first_error_sticks);
+  tcase_add_test(tc, test_type_rules);
   tcase_add_test(tc, test_shapes_and_broadcasting);
   tcase_add_test(tc, test_views);
   tcase_add_test(tc, test_outputs_and_compile_checks);

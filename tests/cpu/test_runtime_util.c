@@ -325,13 +325,13 @@ START_TEST(test_dtype_tables) {
     ic_dtype dt;
     const char *name;
     size_t size;
-    bool is_float, supported;
+    bool is_float, is_integer;
   } cases[] = {
-      {IC_BOOL, "bool", 1, false, true},   {IC_U8, "u8", 1, false, false},
-      {IC_I8, "i8", 1, false, false},      {IC_I16, "i16", 2, false, false},
-      {IC_I32, "i32", 4, false, true},     {IC_I64, "i64", 8, false, false},
-      {IC_F16, "f16", 2, true, true},      {IC_BF16, "bf16", 2, true, true},
-      {IC_F32, "f32", 4, true, true},      {IC_F64, "f64", 8, true, false},
+      {IC_BOOL, "bool", 1, false, false},  {IC_U8, "u8", 1, false, true},
+      {IC_I8, "i8", 1, false, true},       {IC_I16, "i16", 2, false, true},
+      {IC_I32, "i32", 4, false, true},     {IC_I64, "i64", 8, false, true},
+      {IC_F16, "f16", 2, true, false},     {IC_BF16, "bf16", 2, true, false},
+      {IC_F32, "f32", 4, true, false},     {IC_F64, "f64", 8, true, false},
       {IC_F8E4M3, "f8e4m3", 1, true, false}, {IC_F8E5M2, "f8e5m2", 1, true, false},
   };
   ck_assert_int_eq(IC_ARRAY_LEN(cases), IC_DTYPE_COUNT - 1);
@@ -340,7 +340,7 @@ START_TEST(test_dtype_tables) {
     ck_assert_uint_eq(ic_dtype_size(cases[i].dt), cases[i].size);
     ck_assert(ic_dtype_valid(cases[i].dt));
     ck_assert_int_eq(ic_dtype_is_float(cases[i].dt), cases[i].is_float);
-    ck_assert_int_eq(ic_dtype_supported(cases[i].dt), cases[i].supported);
+    ck_assert_int_eq(ic_dtype_is_integer(cases[i].dt), cases[i].is_integer);
   }
   static const ic_dtype bad[] = {IC_DTYPE_INVALID, IC_DTYPE_COUNT, IC_DTYPE_AUTO, (ic_dtype)-1};
   for (size_t i = 0; i < IC_ARRAY_LEN(bad); i++) {
@@ -348,7 +348,7 @@ START_TEST(test_dtype_tables) {
     ck_assert_uint_eq(ic_dtype_size(bad[i]), 0);
     ck_assert(!ic_dtype_valid(bad[i]));
     ck_assert(!ic_dtype_is_float(bad[i]));
-    ck_assert(!ic_dtype_supported(bad[i]));
+    ck_assert(!ic_dtype_is_integer(bad[i]));
   }
 }
 END_TEST

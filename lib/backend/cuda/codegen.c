@@ -36,15 +36,26 @@ typedef struct codegen {
   bool oom;
 } codegen;
 
+/* The compute type of a dtype (the prelude's overloads). */
 static const char *cg_ctype(ic_dtype dt) {
   switch (dt) {
   case IC_BOOL: return "bool";
-  case IC_I32: return "int";
+  case IC_U8: case IC_I8: case IC_I16: case IC_I32: return "int";
+  case IC_I64: return "ic_i64";
+  case IC_F64: return "double";
   default: return "float";
   }
 }
 
 static const char *cg_dtname(ic_dtype dt) { return ic_dtype_name(dt); }
+
+/* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
+static bool cg_rounds(ic_dtype dt) {
+  switch (dt) {
+  case IC_F16: case IC_BF16: case IC_F8E4M3: case IC_F8E5M2: case IC_U8: case IC_I8: case IC_I16: return true;
+  default: return false;
+  }
+}
 
 /* ---------------------------------------------------------------- expressions */
 
@@ -67,10 +78,11 @@ static void cg_require_aligned(codegen *cg, sym_id e) {
 
 /* Vector when the offset is affine in every var, with coefficient 1 for the innermost
  * and multiples of V elsewhere (constant or checked at run time). */
-static access_mode cg_classify(codegen *cg, sym_id offset) {
+static access_mode cg_classify(codegen *cg, sym_id offset, size_t elem) {
   int32_t last = cg->k->ndim - 1;
   if (last < 0 || cg->vec == 1) return ACCESS_ELEMENT;
   if (!sym_depends_on(cg->a, offset, SYM_VAR, last)) return ACCESS_SPLAT;
+  if ((size_t)cg->vec * elem < 4) return ACCESS_ELEMENT; /* vectors move whole 32-bit words */
   sym_id coeff[IC_MAX_DIMS], rest = offset;
   for (int32_t d = cg->k->ndim - 1; d >= 0; d--) {
     sym_id r;
@@ -96,32 +108,140 @@ static access_mode cg_classify(codegen *cg, sym_id offset) {
 /* ---------------------------------------------------------------- the body function */
 
 static void cg_const(codegen *cg, const kir_instr *in) {
+  ic_sbuf *o = &cg->out;
   if (in->dtype == IC_BOOL) {
-    ic_sbuf_puts(&cg->out, in->value != 0 ? "true" : "false");
-  } else if (in->dtype == IC_I32) {
+    ic_sbuf_puts(o, in->value != 0 ? "true" : "false");
+  } else if (in->dtype == IC_I64) {
+    /* the builder rounded the value to i64's range; 2^63 (saturated) is INT64_MAX */
+    int64_t v = in->value >= 9223372036854775807.0 ? INT64_MAX : (int64_t)in->value;
+    if (v == INT64_MIN) ic_sbuf_puts(o, "(-9223372036854775807ll - 1)");
+    else ic_sbuf_printf(o, "%" PRId64 "ll", v);
+  } else if (ic_dtype_is_integer(in->dtype)) {
     int32_t v = (int32_t)in->value;
-    if (v == INT32_MIN) ic_sbuf_puts(&cg->out, "(-2147483647 - 1)");
-    else ic_sbuf_printf(&cg->out, "%" PRId32, v);
+    if (v == INT32_MIN) ic_sbuf_puts(o, "(-2147483647 - 1)");
+    else ic_sbuf_printf(o, "%" PRId32, v);
+  } else if (in->dtype == IC_F64) {
+    uint64_t bits;
+    memcpy(&bits, &in->value, sizeof bits);
+    ic_sbuf_printf(o, "__longlong_as_double(0x%016" PRIx64 "ll) /* %.17g */", bits, in->value);
   } else {
-    float f = (float)in->value;
+    float f = (float)in->value; /* exact: rounded to the dtype by the builder */
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
-    ic_sbuf_printf(&cg->out, "__uint_as_float(0x%08" PRIx32 "u) /* %.9g */", bits, (double)f);
+    ic_sbuf_printf(o, "__uint_as_float(0x%08" PRIx32 "u) /* %.9g */", bits, (double)f);
   }
 }
 
-/* The C expression of a cast from dtype `from` (value text v) to `to`. */
-static void cg_cast(codegen *cg, ic_dtype from, ic_dtype to, const char *v) {
+/* The C expression of a conversion (cast, cast_saturate) from dtype `from` (value text v)
+ * to `to`, through the compute types: bool, int, ic_i64, float, double. */
+static void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v) {
   ic_sbuf *o = &cg->out;
-  bool ffrom = from != IC_I32 && from != IC_BOOL;
-  /* f16/bf16 values are exact in f32, so widening to f32 is the value itself */
-  if (from == to || (to == IC_F32 && ffrom)) ic_sbuf_puts(o, v);
-  else if (to == IC_BOOL) ic_sbuf_printf(o, ffrom ? "(%s != 0.0f)" : "(%s != 0)", v);
-  else if (from == IC_BOOL) ic_sbuf_printf(o, to == IC_I32 ? "(%s ? 1 : 0)" : "(%s ? 1.0f : 0.0f)", v);
-  else if (to == IC_I32) ic_sbuf_printf(o, "ic_f2i32(%s)", v);
-  else if (from == IC_I32 && to == IC_F32) ic_sbuf_printf(o, "((float)%s)", v);
-  else if (from == IC_I32) ic_sbuf_printf(o, "ic_rnd_%s(ic_i2f_odd(%s))", cg_dtname(to), v);
-  else ic_sbuf_printf(o, "ic_rnd_%s(%s)", cg_dtname(to), v);
+  const char *tn = cg_dtname(to), *tct = cg_ctype(to);
+  bool from_int = ic_dtype_is_integer(from), from_i64 = from == IC_I64, from_f64 = from == IC_F64;
+  if (from == to && !(saturate && ic_dtype_is_float(to))) {
+    ic_sbuf_puts(o, v);
+  } else if (to == IC_BOOL) {
+    ic_sbuf_printf(o, "(%s != 0)", v);
+  } else if (from == IC_BOOL) {
+    ic_sbuf_printf(o, "((%s)(%s ? 1 : 0))", tct, v);
+  } else if (ic_dtype_is_integer(to)) {
+    bool wide = to == IC_I64;
+    int64_t lo = to == IC_U8 ? 0 : to == IC_I8 ? -128 : to == IC_I16 ? -32768 : INT32_MIN;
+    int64_t hi = to == IC_U8 ? 255 : to == IC_I8 ? 127 : to == IC_I16 ? 32767 : INT32_MAX;
+    if (!from_int) {
+      /* float -> integer saturates either way (cvt.rzi.sat), then clamps to the width */
+      const char *cvt = wide ? (from_f64 ? "ic_d2i64" : "ic_f2i64") : (from_f64 ? "ic_d2i32" : "ic_f2i32");
+      if (wide || to == IC_I32) ic_sbuf_printf(o, "%s(%s)", cvt, v);
+      else ic_sbuf_printf(o, "ic_clampi(%s(%s), %" PRId64 ", %" PRId64 ")", cvt, v, lo, hi);
+    } else if (wide) {
+      ic_sbuf_printf(o, "((ic_i64)%s)", v);
+    } else if (saturate) {
+      ic_sbuf_printf(o, "ic_clampi((ic_i64)%s, %" PRId64 "ll, %" PRId64 "ll)", v, lo, hi);
+    } else {
+      if (to == IC_I32) ic_sbuf_printf(o, "((int)%s)", v);
+      else ic_sbuf_printf(o, "ic_rnd_%s((int)%s)", tn, v); /* wraps to the width */
+    }
+  } else if (to == IC_F64) {
+    ic_sbuf_printf(o, saturate ? "ic_sat_f64((double)%s)" : "((double)%s)", v);
+  } else {
+    /* to a dtype computed in float: f32 rounds once directly; narrower dtypes get a
+     * round-to-odd f32 first so that their own rounding is the only one */
+    bool f32 = to == IC_F32;
+    if (saturate) ic_sbuf_printf(o, "ic_sat_%s(", tn);
+    else if (!f32) ic_sbuf_printf(o, "ic_rnd_%s(", tn);
+    if (f32 || (!from_int && !from_f64)) ic_sbuf_printf(o, "((float)%s)", v);
+    else ic_sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
+    if (saturate || !f32) ic_sbuf_puts(o, ")");
+  }
+}
+
+/* Helper names of the prelude, by op (overloaded by compute type). */
+static const char *cg_helper(ic_op op) {
+  switch (op) {
+  case IC_OP_NEG: return "neg";
+  case IC_OP_EXP: return "exp";
+  case IC_OP_LOG: return "log";
+  case IC_OP_SQRT: return "sqrt";
+  case IC_OP_TANH: return "tanh";
+  case IC_OP_SIGMOID: return "sigmoid";
+  case IC_OP_RELU: return "relu";
+  case IC_OP_GELU_TANH: return "gelu_tanh";
+  case IC_OP_ABS: return "abs";
+  case IC_OP_EXP2: return "exp2";
+  case IC_OP_EXPM1: return "expm1";
+  case IC_OP_LOG2: return "log2";
+  case IC_OP_LOG10: return "log10";
+  case IC_OP_LOG1P: return "log1p";
+  case IC_OP_RSQRT: return "rsqrt";
+  case IC_OP_RECIPROCAL: return "reciprocal";
+  case IC_OP_SIN: return "sin";
+  case IC_OP_COS: return "cos";
+  case IC_OP_TAN: return "tan";
+  case IC_OP_ASIN: return "asin";
+  case IC_OP_ACOS: return "acos";
+  case IC_OP_ATAN: return "atan";
+  case IC_OP_SINH: return "sinh";
+  case IC_OP_COSH: return "cosh";
+  case IC_OP_ASINH: return "asinh";
+  case IC_OP_ACOSH: return "acosh";
+  case IC_OP_ATANH: return "atanh";
+  case IC_OP_ERF: return "erf";
+  case IC_OP_ERFC: return "erfc";
+  case IC_OP_SILU: return "silu";
+  case IC_OP_SOFTPLUS: return "softplus";
+  case IC_OP_GELU_ERF: return "gelu_erf";
+  case IC_OP_FLOOR: return "floor";
+  case IC_OP_CEIL: return "ceil";
+  case IC_OP_ROUND: return "round";
+  case IC_OP_TRUNC: return "trunc";
+  case IC_OP_FRAC: return "frac";
+  case IC_OP_SIGN: return "sign";
+  case IC_OP_ISNAN: return "isnan";
+  case IC_OP_ISINF: return "isinf";
+  case IC_OP_ISFINITE: return "isfinite";
+  case IC_OP_ADD: return "add";
+  case IC_OP_SUB: return "sub";
+  case IC_OP_MUL: return "mul";
+  case IC_OP_DIV: return "div";
+  case IC_OP_MAXIMUM: return "maximum";
+  case IC_OP_MINIMUM: return "minimum";
+  case IC_OP_FMAX: return "fmax";
+  case IC_OP_FMIN: return "fmin";
+  case IC_OP_COPYSIGN: return "copysign";
+  case IC_OP_POW: return "pow";
+  case IC_OP_ATAN2: return "atan2";
+  case IC_OP_HYPOT: return "hypot";
+  case IC_OP_FMOD: return "fmod";
+  case IC_OP_REMAINDER: return "remainder";
+  case IC_OP_FLOOR_DIVIDE: return "floordiv";
+  case IC_OP_TRUNC_DIVIDE: return "truncdiv";
+  case IC_OP_SHIFT_LEFT: return "shl";
+  case IC_OP_SHIFT_RIGHT: return "shr";
+  case IC_OP_CLAMP: return "clamp";
+  case IC_OP_LERP: return "lerp";
+  case IC_OP_FMA: return "fma";
+  default: return NULL;
+  }
 }
 
 static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
@@ -131,88 +251,22 @@ static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   snprintf(b, sizeof b, "v%" PRId32, in->args[1]);
   snprintf(c, sizeof c, "v%" PRId32, in->args[2]);
   ic_dtype dt = args[0].dtype;
-  bool i32 = dt == IC_I32;
-  /* f16/bf16 results are rounded to their dtype. */
-  bool round = in->dtype == IC_F16 || in->dtype == IC_BF16;
-  if (round && in->op != IC_OP_CAST && in->op != IC_OP_WHERE) ic_sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
+  const op_info *info = op_get(in->op);
+  /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it */
+  bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
+  if (round) ic_sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
+  const char *helper = cg_helper(in->op);
   switch (in->op) {
-  case IC_OP_NEG: ic_sbuf_printf(o, i32 ? "ic_neg_i32(%s)" : "ic_neg_f32(%s)", a); break;
-  case IC_OP_EXP: ic_sbuf_printf(o, "expf(%s)", a); break;
-  case IC_OP_LOG: ic_sbuf_printf(o, "logf(%s)", a); break;
-  case IC_OP_SQRT: ic_sbuf_printf(o, "ic_sqrt_f32(%s)", a); break;
-  case IC_OP_TANH: ic_sbuf_printf(o, "tanhf(%s)", a); break;
-  case IC_OP_SIGMOID: ic_sbuf_printf(o, "ic_sigmoid_f32(%s)", a); break;
-  case IC_OP_RELU: ic_sbuf_printf(o, i32 ? "ic_relu_i32(%s)" : "ic_relu_f32(%s)", a); break;
-  case IC_OP_GELU_TANH: ic_sbuf_printf(o, "ic_gelu_tanh_f32(%s)", a); break;
-  case IC_OP_ABS: ic_sbuf_printf(o, i32 ? "ic_abs_i32(%s)" : "ic_abs_f32(%s)", a); break;
-  case IC_OP_EXP2: ic_sbuf_printf(o, "exp2f(%s)", a); break;
-  case IC_OP_EXPM1: ic_sbuf_printf(o, "expm1f(%s)", a); break;
-  case IC_OP_LOG2: ic_sbuf_printf(o, "log2f(%s)", a); break;
-  case IC_OP_LOG10: ic_sbuf_printf(o, "log10f(%s)", a); break;
-  case IC_OP_LOG1P: ic_sbuf_printf(o, "log1pf(%s)", a); break;
-  case IC_OP_RSQRT: ic_sbuf_printf(o, "ic_rsqrt_f32(%s)", a); break;
-  case IC_OP_RECIPROCAL: ic_sbuf_printf(o, "ic_div_f32(1.0f, %s)", a); break;
-  case IC_OP_SIN: ic_sbuf_printf(o, "sinf(%s)", a); break;
-  case IC_OP_COS: ic_sbuf_printf(o, "cosf(%s)", a); break;
-  case IC_OP_TAN: ic_sbuf_printf(o, "tanf(%s)", a); break;
-  case IC_OP_ASIN: ic_sbuf_printf(o, "asinf(%s)", a); break;
-  case IC_OP_ACOS: ic_sbuf_printf(o, "acosf(%s)", a); break;
-  case IC_OP_ATAN: ic_sbuf_printf(o, "atanf(%s)", a); break;
-  case IC_OP_SINH: ic_sbuf_printf(o, "sinhf(%s)", a); break;
-  case IC_OP_COSH: ic_sbuf_printf(o, "coshf(%s)", a); break;
-  case IC_OP_ASINH: ic_sbuf_printf(o, "asinhf(%s)", a); break;
-  case IC_OP_ACOSH: ic_sbuf_printf(o, "acoshf(%s)", a); break;
-  case IC_OP_ATANH: ic_sbuf_printf(o, "atanhf(%s)", a); break;
-  case IC_OP_ERF: ic_sbuf_printf(o, "erff(%s)", a); break;
-  case IC_OP_ERFC: ic_sbuf_printf(o, "erfcf(%s)", a); break;
-  case IC_OP_SILU: ic_sbuf_printf(o, "ic_silu_f32(%s)", a); break;
-  case IC_OP_SOFTPLUS: ic_sbuf_printf(o, "ic_softplus_f32(%s)", a); break;
-  case IC_OP_GELU_ERF: ic_sbuf_printf(o, "ic_gelu_erf_f32(%s)", a); break;
-  case IC_OP_FLOOR: ic_sbuf_printf(o, "floorf(%s)", a); break;
-  case IC_OP_CEIL: ic_sbuf_printf(o, "ceilf(%s)", a); break;
-  case IC_OP_ROUND: ic_sbuf_printf(o, "rintf(%s)", a); break;
-  case IC_OP_TRUNC: ic_sbuf_printf(o, "truncf(%s)", a); break;
-  case IC_OP_FRAC: ic_sbuf_printf(o, "ic_frac_f32(%s)", a); break;
-  case IC_OP_SIGN: ic_sbuf_printf(o, i32 ? "ic_sign_i32(%s)" : "ic_sign_f32(%s)", a); break;
-  case IC_OP_LOGICAL_NOT:
-    ic_sbuf_printf(o, dt == IC_BOOL ? "(!%s)" : i32 ? "(%s == 0)" : "(%s == 0.0f)", a);
-    break;
+  case IC_OP_LOGICAL_NOT: ic_sbuf_printf(o, "(%s == 0)", a); break;
   case IC_OP_BITWISE_NOT: ic_sbuf_printf(o, dt == IC_BOOL ? "(!%s)" : "(~%s)", a); break;
-  case IC_OP_ISNAN: ic_sbuf_printf(o, i32 ? "((void)%s, false)" : "(%s != %s)", a, a); break;
-  case IC_OP_ISINF: ic_sbuf_printf(o, i32 ? "((void)%s, false)" : "ic_isinf_f32(%s)", a); break;
-  case IC_OP_ISFINITE: ic_sbuf_printf(o, i32 ? "((void)%s, true)" : "ic_isfinite_f32(%s)", a); break;
-  case IC_OP_ADD: ic_sbuf_printf(o, i32 ? "ic_add_i32(%s, %s)" : "(%s + %s)", a, b); break;
-  case IC_OP_SUB: ic_sbuf_printf(o, i32 ? "ic_sub_i32(%s, %s)" : "(%s - %s)", a, b); break;
-  case IC_OP_MUL: ic_sbuf_printf(o, i32 ? "ic_mul_i32(%s, %s)" : "(%s * %s)", a, b); break;
-  case IC_OP_DIV: ic_sbuf_printf(o, "ic_div_f32(%s, %s)", a, b); break;
-  case IC_OP_MAXIMUM: ic_sbuf_printf(o, i32 ? "ic_max_i32(%s, %s)" : "ic_max_f32(%s, %s)", a, b); break;
-  case IC_OP_MINIMUM: ic_sbuf_printf(o, i32 ? "ic_min_i32(%s, %s)" : "ic_min_f32(%s, %s)", a, b); break;
-  case IC_OP_FMAX: ic_sbuf_printf(o, i32 ? "ic_max_i32(%s, %s)" : "ic_fmax_f32(%s, %s)", a, b); break;
-  case IC_OP_FMIN: ic_sbuf_printf(o, i32 ? "ic_min_i32(%s, %s)" : "ic_fmin_f32(%s, %s)", a, b); break;
-  case IC_OP_COPYSIGN: ic_sbuf_printf(o, "ic_copysign_f32(%s, %s)", a, b); break;
-  case IC_OP_POW: ic_sbuf_printf(o, "powf(%s, %s)", a, b); break;
-  case IC_OP_ATAN2: ic_sbuf_printf(o, "atan2f(%s, %s)", a, b); break;
-  case IC_OP_HYPOT: ic_sbuf_printf(o, "hypotf(%s, %s)", a, b); break;
-  case IC_OP_FMOD: ic_sbuf_printf(o, i32 ? "ic_fmod_i32(%s, %s)" : "fmodf(%s, %s)", a, b); break;
-  case IC_OP_REMAINDER: ic_sbuf_printf(o, i32 ? "ic_remainder_i32(%s, %s)" : "ic_remainder_f32(%s, %s)", a, b); break;
-  case IC_OP_FLOOR_DIVIDE: ic_sbuf_printf(o, i32 ? "ic_floordiv_i32(%s, %s)" : "floorf(ic_div_f32(%s, %s))", a, b); break;
-  case IC_OP_TRUNC_DIVIDE: ic_sbuf_printf(o, i32 ? "ic_truncdiv_i32(%s, %s)" : "truncf(ic_div_f32(%s, %s))", a, b); break;
   case IC_OP_LOGICAL_AND: case IC_OP_LOGICAL_OR: case IC_OP_LOGICAL_XOR: {
-    const char *zero = dt == IC_BOOL ? "false" : i32 ? "0" : "0.0f";
     const char *join = in->op == IC_OP_LOGICAL_AND ? "&&" : in->op == IC_OP_LOGICAL_OR ? "||" : "!=";
-    ic_sbuf_printf(o, "((%s != %s) %s (%s != %s))", a, zero, join, b, zero);
+    ic_sbuf_printf(o, "((%s != 0) %s (%s != 0))", a, join, b);
     break;
   }
   case IC_OP_BITWISE_AND: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s && %s)" : "(%s & %s)", a, b); break;
   case IC_OP_BITWISE_OR: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s || %s)" : "(%s | %s)", a, b); break;
   case IC_OP_BITWISE_XOR: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s != %s)" : "(%s ^ %s)", a, b); break;
-  case IC_OP_SHIFT_LEFT: ic_sbuf_printf(o, "ic_shl_i32(%s, %s)", a, b); break;
-  case IC_OP_SHIFT_RIGHT: ic_sbuf_printf(o, "ic_shr_i32(%s, %s)", a, b); break;
-  case IC_OP_CLAMP:
-    ic_sbuf_printf(o, i32 ? "ic_min_i32(ic_max_i32(%s, %s), %s)" : "ic_min_f32(ic_max_f32(%s, %s), %s)", a, b, c);
-    break;
-  case IC_OP_LERP: ic_sbuf_printf(o, "ic_lerp_f32(%s, %s, %s)", a, b, c); break;
-  case IC_OP_FMA: ic_sbuf_printf(o, "fmaf(%s, %s, %s)", a, b, c); break;
   case IC_OP_EQ: ic_sbuf_printf(o, "(%s == %s)", a, b); break;
   case IC_OP_NE: ic_sbuf_printf(o, "(%s != %s)", a, b); break;
   case IC_OP_LT: ic_sbuf_printf(o, "(%s < %s)", a, b); break;
@@ -220,10 +274,16 @@ static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   case IC_OP_GT: ic_sbuf_printf(o, "(%s > %s)", a, b); break;
   case IC_OP_GE: ic_sbuf_printf(o, "(%s >= %s)", a, b); break;
   case IC_OP_WHERE: ic_sbuf_printf(o, "(%s ? %s : %s)", a, b, c); break;
-  case IC_OP_CAST: cg_cast(cg, dt, in->dtype, a); break;
-  case IC_OP_COUNT: break;
+  case IC_OP_CAST: cg_convert(cg, dt, in->dtype, false, a); break;
+  case IC_OP_CAST_SATURATE: cg_convert(cg, dt, in->dtype, true, a); break;
+  case IC_OP_BITCAST: ic_sbuf_printf(o, "ic_unpack_%s(ic_pack_%s(%s))", cg_dtname(in->dtype), cg_dtname(dt), a); break;
+  default:
+    if (in->nargs == 1) ic_sbuf_printf(o, "ic_%s(%s)", helper, a);
+    else if (in->nargs == 2) ic_sbuf_printf(o, "ic_%s(%s, %s)", helper, a, b);
+    else ic_sbuf_printf(o, "ic_%s(%s, %s, %s)", helper, a, b, c);
+    break;
   }
-  if (round && in->op != IC_OP_CAST && in->op != IC_OP_WHERE) ic_sbuf_puts(o, ")");
+  if (round) ic_sbuf_puts(o, ")");
 }
 
 /* __device__ void <name>_body(loads..., stores&...): the ops of one point. */
@@ -265,7 +325,7 @@ static void cg_body(codegen *cg) {
 
 static const char *cg_scalar_width(ic_dtype dt) {
   size_t s = ic_dtype_size(dt);
-  return s == 1 ? "8" : s == 2 ? "16" : "32";
+  return s == 1 ? "8" : s == 2 ? "16" : s == 4 ? "32" : "64";
 }
 
 static void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
@@ -327,12 +387,18 @@ static void cg_vector_path(codegen *cg) {
     ic_sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
     if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
       ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
       cg_address(cg, in, NULL);
-      ic_sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
-                        "] >> (k %% %" PRId32 ") * %d); }\n",
-                     V, i, dt, per_word, per_word, 32 / per_word);
+      if (ic_dtype_size(in->dtype) == 8) {
+        ic_sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
+                          "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
+                       V, i, dt);
+      } else {
+        int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+        ic_sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
+                          "] >> (k %% %" PRId32 ") * %d); }\n",
+                       V, i, dt, per_word, per_word, 32 / per_word);
+      }
     } else if (cg->mode[i] == ACCESS_SPLAT) {
       ic_sbuf_printf(o, "    { const %s t = ic_unpack_%s(ic_ld_s%s(", ct, dt, cg_scalar_width(in->dtype));
       cg_address(cg, in, NULL);
@@ -357,10 +423,16 @@ static void cg_vector_path(codegen *cg) {
     const char *dt = cg_dtname(in->dtype);
     if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-      ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
-                        "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n      ic_st_w%" PRId32 "(",
-                     words, V, per_word, dt, i, per_word, 32 / per_word, words);
+      if (ic_dtype_size(in->dtype) == 8) {
+        ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n      for (int k = 0; k < %" PRId32 "; k++) { const ic_u64 p = ic_pack_%s(r%" PRId32
+                          "[k]); w[2 * k] = (ic_u32)p; w[2 * k + 1] = (ic_u32)(p >> 32); }\n      ic_st_w%" PRId32 "(",
+                       words, V, dt, i, words);
+      } else {
+        int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+        ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
+                          "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n      ic_st_w%" PRId32 "(",
+                       words, V, per_word, dt, i, per_word, 32 / per_word, words);
+      }
       cg_address(cg, in, NULL);
       ic_sbuf_puts(o, ", w); }\n");
     } else {
@@ -441,7 +513,7 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   if (!cg.mode) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset);
+    if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset, ic_dtype_size(in->dtype));
   }
   ic_sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
   ic_sbuf_puts(&cg.out, cuda_prelude);

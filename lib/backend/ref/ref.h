@@ -4,10 +4,13 @@
 
 #include "backend/backend.h"
 
-/* One value of the body: f16/bf16/f32 as float (f16/bf16 already rounded), i32, bool. */
+/* One value of the body, in its dtype's compute type: f16/bf16/f32/fp8 as float (already
+ * rounded to the dtype), f64 as double, every integer dtype as int64 (already wrapped to
+ * its width), bool. */
 typedef union ref_value {
   float f;
-  int32_t i;
+  double d;
+  int64_t i;
   bool b;
 } ref_value;
 

@@ -1,32 +1,102 @@
 /* The reference backend's scalar semantics: the table of include/ic/ic.h, computed the
  * way the CUDA backend's prelude computes it, so that exactly rounded ops agree bit for
- * bit (NaN results of arithmetic are the canonical 0x7fffffff, as GPU arithmetic gives). */
+ * bit (NaN results of f32 arithmetic are the canonical 0x7fffffff, as GPU arithmetic
+ * gives). Compute types as there: bool; integers exact in int64, wrapped to the width;
+ * f16/bf16/f32/fp8 in float, rounded to the dtype; f64 in double. */
 #include <math.h>
 #include <string.h>
 
 #include "backend/ref/ref.h"
 #include "runtime/half.h"
 
-static float ref_bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
+typedef enum ref_kind { REF_BOOL, REF_INT, REF_F32, REF_F64 } ref_kind;
+
+static ref_kind ref_kind_of(ic_dtype dt) {
+  if (dt == IC_BOOL) return REF_BOOL;
+  if (ic_dtype_is_integer(dt)) return REF_INT;
+  return dt == IC_F64 ? REF_F64 : REF_F32;
 }
 
-static uint32_t ref_f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
+static float ref_f32_gelu_tanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * (x * x * x));
+  return (0.5f * x) * (1.0f + tanhf(inner));
 }
+static float ref_f32_gelu_erf(float x) { return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f)); }
+static double ref_f64_gelu_tanh(double x) {
+  const double inner = 0.7978845608028654 * (x + 0.044715 * (x * x * x));
+  return (0.5 * x) * (1.0 + tanh(inner));
+}
+static double ref_f64_gelu_erf(double x) { return (0.5 * x) * (1.0 + erf(x * 0.70710678118654752)); }
 
-/* GPU arithmetic returns this NaN whatever its operands' payloads. */
-static float ref_canonical(float f) { return isnan(f) ? ref_bits_f32(0x7fffffffu) : f; }
+#define REF_T float
+#define REF_FN(name) name##f
+#define REF_NAME(name) ref_f32_##name
+#define REF_BITS uint32_t
+#define REF_SIGN UINT32_C(0x80000000)
+#define REF_CANON ref_f32_from_bits(0x7fffffffu)
+#include "backend/ref/ref_float_op.h"
+#undef REF_T
+#undef REF_FN
+#undef REF_NAME
+#undef REF_BITS
+#undef REF_SIGN
+#undef REF_CANON
 
-/* f16/bf16 results are rounded to their dtype (f32 stays). */
+#define REF_T double
+#define REF_FN(name) name
+#define REF_NAME(name) ref_f64_##name
+#define REF_BITS uint64_t
+#define REF_SIGN UINT64_C(0x8000000000000000)
+#define REF_CANON ref_f64_from_bits(UINT64_C(0x7fffffffffffffff))
+#include "backend/ref/ref_float_op.h"
+#undef REF_T
+#undef REF_FN
+#undef REF_NAME
+#undef REF_BITS
+#undef REF_SIGN
+#undef REF_CANON
+
+static float ref_canonical_nan(void) { return ref_f32_from_bits(0x7fffffffu); }
+
+/* A float-computed result rounded to its dtype (f32 stays); NaN becomes canonical, as the
+ * GPU's unpacking of a rounded NaN gives. */
 static float ref_round(ic_dtype dt, float f) {
-  if (dt == IC_F16) return ic_f16_bits_to_f32(ic_f32_to_f16_bits(f));
-  if (dt == IC_BF16) return ic_bf16_bits_to_f32(ic_f32_to_bf16_bits(f));
-  return f;
+  switch (dt) {
+  case IC_F16: return ic_f16_bits_to_f32(ic_f32_to_f16_bits(f));
+  case IC_BF16: {
+    const uint16_t h = ic_f32_to_bf16_bits(f);
+    return ic_bf16_bits_to_f32(h);
+  }
+  case IC_F8E4M3: case IC_F8E5M2: {
+    const double v = ic_small_float_value(dt, ic_small_float_bits(dt, (double)f));
+    return isnan(v) ? ref_canonical_nan() : (float)v;
+  }
+  default: return f;
+  }
+}
+
+/* An integer wrapped to the width of dt (two's complement; u8 modulo 256). */
+static int64_t ref_wrap(ic_dtype dt, int64_t v) {
+  const uint64_t u = (uint64_t)v;
+  switch (dt) {
+  case IC_U8: return (int64_t)(u & 0xffu);
+  case IC_I8: return (int64_t)(int8_t)(uint8_t)u;
+  case IC_I16: return (int64_t)(int16_t)(uint16_t)u;
+  case IC_I32: return (int64_t)(int32_t)(uint32_t)u;
+  default: return v;
+  }
+}
+
+static int ref_width(ic_dtype dt) { return (int)ic_dtype_size(dt) * 8; }
+
+static void ref_int_range(ic_dtype dt, int64_t *lo, int64_t *hi) {
+  switch (dt) {
+  case IC_U8: *lo = 0; *hi = 255; break;
+  case IC_I8: *lo = -128; *hi = 127; break;
+  case IC_I16: *lo = -32768; *hi = 32767; break;
+  case IC_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+  default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+  }
 }
 
 ref_value ref_load(ic_dtype dt, const void *base, int64_t index) {
@@ -34,11 +104,21 @@ ref_value ref_load(ic_dtype dt, const void *base, int64_t index) {
   const unsigned char *p = (const unsigned char *)base + index * (int64_t)ic_dtype_size(dt);
   uint16_t h;
   switch (dt) {
-  case IC_F32: memcpy(&v.f, p, 4); break;
+  case IC_BOOL: v.b = *p != 0; break;
+  case IC_U8: v.i = *p; break;
+  case IC_I8: v.i = (int8_t)*p; break;
+  case IC_I16: { int16_t x; memcpy(&x, p, 2); v.i = x; break; }
+  case IC_I32: { int32_t x; memcpy(&x, p, 4); v.i = x; break; }
+  case IC_I64: memcpy(&v.i, p, 8); break;
   case IC_F16: memcpy(&h, p, 2); v.f = ic_f16_bits_to_f32(h); break;
   case IC_BF16: memcpy(&h, p, 2); v.f = ic_bf16_bits_to_f32(h); break;
-  case IC_I32: memcpy(&v.i, p, 4); break;
-  case IC_BOOL: v.b = *p != 0; break;
+  case IC_F32: memcpy(&v.f, p, 4); break;
+  case IC_F64: memcpy(&v.d, p, 8); break;
+  case IC_F8E4M3: case IC_F8E5M2: {
+    const double d = ic_small_float_value(dt, *p);
+    v.f = isnan(d) ? ref_canonical_nan() : (float)d;
+    break;
+  }
   default: break;
   }
   return v;
@@ -48,172 +128,160 @@ void ref_store(ic_dtype dt, void *base, int64_t index, ref_value v) {
   unsigned char *p = (unsigned char *)base + index * (int64_t)ic_dtype_size(dt);
   uint16_t h;
   switch (dt) {
-  case IC_F32: memcpy(p, &v.f, 4); break;
+  case IC_BOOL: *p = v.b ? 1 : 0; break;
+  case IC_U8: case IC_I8: *p = (unsigned char)(v.i & 0xff); break;
+  case IC_I16: { const int16_t x = (int16_t)v.i; memcpy(p, &x, 2); break; }
+  case IC_I32: { const int32_t x = (int32_t)v.i; memcpy(p, &x, 4); break; }
+  case IC_I64: memcpy(p, &v.i, 8); break;
   case IC_F16: h = ic_f32_to_f16_bits(v.f); memcpy(p, &h, 2); break;
   case IC_BF16: h = ic_f32_to_bf16_bits(v.f); memcpy(p, &h, 2); break;
-  case IC_I32: memcpy(p, &v.i, 4); break;
-  case IC_BOOL: *p = v.b ? 1 : 0; break;
+  case IC_F32: memcpy(p, &v.f, 4); break;
+  case IC_F64: memcpy(p, &v.d, 8); break;
+  case IC_F8E4M3: case IC_F8E5M2: *p = (unsigned char)ic_small_float_bits(dt, (double)v.f); break;
   default: break;
   }
 }
 
 ref_value ref_constant(ic_dtype dt, double value) {
+  /* the builder already rounded the value to dt */
   ref_value v = {0};
-  if (dt == IC_BOOL) v.b = value != 0;
-  else if (dt == IC_I32) v.i = (int32_t)value; /* already rounded to i32 by the builder */
-  else v.f = (float)value;                     /* f16/bf16 values are exact in f32 */
+  switch (ref_kind_of(dt)) {
+  case REF_BOOL: v.b = value != 0; break;
+  case REF_INT: v.i = value >= 9223372036854775807.0 ? INT64_MAX : (int64_t)value; break;
+  case REF_F32: v.f = (float)value; break;
+  case REF_F64: v.d = value; break;
+  }
   return v;
 }
 
-/* float -> i32 as cvt.rzi.sat.s32.f32: truncate, saturate, NaN -> 0. */
-static int32_t ref_f2i32(float f) {
-  if (isnan(f)) return 0;
-  if (f >= 2147483648.0f) return INT32_MAX;
-  if (f <= -2147483648.0f) return INT32_MIN;
-  return (int32_t)f;
+/* An integer rounded to odd in f32 (24 bits kept, the rest folded into the last one): a
+ * second rounding to f16/bf16/fp8 is then exactly one rounding, as the prelude's
+ * cvt.rz + sticky bit. */
+static float ref_int_to_f32_odd(int64_t v) {
+  const uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  if (mag < (UINT64_C(1) << 24)) return (float)v;
+  int top = 63;
+  while (!((mag >> top) & 1)) top--;
+  const int drop = top - 23;
+  uint64_t kept = mag >> drop;
+  if (mag & ((UINT64_C(1) << drop) - 1)) kept |= 1;
+  const float f = ldexpf((float)kept, drop);
+  return v < 0 ? -f : f;
 }
 
-static ref_value ref_cast(ic_dtype from, ic_dtype to, ref_value a) {
+/* The largest finite value of a float dtype. */
+static double ref_max_finite(ic_dtype dt) {
+  switch (dt) {
+  case IC_F16: return 65504.0;
+  case IC_BF16: return 3.3895313892515355e38;
+  case IC_F8E4M3: return 448.0;
+  case IC_F8E5M2: return 57344.0;
+  case IC_F32: return 3.4028234663852886e38;
+  default: return 1.7976931348623157e308;
+  }
+}
+
+/* float/double -> integer dtype: truncate, saturate, NaN -> 0 (cvt.rzi.sat). */
+static int64_t ref_float_to_int(ic_dtype to, double d) {
+  int64_t lo, hi;
+  ref_int_range(to, &lo, &hi);
+  if (isnan(d)) return 0;
+  if (d >= 9223372036854775808.0) return hi;
+  if (d <= -9223372036854775808.0) return lo;
+  const int64_t t = (int64_t)d;
+  return t < lo ? lo : t > hi ? hi : t;
+}
+
+static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_value a) {
   ref_value r = {0};
-  bool ffrom = from != IC_I32 && from != IC_BOOL;
-  if (from == to) return a;
-  if (to == IC_BOOL) r.b = ffrom ? a.f != 0.0f : from == IC_I32 ? a.i != 0 : a.b;
-  else if (from == IC_BOOL) { if (to == IC_I32) r.i = a.b; else r.f = a.b ? 1.0f : 0.0f; }
-  else if (to == IC_I32) r.i = ref_f2i32(a.f);
-  else if (from == IC_I32) r.f = (float)ic_dtype_round(to, (double)a.i); /* one rounding */
-  else r.f = ref_round(to, a.f);
+  const ref_kind fk = ref_kind_of(from);
+  if (from == to && !(saturate && ic_dtype_is_float(to))) return a;
+  if (to == IC_BOOL) {
+    r.b = fk == REF_BOOL ? a.b : fk == REF_INT ? a.i != 0 : fk == REF_F32 ? a.f != 0.0f : a.d != 0.0;
+    return r;
+  }
+  if (fk == REF_BOOL) return ref_constant(to, a.b ? 1.0 : 0.0);
+  if (ic_dtype_is_integer(to)) {
+    if (fk == REF_F32 || fk == REF_F64) {
+      r.i = ref_float_to_int(to, fk == REF_F32 ? (double)a.f : a.d);
+    } else if (saturate) {
+      int64_t lo, hi;
+      ref_int_range(to, &lo, &hi);
+      r.i = a.i < lo ? lo : a.i > hi ? hi : a.i;
+    } else {
+      r.i = ref_wrap(to, a.i);
+    }
+    return r;
+  }
+  if (to == IC_F64) {
+    r.d = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
+    if (saturate && isinf(r.d)) r.d = r.d > 0 ? ref_max_finite(to) : -ref_max_finite(to);
+    return r;
+  }
+  /* to a float-computed dtype: one rounding from the exact value */
+  double x;
+  if (to == IC_F32) {
+    float f = fk == REF_INT ? (float)a.i : fk == REF_F32 ? a.f : (float)a.d;
+    r.f = isnan(f) ? ref_canonical_nan() : f;
+    x = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
+  } else {
+    x = fk == REF_INT ? (double)ref_int_to_f32_odd(a.i) : fk == REF_F32 ? (double)a.f : a.d;
+    const uint32_t bits = ic_small_float_bits(to, x);
+    const double v = ic_small_float_value(to, bits);
+    r.f = isnan(v) ? ref_canonical_nan() : (float)v;
+  }
+  if (saturate && !isnan(x) && (isinf(r.f) || isnan(r.f))) r.f = (float)(x > 0 ? ref_max_finite(to) : -ref_max_finite(to));
   return r;
 }
 
-static float ref_max_f32(float a, float b) {
-  if (isnan(a) || isnan(b)) return ref_bits_f32(0x7fffffffu);
-  if (a == b) return signbit(a) ? b : a; /* max.NaN.f32: +0 over -0 */
-  return a > b ? a : b;
-}
+/* Integer division: by zero gives 0; MIN / -1 wraps (its remainder is 0). In int64 only
+ * i64's MIN / -1 overflows; narrower dtypes wrap their exact quotient afterwards. */
+static bool ref_div_wraps(int64_t a, int64_t b) { return a == INT64_MIN && b == -1; }
+static int64_t ref_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : ref_div_wraps(a, b) ? a : a / b; }
+static int64_t ref_fmod(int64_t a, int64_t b) { return b == 0 || ref_div_wraps(a, b) ? 0 : a % b; }
 
-static float ref_min_f32(float a, float b) {
-  if (isnan(a) || isnan(b)) return ref_bits_f32(0x7fffffffu);
-  if (a == b) return signbit(a) ? a : b; /* min.NaN.f32: -0 under +0 */
-  return a < b ? a : b;
-}
-
-static float ref_sign_f32(float a) {
-  if (a > 0.0f) return 1.0f;
-  if (a < 0.0f) return -1.0f;
-  return isnan(a) ? ref_bits_f32(0x7fffffffu) : a;
-}
-
-static float ref_gelu_tanh(float x) {
-  const float inner = 0.7978845608028654f * (x + 0.044715f * (x * x * x));
-  return (0.5f * x) * (1.0f + tanhf(inner));
-}
-
-/* An op on float operands, before rounding to the result dtype. */
-static float ref_float_op(ic_op op, float a, float b, float c) {
+/* An integer op of dtype dt, exact in int64 (wrapping in uint64), before the wrap to dt. */
+static int64_t ref_int_op(ic_op op, ic_dtype dt, int64_t a, int64_t b, int64_t c) {
+  const uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+  const int width = ref_width(dt);
   switch (op) {
-  case IC_OP_NEG: return ref_bits_f32(ref_f32_bits(a) ^ 0x80000000u); /* a sign flip, NaN too */
-  case IC_OP_EXP: return ref_canonical(expf(a));
-  case IC_OP_LOG: return ref_canonical(logf(a));
-  case IC_OP_SQRT: return ref_canonical(sqrtf(a));
-  case IC_OP_TANH: return ref_canonical(tanhf(a));
-  case IC_OP_SIGMOID: return ref_canonical(1.0f / (1.0f + expf(-a)));
-  case IC_OP_RELU: return a > 0.0f ? a : ref_canonical(isnan(a) ? a : 0.0f);
-  case IC_OP_GELU_TANH: return ref_canonical(ref_gelu_tanh(a));
-  case IC_OP_ABS: return ref_bits_f32(ref_f32_bits(a) & 0x7fffffffu);
-  case IC_OP_EXP2: return ref_canonical(exp2f(a));
-  case IC_OP_EXPM1: return ref_canonical(expm1f(a));
-  case IC_OP_LOG2: return ref_canonical(log2f(a));
-  case IC_OP_LOG10: return ref_canonical(log10f(a));
-  case IC_OP_LOG1P: return ref_canonical(log1pf(a));
-  case IC_OP_RSQRT: return ref_canonical(1.0f / sqrtf(a));
-  case IC_OP_RECIPROCAL: return ref_canonical(1.0f / a);
-  case IC_OP_SIN: return ref_canonical(sinf(a));
-  case IC_OP_COS: return ref_canonical(cosf(a));
-  case IC_OP_TAN: return ref_canonical(tanf(a));
-  case IC_OP_ASIN: return ref_canonical(asinf(a));
-  case IC_OP_ACOS: return ref_canonical(acosf(a));
-  case IC_OP_ATAN: return ref_canonical(atanf(a));
-  case IC_OP_SINH: return ref_canonical(sinhf(a));
-  case IC_OP_COSH: return ref_canonical(coshf(a));
-  case IC_OP_ASINH: return ref_canonical(asinhf(a));
-  case IC_OP_ACOSH: return ref_canonical(acoshf(a));
-  case IC_OP_ATANH: return ref_canonical(atanhf(a));
-  case IC_OP_ERF: return ref_canonical(erff(a));
-  case IC_OP_ERFC: return ref_canonical(erfcf(a));
-  case IC_OP_SILU: return ref_canonical(a / (1.0f + expf(-a)));
-  case IC_OP_SOFTPLUS: return ref_canonical(a > 20.0f ? a : log1pf(expf(a)));
-  case IC_OP_GELU_ERF: return ref_canonical((0.5f * a) * (1.0f + erff(a * 0.70710678118654752f)));
-  case IC_OP_FLOOR: return ref_canonical(floorf(a));
-  case IC_OP_CEIL: return ref_canonical(ceilf(a));
-  case IC_OP_ROUND: return ref_canonical(rintf(a)); /* the default rounding: half to even */
-  case IC_OP_TRUNC: return ref_canonical(truncf(a));
-  case IC_OP_FRAC: return ref_canonical(a - truncf(a));
-  case IC_OP_SIGN: return ref_sign_f32(a);
-  case IC_OP_MINIMUM: return ref_min_f32(a, b);
-  case IC_OP_FMAX: return isnan(a) ? b : isnan(b) ? a : ref_max_f32(a, b);
-  case IC_OP_FMIN: return isnan(a) ? b : isnan(b) ? a : ref_min_f32(a, b);
-  case IC_OP_COPYSIGN: return ref_bits_f32((ref_f32_bits(a) & 0x7fffffffu) | (ref_f32_bits(b) & 0x80000000u));
-  case IC_OP_POW: return ref_canonical(powf(a, b));
-  case IC_OP_ATAN2: return ref_canonical(atan2f(a, b));
-  case IC_OP_HYPOT: return ref_canonical(hypotf(a, b));
-  case IC_OP_FMOD: return ref_canonical(fmodf(a, b));
-  case IC_OP_REMAINDER: {
-    const float f = floorf(a / b);
-    return ref_canonical(a - b * f);
-  }
-  case IC_OP_FLOOR_DIVIDE: return ref_canonical(floorf(a / b));
-  case IC_OP_TRUNC_DIVIDE: return ref_canonical(truncf(a / b));
-  case IC_OP_CLAMP: return ref_min_f32(ref_max_f32(a, b), c);
-  case IC_OP_LERP: return ref_canonical(c < 0.5f ? a + c * (b - a) : b - (b - a) * (1.0f - c));
-  case IC_OP_FMA: return ref_canonical(fmaf(a, b, c));
-  case IC_OP_ADD: return ref_canonical(a + b);
-  case IC_OP_SUB: return ref_canonical(a - b);
-  case IC_OP_MUL: return ref_canonical(a * b);
-  case IC_OP_DIV: return ref_canonical(a / b);
-  case IC_OP_MAXIMUM: return ref_max_f32(a, b);
-  default: return 0.0f;
-  }
-}
-
-/* i32 division: by zero gives 0; INT_MIN / -1 wraps (its remainder is 0). */
-static bool ref_div_wraps(int32_t a, int32_t b) { return a == INT32_MIN && b == -1; }
-static int32_t ref_truncdiv(int32_t a, int32_t b) { return b == 0 ? 0 : ref_div_wraps(a, b) ? a : a / b; }
-static int32_t ref_fmod(int32_t a, int32_t b) { return b == 0 || ref_div_wraps(a, b) ? 0 : a % b; }
-
-static int32_t ref_i32_op(ic_op op, int32_t a, int32_t b, int32_t c) {
-  uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-  int32_t q = ref_truncdiv(a, b), r = ref_fmod(a, b);
-  switch (op) {
-  case IC_OP_NEG: return (int32_t)(0u - ua);
+  case IC_OP_NEG: return (int64_t)(0 - ua);
   case IC_OP_RELU: return a > 0 ? a : 0;
-  case IC_OP_ADD: return (int32_t)(ua + ub);
-  case IC_OP_SUB: return (int32_t)(ua - ub);
-  case IC_OP_MUL: return (int32_t)(ua * ub);
+  case IC_OP_ADD: return (int64_t)(ua + ub);
+  case IC_OP_SUB: return (int64_t)(ua - ub);
+  case IC_OP_MUL: return (int64_t)(ua * ub);
   case IC_OP_MAXIMUM: case IC_OP_FMAX: return a > b ? a : b;
   case IC_OP_MINIMUM: case IC_OP_FMIN: return a < b ? a : b;
-  case IC_OP_ABS: return (int32_t)(a < 0 ? 0u - ua : ua);
+  case IC_OP_ABS: return a < 0 ? (int64_t)(0 - ua) : a;
   case IC_OP_SIGN: return (a > 0) - (a < 0);
-  case IC_OP_BITWISE_NOT: return (int32_t)~ua;
-  case IC_OP_FMOD: return r;
-  case IC_OP_REMAINDER: return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
-  case IC_OP_TRUNC_DIVIDE: return q;
-  case IC_OP_FLOOR_DIVIDE: return b != 0 && !ref_div_wraps(a, b) && q * b != a && ((a < 0) != (b < 0)) ? q - 1 : q;
+  case IC_OP_BITWISE_NOT: return (int64_t)~ua;
+  case IC_OP_FMOD: return ref_fmod(a, b);
+  case IC_OP_REMAINDER: {
+    const int64_t r = ref_fmod(a, b);
+    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  }
+  case IC_OP_TRUNC_DIVIDE: return ref_truncdiv(a, b);
+  case IC_OP_FLOOR_DIVIDE: {
+    const int64_t q = ref_truncdiv(a, b);
+    return b != 0 && !ref_div_wraps(a, b) && q * b != a && ((a < 0) != (b < 0)) ? q - 1 : q;
+  }
   case IC_OP_BITWISE_AND: return a & b;
   case IC_OP_BITWISE_OR: return a | b;
   case IC_OP_BITWISE_XOR: return a ^ b;
-  case IC_OP_SHIFT_LEFT: return b < 0 || b >= 32 ? 0 : (int32_t)(ua << b);
-  case IC_OP_SHIFT_RIGHT: return b < 0 || b >= 32 ? (a < 0 ? -1 : 0) : a >> b;
+  case IC_OP_SHIFT_LEFT: return b < 0 || b >= width ? 0 : (int64_t)(ua << b);
+  case IC_OP_SHIFT_RIGHT: return b < 0 || b >= width ? (a < 0 ? -1 : 0) : a >> b;
   case IC_OP_CLAMP: {
-    int32_t lo = a > b ? a : b;
+    const int64_t lo = a > b ? a : b;
     return lo < c ? lo : c;
   }
   default: return 0;
   }
 }
 
-static bool ref_compare(ic_op op, ic_dtype dt, ref_value a, ref_value b) {
-  if (dt == IC_BOOL) return op == IC_OP_EQ ? a.b == b.b : a.b != b.b;
-  if (dt == IC_I32) {
+static bool ref_compare(ic_op op, ref_kind k, ref_value a, ref_value b) {
+  double x, y;
+  if (k == REF_BOOL) return op == IC_OP_EQ ? a.b == b.b : a.b != b.b;
+  if (k == REF_INT) {
     switch (op) {
     case IC_OP_EQ: return a.i == b.i;
     case IC_OP_NE: return a.i != b.i;
@@ -223,59 +291,73 @@ static bool ref_compare(ic_op op, ic_dtype dt, ref_value a, ref_value b) {
     default: return a.i >= b.i;
     }
   }
+  x = k == REF_F32 ? (double)a.f : a.d; /* exact: float widens to double */
+  y = k == REF_F32 ? (double)b.f : b.d;
   switch (op) {
-  case IC_OP_EQ: return a.f == b.f;
-  case IC_OP_NE: return a.f != b.f;
-  case IC_OP_LT: return a.f < b.f;
-  case IC_OP_LE: return a.f <= b.f;
-  case IC_OP_GT: return a.f > b.f;
-  default: return a.f >= b.f;
+  case IC_OP_EQ: return x == y;
+  case IC_OP_NE: return x != y;
+  case IC_OP_LT: return x < y;
+  case IC_OP_LE: return x <= y;
+  case IC_OP_GT: return x > y;
+  default: return x >= y;
   }
 }
 
+/* x != 0 of any compute type (NaN is nonzero). */
+static bool ref_nonzero(ref_kind k, ref_value a) {
+  return k == REF_BOOL ? a.b : k == REF_INT ? a.i != 0 : k == REF_F32 ? a.f != 0.0f : a.d != 0.0;
+}
+
 /* Ops with a bool result on one operand. */
-static bool ref_predicate(ic_op op, ic_dtype dt, ref_value a) {
-  bool is_float = dt != IC_I32 && dt != IC_BOOL;
+static bool ref_predicate(ic_op op, ref_kind k, ref_value a) {
+  const double x = k == REF_F32 ? (double)a.f : a.d;
+  const bool is_float = k == REF_F32 || k == REF_F64;
   switch (op) {
-  case IC_OP_LOGICAL_NOT: return dt == IC_BOOL ? !a.b : is_float ? a.f == 0.0f : a.i == 0;
-  case IC_OP_ISNAN: return is_float && isnan(a.f);
-  case IC_OP_ISINF: return is_float && isinf(a.f);
-  case IC_OP_ISFINITE: return !is_float || isfinite(a.f);
+  case IC_OP_LOGICAL_NOT: return !ref_nonzero(k, a);
+  case IC_OP_ISNAN: return is_float && isnan(x);
+  case IC_OP_ISINF: return is_float && isinf(x);
+  case IC_OP_ISFINITE: return !is_float || isfinite(x);
   default: return false;
   }
 }
 
-/* logical_and/or/xor: operands compared with zero. */
-static bool ref_logical(ic_op op, ic_dtype dt, ref_value a, ref_value b) {
-  bool x = dt == IC_BOOL ? a.b : dt == IC_I32 ? a.i != 0 : a.f != 0.0f;
-  bool y = dt == IC_BOOL ? b.b : dt == IC_I32 ? b.i != 0 : b.f != 0.0f;
-  return op == IC_OP_LOGICAL_AND ? x && y : op == IC_OP_LOGICAL_OR ? x || y : x != y;
-}
-
 ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args) {
   ref_value r = {0};
+  const ref_kind k = ref_kind_of(operand_dt);
   switch (op) {
   case IC_OP_LOGICAL_NOT: case IC_OP_ISNAN: case IC_OP_ISINF: case IC_OP_ISFINITE:
-    r.b = ref_predicate(op, operand_dt, args[0]);
+    r.b = ref_predicate(op, k, args[0]);
     return r;
-  case IC_OP_LOGICAL_AND: case IC_OP_LOGICAL_OR: case IC_OP_LOGICAL_XOR:
-    r.b = ref_logical(op, operand_dt, args[0], args[1]);
+  case IC_OP_LOGICAL_AND: case IC_OP_LOGICAL_OR: case IC_OP_LOGICAL_XOR: {
+    const bool x = ref_nonzero(k, args[0]), y = ref_nonzero(k, args[1]);
+    r.b = op == IC_OP_LOGICAL_AND ? x && y : op == IC_OP_LOGICAL_OR ? x || y : x != y;
     return r;
+  }
   case IC_OP_BITWISE_NOT: case IC_OP_BITWISE_AND: case IC_OP_BITWISE_OR: case IC_OP_BITWISE_XOR:
-    if (operand_dt == IC_BOOL) {
-      bool x = args[0].b, y = args[1].b;
+    if (k == REF_BOOL) {
+      const bool x = args[0].b, y = args[1].b;
       r.b = op == IC_OP_BITWISE_NOT ? !x : op == IC_OP_BITWISE_AND ? x && y : op == IC_OP_BITWISE_OR ? x || y : x != y;
       return r;
     }
     break;
   case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
-    r.b = ref_compare(op, operand_dt, args[0], args[1]);
+    r.b = ref_compare(op, k, args[0], args[1]);
     return r;
   case IC_OP_WHERE: return args[0].b ? args[1] : args[2];
-  case IC_OP_CAST: return ref_cast(operand_dt, result_dt, args[0]);
+  case IC_OP_CAST: return ref_convert(operand_dt, result_dt, false, args[0]);
+  case IC_OP_CAST_SATURATE: return ref_convert(operand_dt, result_dt, true, args[0]);
+  case IC_OP_BITCAST: {
+    unsigned char bytes[8] = {0};
+    ref_store(operand_dt, bytes, 0, args[0]);
+    return ref_load(result_dt, bytes, 0);
+  }
   default: break;
   }
-  if (operand_dt == IC_I32) r.i = ref_i32_op(op, args[0].i, args[1].i, args[2].i);
-  else r.f = ref_round(result_dt, ref_float_op(op, args[0].f, args[1].f, args[2].f));
+  switch (k) {
+  case REF_INT: r.i = ref_wrap(result_dt, ref_int_op(op, operand_dt, args[0].i, args[1].i, args[2].i)); break;
+  case REF_F32: r.f = ref_round(result_dt, ref_f32_op(op, args[0].f, args[1].f, args[2].f)); break;
+  case REF_F64: r.d = ref_f64_op(op, args[0].d, args[1].d, args[2].d); break;
+  case REF_BOOL: break;
+  }
   return r;
 }
