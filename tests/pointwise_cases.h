@@ -32,7 +32,7 @@ static ic_status compile_for_backend(const ic_graph *g, ic_program **out) {
 
 static uint64_t seed = 0x9e3779b97f4a7c15ull;
 
-static const ic_dtype all_dtypes[] = {IC_BOOL, IC_I32, IC_F16, IC_BF16, IC_F32};
+#define all_dtypes ref_all_dtypes
 
 
 static bool accepts(ic_op op, ic_dtype dt) {
@@ -53,7 +53,12 @@ static int op_arity(ic_op op) { return ic_op_arity(op); }
  * floor for results that cancel to near zero. */
 static void op_tolerance(ic_op op, ic_dtype dt, int *ulps, double *abs_tol) {
   *ulps = ref_exact(op) ? 0 : 4;
-  *abs_tol = ref_exact(op) ? 0.0 : dt == IC_F32 ? 1e-6 : dt == IC_F16 ? 1e-3 : 1e-2;
+  *abs_tol = ref_exact(op)       ? 0.0
+             : dt == IC_F64     ? 1e-14
+             : dt == IC_F32     ? 1e-6
+             : dt == IC_F16     ? 1e-3
+             : dt == IC_BF16    ? 1e-2
+                                : 5e-2; /* fp8 */
 }
 
 typedef struct host_tensor {
@@ -99,15 +104,15 @@ static void run_both(ic_graph *g, const ic_tensor *in, int32_t nin, int32_t nout
     ic_dtype dt = outs[o].dtype;
     for (int64_t i = 0; i < n_out[o]; i++) {
       hv a = ref_get(dt, got[0][o], i), w = ref_get(dt, want[o], i);
-      ck_assert_msg(ref_close(dt, a, w, ulps, abs_tol), "%s: output %d element %lld: got %.9g/%d, want %.9g/%d", what, o,
-                    (long long)i, (double)a.f, a.i, (double)w.f, w.i);
+      ck_assert_msg(ref_close(dt, a, w, ulps, abs_tol), "%s: output %d (%s) element %lld: got %.17g, want %.17g", what, o,
+                    ic_dtype_name(dt), (long long)i, ref_show(dt, a), ref_show(dt, w));
     }
     size_t es = ic_dtype_size(dt);
     for (int64_t i = 0; i < n_out[o]; i++) {
       hv f = ref_get(dt, got[0][o], i), e = ref_get(dt, got[1][o], i);
       ck_assert_msg(memcmp((char *)got[0][o] + i * (int64_t)es, (char *)got[1][o] + i * (int64_t)es, es) == 0,
-                    "%s: eager and fused differ in output %d element %lld: fused %.9g/%08x, eager %.9g/%08x", what, o,
-                    (long long)i, (double)f.f, (unsigned)f.i, (double)e.f, (unsigned)e.i);
+                    "%s: eager and fused differ in output %d element %lld: fused %.17g, eager %.17g", what, o,
+                    (long long)i, ref_show(dt, f), ref_show(dt, e));
     }
     free(got[0][o]);
     free(got[1][o]);
@@ -176,7 +181,7 @@ START_TEST(test_binary_ops_broadcast) {
         host_tensor tx = make_random(dt, n * C), ty = make_random(dt, C), tz = make_random(dt, n);
         /* equal operands now and then, so comparisons see ties */
         ic_dtype odt = ic_graph_value_dtype(g, ic_graph_binary(g, (ic_op)op, x, y));
-        void *want[2] = {malloc((size_t)(n * C + 1) * 4), malloc((size_t)(n * C + 1) * 4)};
+        void *want[2] = {malloc((size_t)(n * C + 1) * 8), malloc((size_t)(n * C + 1) * 8)};
         for (int64_t i = 0; i < n * C; i++) {
           hv xv = ref_get(dt, tx.h, i);
           ref_set(odt, want[0], i, ref_op((ic_op)op, dt, odt, xv, ref_get(dt, ty.h, i % C), (hv){0}));
@@ -241,49 +246,55 @@ START_TEST(test_ternary_ops) {
 }
 END_TEST
 
+/* where on every dtype, and every conversion: cast, cast_saturate and (equal widths)
+ * bitcast from every dtype to every dtype. */
 START_TEST(test_where_and_casts) {
   const int64_t n = 1031;
   for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
     ic_dtype dt = all_dtypes[di];
-    ic_graph *g;
-    IC_OK_OR_FAIL(ic_graph_create(&g));
-    ic_dim sn = ic_graph_symbol(g, "n");
-    ic_value c = ic_graph_input(g, "c", IC_BOOL, 1, &sn, IC_LAYOUT_CONTIGUOUS);
-    ic_value a = ic_graph_input(g, "a", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
-    ic_value b = ic_graph_input(g, "b", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
-    IC_OK_OR_FAIL(ic_graph_output(g, "w", ic_graph_where(g, c, a, b)));
-    for (size_t ti = 0; ti < (sizeof all_dtypes / sizeof *all_dtypes); ti++) {
-      char name[16];
-      snprintf(name, sizeof name, "to_%s", ic_dtype_name(all_dtypes[ti]));
-      IC_OK_OR_FAIL(ic_graph_output(g, name, ic_graph_cast(g, a, all_dtypes[ti])));
-    }
     host_tensor tc = make_random(IC_BOOL, n), ta = make_random(dt, n), tb = make_random(dt, n);
-    enum { NOUT = 1 + 5 };
-    void *want[NOUT];
-    int64_t no[NOUT];
-    ic_tensor out[NOUT];
     int64_t shape[1] = {n};
-    for (int o = 0; o < NOUT; o++) {
-      ic_dtype odt = o == 0 ? dt : all_dtypes[o - 1];
-      want[o] = malloc((size_t)n * 4);
-      no[o] = n;
-      out[o] = (ic_tensor){NULL, odt, 1, shape, NULL};
-      for (int64_t i = 0; i < n; i++) {
-        hv av = ref_get(dt, ta.h, i);
-        hv r = o == 0 ? ref_op(IC_OP_WHERE, dt, dt, ref_get(IC_BOOL, tc.h, i), av, ref_get(dt, tb.h, i))
-                      : ref_cast(dt, odt, av);
-        ref_set(odt, want[o], i, r);
-      }
-    }
     ic_tensor in[3] = {{tc.d, IC_BOOL, 1, shape, NULL}, {ta.d, dt, 1, shape, NULL}, {tb.d, dt, 1, shape, NULL}};
-    char what[32];
-    snprintf(what, sizeof what, "where/cast from %s", ic_dtype_name(dt));
-    run_both(g, in, 3, NOUT, out, no, want, 0, 0.0, what);
-    for (int o = 0; o < NOUT; o++) free(want[o]);
+    for (size_t ti = 0; ti < (sizeof all_dtypes / sizeof *all_dtypes); ti++) {
+      ic_dtype to = all_dtypes[ti];
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_dim sn = ic_graph_symbol(g, "n");
+      ic_value c = ic_graph_input(g, "c", IC_BOOL, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+      ic_value a = ic_graph_input(g, "a", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+      ic_value b = ic_graph_input(g, "b", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+      bool bitcast = dt != IC_BOOL && to != IC_BOOL && ic_dtype_size(dt) == ic_dtype_size(to);
+      IC_OK_OR_FAIL(ic_graph_output(g, "w", ic_graph_where(g, c, a, b)));
+      IC_OK_OR_FAIL(ic_graph_output(g, "cast", ic_graph_cast(g, a, to)));
+      IC_OK_OR_FAIL(ic_graph_output(g, "sat", ic_graph_cast_saturate(g, a, to)));
+      if (bitcast) IC_OK_OR_FAIL(ic_graph_output(g, "bits", ic_graph_bitcast(g, a, to)));
+      int nout = bitcast ? 4 : 3;
+      void *want[4];
+      int64_t no[4];
+      ic_tensor out[4];
+      for (int o = 0; o < nout; o++) {
+        ic_dtype odt = o == 0 ? dt : to;
+        want[o] = malloc((size_t)n * 8);
+        no[o] = n;
+        out[o] = (ic_tensor){NULL, odt, 1, shape, NULL};
+        for (int64_t i = 0; i < n; i++) {
+          hv av = ref_get(dt, ta.h, i);
+          hv r = o == 0   ? ref_op(IC_OP_WHERE, dt, dt, ref_get(IC_BOOL, tc.h, i), av, ref_get(dt, tb.h, i))
+                 : o == 1 ? ref_convert(dt, to, av, false)
+                 : o == 2 ? ref_convert(dt, to, av, true)
+                          : ref_bitcast(dt, to, av);
+          ref_set(odt, want[o], i, r);
+        }
+      }
+      char what[48];
+      snprintf(what, sizeof what, "where/conversions %s -> %s", ic_dtype_name(dt), ic_dtype_name(to));
+      run_both(g, in, 3, nout, out, no, want, 0, 0.0, what);
+      for (int o = 0; o < nout; o++) free(want[o]);
+      ic_graph_destroy(g);
+    }
     free_tensor(&tc);
     free_tensor(&ta);
     free_tensor(&tb);
-    ic_graph_destroy(g);
   }
 }
 END_TEST
