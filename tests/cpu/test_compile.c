@@ -1,6 +1,6 @@
 /* CPU: contexts without a GPU, fusion decisions (fused vs eager kernel counts), kernel IR
- * dumps, program text, generated CUDA for every op and dtype compiled by NVRTC for sm_80
- * and sm_90a, eager fallback and strict mode, IC_DUMP, compile-only run errors. */
+ * dumps, program text, generated CUDA for every op, conversion and dtype compiled by NVRTC
+ * for sm_80, sm_89 and sm_90a, eager fallback and strict mode, IC_DUMP, compile-only run errors. */
 #include <check.h>
 #include <dirent.h>
 #include <ic/ic.h>
@@ -210,9 +210,11 @@ END_TEST
 /* Every op with every dtype it takes, as outputs of one graph: the fused kernel and each
  * eager kernel must compile with NVRTC for both targets. */
 static void compile_everything(const char *arch) {
-  static const ic_dtype dts[] = {IC_BOOL, IC_I32, IC_F16, IC_BF16, IC_F32};
+  static const ic_dtype dts[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16, IC_I32,    IC_I64,
+                                 IC_F16,  IC_BF16, IC_F32, IC_F64, IC_F8E4M3, IC_F8E5M2};
+  enum { NDT = sizeof dts / sizeof *dts };
   ic_context *ctx = make_ctx(arch);
-  for (size_t d = 0; d < 5; d++) {
+  for (size_t d = 0; d < NDT; d++) {
     ic_graph *g;
     OK(ic_graph_create(&g));
     ic_dim n = ic_graph_symbol(g, "n");
@@ -224,7 +226,7 @@ static void compile_everything(const char *arch) {
       ic_value args[3] = {a, b, a};
       if (op == IC_OP_WHERE) args[0] = c;
       int arity = ic_op_arity(op);
-      if (op == IC_OP_CAST || !op_takes((ic_op)op, dts[d])) continue;
+      if (!op_takes((ic_op)op, dts[d])) continue; /* conversions below */
       ic_value v = ic_graph_op(g, (ic_op)op, arity, args);
       if (v == IC_INVALID_VALUE) continue;
       char name[32];
@@ -232,11 +234,18 @@ static void compile_everything(const char *arch) {
       OK(ic_graph_output(g, name, v));
       outputs++;
     }
-    for (size_t t = 0; t < 5; t++) {
+    for (size_t t = 0; t < NDT; t++) {
       char name[32];
       snprintf(name, sizeof name, "cast_%s", ic_dtype_name(dts[t]));
       OK(ic_graph_output(g, name, ic_graph_cast(g, a, dts[t])));
-      outputs++;
+      snprintf(name, sizeof name, "sat_%s", ic_dtype_name(dts[t]));
+      OK(ic_graph_output(g, name, ic_graph_cast_saturate(g, a, dts[t])));
+      outputs += 2;
+      if (dts[d] != IC_BOOL && dts[t] != IC_BOOL && ic_dtype_size(dts[d]) == ic_dtype_size(dts[t])) {
+        snprintf(name, sizeof name, "bits_%s", ic_dtype_name(dts[t]));
+        OK(ic_graph_output(g, name, ic_graph_bitcast(g, a, dts[t])));
+        outputs++;
+      }
     }
     const char *msg;
     ck_assert_msg(ic_graph_error(g, &msg) == IC_OK, "%s", msg);
@@ -248,6 +257,8 @@ static void compile_everything(const char *arch) {
 }
 
 START_TEST(test_every_op_compiles_sm90a) { compile_everything("sm_90a"); }
+END_TEST
+START_TEST(test_every_op_compiles_sm89) { compile_everything("sm_89"); }
 END_TEST
 START_TEST(test_every_op_compiles_sm80) { compile_everything("sm_80"); }
 END_TEST
@@ -338,12 +349,13 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("compile");
   TCase *tc = tcase_create("compile");
-  tcase_set_timeout(tc, 300);
+  tcase_set_timeout(tc, 1200);
   tcase_add_test(tc, test_context_without_gpu);
   tcase_add_test(tc, test_fusion_groupings);
   tcase_add_test(tc, test_kernel_ir_and_program_text);
   tcase_add_test(tc, test_views_fold_into_offsets);
   tcase_add_test(tc, test_every_op_compiles_sm90a);
+  tcase_add_test(tc, test_every_op_compiles_sm89);
   tcase_add_test(tc, test_every_op_compiles_sm80);
   tcase_add_test(tc, test_eager_fallback_and_strict);
   tcase_add_test(tc, test_nvrtc_error_carries_log);
