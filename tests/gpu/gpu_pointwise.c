@@ -23,7 +23,7 @@ int main(void) {
   Suite *s = suite_create("gpu_pointwise");
   TCase *tc = tcase_create("pointwise");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 600);
+  tcase_set_timeout(tc, 1500);
   pointwise_add_cases(tc);
   suite_add_tcase(s, tc);
   return gpu_run_suite(s);
