@@ -23,7 +23,11 @@
 extern "C" {
 #endif
 
-/* Views t as an ic_tensor: data is t->data + t->byte_offset; shape and strides point into
+/* Dtypes both ways: kDLFloat 16/32/64, kDLBfloat 16, kDLInt 8/16/32/64, kDLUInt 8,
+ * kDLBool 8, and (DLPack 1.1 codes) kDLFloat8_e4m3fn (10) and kDLFloat8_e5m2 (12) as
+ * f8e4m3 and f8e5m2.
+ *
+ * Views t as an ic_tensor: data is t->data + t->byte_offset; shape and strides point into
  * t (valid while t lives). Errors: NULL arguments, a device ic does not run on, a dtype
  * without an ic equivalent, lanes != 1, more than IC_MAX_DIMS dims, negative sizes. */
 IC_API ic_status ic_tensor_from_dlpack(const DLTensor *t, ic_tensor *out);

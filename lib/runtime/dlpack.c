@@ -5,8 +5,9 @@
 #include "ic/ic_dlpack.h"
 #include "runtime/context.h"
 
-/* kDLBool arrived in DLPack 0.8; older headers lack the name, not the code. */
-enum { DLPACK_BOOL_CODE = 6 };
+/* kDLBool arrived in DLPack 0.8, the fp8 codes in 1.1; older headers lack the names, not
+ * the codes (e4m3fn is PyTorch's float8_e4m3fn, ic's f8e4m3). */
+enum { DLPACK_BOOL_CODE = 6, DLPACK_F8E4M3FN_CODE = 10, DLPACK_F8E5M2_CODE = 12 };
 
 typedef struct dlpack_dtype {
   uint8_t code, bits;
@@ -16,7 +17,8 @@ typedef struct dlpack_dtype {
 static const dlpack_dtype dlpack_dtypes[] = {
     {kDLFloat, 16, IC_F16}, {kDLFloat, 32, IC_F32}, {kDLFloat, 64, IC_F64}, {kDLBfloat, 16, IC_BF16},
     {kDLInt, 8, IC_I8},     {kDLInt, 16, IC_I16},   {kDLInt, 32, IC_I32},   {kDLInt, 64, IC_I64},
-    {kDLUInt, 8, IC_U8},    {DLPACK_BOOL_CODE, 8, IC_BOOL},
+    {kDLUInt, 8, IC_U8},    {DLPACK_BOOL_CODE, 8, IC_BOOL}, {DLPACK_F8E4M3FN_CODE, 8, IC_F8E4M3},
+    {DLPACK_F8E5M2_CODE, 8, IC_F8E5M2},
 };
 
 static bool dlpack_device_ok(DLDeviceType t) {

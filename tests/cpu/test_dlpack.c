@@ -20,7 +20,7 @@ START_TEST(test_dtype_mapping) {
     ic_dtype want;
   } map[] = {{kDLFloat, 16, IC_F16}, {kDLFloat, 32, IC_F32}, {kDLFloat, 64, IC_F64}, {kDLBfloat, 16, IC_BF16},
              {kDLInt, 8, IC_I8},     {kDLInt, 16, IC_I16},   {kDLInt, 32, IC_I32},   {kDLInt, 64, IC_I64},
-             {kDLUInt, 8, IC_U8},    {6, 8, IC_BOOL}};
+             {kDLUInt, 8, IC_U8},    {6, 8, IC_BOOL},        {10, 8, IC_F8E4M3},     {12, 8, IC_F8E5M2}};
   int64_t shape[2] = {3, 4};
   for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
     DLTensor t = cpu_tensor((void *)64, map[i].code, map[i].bits, 2, shape);
@@ -96,7 +96,7 @@ START_TEST(test_ref_round_trip) {
   y->deleter(y); /* frees ic's output; ASan checks nothing leaks */
   DLManagedTensor *bad;
   ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &out, kDLOpenCL, 0, &bad), IC_ERR_UNSUPPORTED);
-  ic_tensor odd = {NULL, IC_F8E4M3, 0, NULL, NULL};
+  ic_tensor odd = {NULL, (ic_dtype)77, 0, NULL, NULL};
   ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &odd, kDLCPU, 0, &bad), IC_ERR_UNSUPPORTED);
   ic_tensor borrowed = {data, IC_F32, 2, shape, strides};
   OK(ic_tensor_to_dlpack(ctx, &borrowed, kDLCPU, 0, &bad)); /* not owned: data stays */
