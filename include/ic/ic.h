@@ -410,6 +410,33 @@ IC_API ic_value ic_graph_squeeze(ic_graph *graph, ic_value a, int32_t dim);
 IC_API ic_value ic_graph_unsqueeze(ic_graph *graph, ic_value a, int32_t dim);
 IC_API ic_value ic_graph_flatten(ic_graph *graph, ic_value a, int32_t start, int32_t end);
 
+/* Slice along dim (negative counts from the end): the points start, start + step, ...
+ * before stop, as Python's and numpy's a[start:stop:step], negative steps included.
+ * A negative start or stop counts from the end (adds the dim's size); then both are
+ * clamped into the dim ([0, size] for step > 0, [-1, size - 1] for step < 0), so
+ * INT64_MIN and INT64_MAX are open ends: slice(a, d, INT64_MAX, INT64_MIN, -1) reverses
+ * the dim. The result's size along dim is ceil((stop - start) / step) after clamping, or
+ * 0 (an empty result is legal); point i reads source point start + i * step. step 0 and
+ * INT64_MIN are errors. On a symbolic dim every form works, and the result's size is an
+ * expression of min/max (a[1:] of size n has size max(n - 1, 0)), so it broadcasts only
+ * against the same expression. A slice that keeps every point, in order, returns a. */
+IC_API ic_value ic_graph_slice(ic_graph *graph, ic_value a, int32_t dim, int64_t start, int64_t stop, int64_t step);
+/* Concatenation of n values (n >= 1, not scalars) along dim (negative counts from the
+ * end): equal dtypes and ranks, all other dims equal (the same constant or the same
+ * expression of symbols; no broadcasting). The result's size along dim is the sum.
+ * Each point reads exactly one operand: operands of size 0 are never read. n == 1
+ * returns values[0]. */
+IC_API ic_value ic_graph_concat(ic_graph *graph, int32_t n, const ic_value *values, int32_t dim);
+/* Constant padding, as PyTorch's F.pad(a, pad, value="constant"): lo_hi holds 2 * npads
+ * amounts (npads <= a's ndim), in pairs (before, after) for the last dim first, then the
+ * second to last, and so on: {1, 2} pads the last dim by 1 before and 2 after. Points
+ * outside the source get value, rounded to a's dtype as ic_graph_constant rounds (NaN
+ * only for floating dtypes); the others read the source, which is not read elsewhere.
+ * Negative amounts crop, on dims of constant size only, and at most the whole dim (the
+ * two crops of a dim together); a symbolic dim takes amounts >= 0. No padding at all
+ * returns a. */
+IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const int64_t *lo_hi, double value);
+
 /* Marks a value as a named program output (names are unique). Returns IC_OK or the
  * graph's error status. */
 IC_API ic_status ic_graph_output(ic_graph *graph, const char *name, ic_value value);
@@ -549,6 +576,9 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  *   r = reshape(x, [n, 64, ?])          ? infers a dim
  *   p = permute(r, [0, 2, 1])
  *   e = expand(w, [n, 4096])
+ *   v = slice(x, 1, 0, 10, 2)           dim, start, stop, step: ic_graph_slice's arguments
+ *   c = concat([x, e], 0)               the values, then the dim
+ *   q = pad(x, [1, 2, 0, 0], 0.5)       ic_graph_pad's lo_hi (last dim first), the value
  *   output y = s                        "output s" names the output after its value
  * ic_graph_print writes every node (implicit broadcasts as expand, adopted constants as
  * typed constants), naming unnamed values %<n>; parsing that text and printing it again
@@ -558,8 +588,10 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  * and named values are [A-Za-z_][A-Za-z0-9_.]*. A value name is unique among values and
  * inputs; outputs and symbols have namespaces of their own. Symbols are declared before
  * use. Constants are decimal numbers, inf, -inf or nan. Dims in lists are expressions of
- * integers and symbols with + - * / (floor division) and parentheses, e.g. [4 * n, 64],
- * and must be non-negative for all sizes; an input's dims are sizes or symbols. */
+ * integers and symbols with + - * / (floor division), ic_min(a, b), ic_max(a, b) and
+ * parentheses, e.g. [4 * n, 64], and must be non-negative for all sizes; an input's dims
+ * are sizes or symbols. Slice bounds, steps and pad amounts are integers, '-' allowed;
+ * the dims of slice, concat and permute are integers. */
 
 /* Names value v (not an input: inputs are named by ic_graph_input) so that the printed
  * text calls it `name`; name is [A-Za-z_][A-Za-z0-9_.]* and not yet the name of a value

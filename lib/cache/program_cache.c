@@ -101,9 +101,21 @@ static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
     break;
   case GRAPH_PERMUTE: cache_feed(st, n->perm, sizeof(int32_t) * (size_t)n->ndim); break;
   case GRAPH_OP: cache_feed_i64(st, n->op); break;
+  case GRAPH_SLICE:
+    cache_feed_i64(st, n->axis);
+    cache_feed_i64(st, n->start);
+    cache_feed_i64(st, n->stop);
+    cache_feed_i64(st, n->step);
+    break;
+  case GRAPH_CONCAT: cache_feed_i64(st, n->axis); break;
+  case GRAPH_PAD:
+    cache_feed(st, n->pad, sizeof(int64_t) * 2 * (size_t)n->ndim);
+    cache_feed(st, &n->value, sizeof n->value);
+    break;
   default: break;
   }
-  for (int32_t i = 0; i < n->nargs; i++) cache_feed(st, &hashes[n->args[i]], sizeof hashes[0]);
+  cache_feed_i64(st, n->nargs);
+  for (int32_t i = 0; i < n->nargs; i++) cache_feed(st, &hashes[graph_node_arg(g, n, i)], sizeof hashes[0]);
   if (scratch->oom) return false;
   *out = XXH3_128bits_digest(st);
   return true;

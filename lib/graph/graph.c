@@ -25,6 +25,22 @@ static ic_value graph_fail(ic_graph *g, const char *fmt, ...) {
   return IC_INVALID_VALUE;
 }
 
+/* graph_fail for what the graph could mean but ic cannot compile (IC_ERR_UNSUPPORTED). */
+IC_PRINTF(2, 3)
+static ic_value graph_fail_unsupported(ic_graph *g, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  ic_set_error(IC_ERR_UNSUPPORTED, "%s", msg);
+  if (g->error == IC_OK) {
+    g->error = IC_ERR_UNSUPPORTED;
+    g->error_message = ic_strdup(msg);
+  }
+  return IC_INVALID_VALUE;
+}
+
 static ic_value graph_oom(ic_graph *g) {
   ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory building the graph");
   if (g->error == IC_OK) g->error = IC_ERR_OUT_OF_MEMORY;
@@ -52,6 +68,7 @@ void ic_graph_destroy(ic_graph *g) {
   free(g->inputs.items);
   free(g->symbols.items);
   free(g->outputs.items);
+  free(g->concat_parts.items);
   free(g->error_message);
   sym_arena_destroy(g->syms);
   free(g);
@@ -619,4 +636,136 @@ ic_value ic_graph_flatten(ic_graph *g, ic_value a, int32_t start, int32_t end) {
   }
   if (src->ndim == 0) dims[m++] = sym_const(g->syms, 1); /* a scalar flattens to [1] */
   return graph_reshape_exprs(g, a, m, dims);
+}
+
+/* ---------------------------------------------------------------- slice, concat, pad */
+
+bool graph_expr_nonneg(const sym_arena *a, sym_id e) {
+  int64_t v = 0;
+  switch (sym_kind_of(a, e)) {
+  case SYM_CONST: return sym_is_const(a, e, &v) && v >= 0;
+  case SYM_SYMBOL: return true;
+  case SYM_MOD: return graph_expr_nonneg(a, sym_operand(a, e, 1));
+  case SYM_MAX:
+    return graph_expr_nonneg(a, sym_operand(a, e, 0)) || graph_expr_nonneg(a, sym_operand(a, e, 1));
+  case SYM_ADD: case SYM_MUL: case SYM_FLOORDIV: case SYM_CEILDIV: case SYM_MIN:
+    for (int32_t i = 0; i < sym_operand_count(a, e); i++)
+      if (!graph_expr_nonneg(a, sym_operand(a, e, i))) return false;
+    return true;
+  default: return false;
+  }
+}
+
+/* A slice bound as Python clamps it into [lo, hi] of a dim of size n: a negative bound
+ * counts from the end; INT64_MIN and INT64_MAX are the open ends. */
+static sym_id graph_slice_bound(ic_graph *g, sym_id n, int64_t b, sym_id lo, sym_id hi) {
+  sym_arena *a = g->syms;
+  if (b == INT64_MIN) return lo;
+  if (b == INT64_MAX) return hi;
+  if (b >= 0) return sym_min(a, sym_const(a, b), hi);
+  return sym_max(a, sym_add(a, n, sym_const(a, b)), lo);
+}
+
+ic_value ic_graph_slice(ic_graph *g, ic_value a, int32_t dim, int64_t start, int64_t stop, int64_t step) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "slice", a);
+  if (!src) return IC_INVALID_VALUE;
+  int32_t d = graph_dim_index(dim, src->ndim);
+  if (d < 0) return graph_fail(g, "slice: dim %" PRId32 " outside a tensor of %" PRId32 " dims", dim, src->ndim);
+  if (step == 0) return graph_fail(g, "slice: step is 0 (a step must be positive or negative)");
+  if (step == INT64_MIN) return graph_fail(g, "slice: step INT64_MIN has no magnitude in int64");
+  sym_arena *sa = g->syms;
+  sym_id n = src->dims[d], zero = sym_const(sa, 0), minus_one = sym_const(sa, -1);
+  /* Clamped as Python clamps: [0, n] going forward, [-1, n - 1] going backward. */
+  sym_id lo = step > 0 ? zero : minus_one, hi = step > 0 ? n : sym_sub(sa, n, sym_const(sa, 1));
+  sym_id first = graph_slice_bound(g, n, start, lo, hi), last = graph_slice_bound(g, n, stop, lo, hi);
+  sym_id span = step > 0 ? sym_sub(sa, last, first) : sym_sub(sa, first, last);
+  if (!graph_expr_nonneg(sa, span)) span = sym_max(sa, span, zero);
+  graph_node r = {.kind = GRAPH_SLICE, .dtype = src->dtype, .ndim = src->ndim, .nargs = 1, .args = {a}, .axis = d,
+                  .start = start, .stop = stop, .step = step, .first = first};
+  memcpy(r.dims, src->dims, sizeof r.dims);
+  /* ceil(span / |step|), as a floor division (the form the text format reads back) */
+  int64_t magnitude = step > 0 ? step : -step, c = 0;
+  if (sym_is_const(sa, span, &c)) r.dims[d] = sym_const(sa, c == 0 ? 0 : (c - 1) / magnitude + 1);
+  else if (magnitude > INT32_MAX) /* span + |step| - 1 must stay far from overflow */
+    return graph_fail_unsupported(g, "slice: step %" PRId64 " on a symbolic dim (at most 2^31 - 1 in magnitude)", step);
+  else r.dims[d] = sym_floordiv(sa, sym_add(sa, span, sym_const(sa, magnitude - 1)), sym_const(sa, magnitude));
+  if (sym_arena_failed(sa)) return graph_oom(g);
+  if (step == 1 && first == zero && r.dims[d] == n) return a; /* every point, in order */
+  return graph_append(g, &r);
+}
+
+ic_value ic_graph_concat(ic_graph *g, int32_t n, const ic_value *values, int32_t dim) {
+  if (!g) return IC_INVALID_VALUE;
+  if (n < 1 || !values) return graph_fail(g, "concat: %s", values ? "no values (n must be at least 1)" : "values is NULL");
+  const graph_node *first = graph_arg(g, "concat", values[0]);
+  if (!first) return IC_INVALID_VALUE;
+  if (first->ndim == 0) return graph_fail(g, "concat: value 0 is a scalar (no dim to concatenate along)");
+  int32_t d = graph_dim_index(dim, first->ndim);
+  if (d < 0) return graph_fail(g, "concat: dim %" PRId32 " outside a tensor of %" PRId32 " dims", dim, first->ndim);
+  graph_node r = {.kind = GRAPH_CONCAT, .dtype = first->dtype, .ndim = first->ndim, .nargs = n, .axis = d,
+                  .parts = g->concat_parts.count};
+  memcpy(r.dims, first->dims, sizeof r.dims);
+  for (int32_t i = 1; i < n; i++) {
+    const graph_node *p = graph_arg(g, "concat", values[i]);
+    if (!p) return IC_INVALID_VALUE;
+    if (p->dtype != first->dtype)
+      return graph_fail(g, "concat: value %" PRId32 " is %s, value 0 is %s (cast one of them)", i,
+                        ic_dtype_name(p->dtype), ic_dtype_name(first->dtype));
+    bool same = p->ndim == first->ndim;
+    for (int32_t k = 0; same && k < first->ndim; k++) same = k == d || p->dims[k] == first->dims[k];
+    if (!same) {
+      char s1[128], s2[128];
+      return graph_fail(g, "concat: value %" PRId32 " has shape %s, value 0 %s: all dims but dim %" PRId32
+                           " must be equal",
+                        i, graph_shape_text(g, p->ndim, p->dims, s1, sizeof s1),
+                        graph_shape_text(g, first->ndim, first->dims, s2, sizeof s2), d);
+    }
+    r.dims[d] = sym_add(g->syms, r.dims[d], p->dims[d]);
+  }
+  if (n == 1) return values[0];
+  if (sym_arena_failed(g->syms) ||
+      !ic_grow((void **)&g->concat_parts.items, &g->concat_parts.cap, g->concat_parts.count + n, sizeof(ic_value)))
+    return graph_oom(g);
+  memcpy(&g->concat_parts.items[g->concat_parts.count], values, sizeof(ic_value) * (size_t)n);
+  ic_value v = graph_append(g, &r);
+  if (v != IC_INVALID_VALUE) g->concat_parts.count += n;
+  return v;
+}
+
+ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_hi, double value) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "pad", a);
+  if (!src) return IC_INVALID_VALUE;
+  if (npads < 0 || npads > src->ndim)
+    return graph_fail(g, "pad: %" PRId32 " pairs of amounts for a tensor of %" PRId32 " dims", npads, src->ndim);
+  if (npads > 0 && !lo_hi) return graph_fail(g, "pad: lo_hi is NULL");
+  if (isnan(value) && !ic_dtype_is_float(src->dtype))
+    return graph_fail(g, "pad: NaN is not a value of %s", ic_dtype_name(src->dtype));
+  sym_arena *sa = g->syms;
+  graph_node r = {.kind = GRAPH_PAD, .dtype = src->dtype, .ndim = src->ndim, .nargs = 1, .args = {a},
+                  .value = ic_dtype_round(src->dtype, value)};
+  memcpy(r.dims, src->dims, sizeof r.dims);
+  bool any = false;
+  for (int32_t i = 0; i < npads; i++) {
+    int32_t d = src->ndim - 1 - i; /* pairs run from the last dim backwards, as F.pad's */
+    int64_t lo = lo_hi[2 * i], hi = lo_hi[2 * i + 1], size = 0;
+    /* Amounts beyond 2^62 would overflow the size arithmetic; no tensor has such dims. */
+    if (lo > INT64_MAX / 4 || lo < -(INT64_MAX / 4) || hi > INT64_MAX / 4 || hi < -(INT64_MAX / 4))
+      return graph_fail(g, "pad: amount %" PRId64 " or %" PRId64 " for dim %" PRId32 " is out of range", lo, hi, d);
+    bool constant = sym_is_const(sa, src->dims[d], &size);
+    if (!constant && (lo < 0 || hi < 0))
+      return graph_fail_unsupported(g, "pad: dim %" PRId32 " is symbolic: negative amounts (crops) need a constant size", d);
+    int64_t crop = (lo < 0 ? -lo : 0) + (hi < 0 ? -hi : 0);
+    if (constant && crop > size)
+      return graph_fail(g, "pad: crops %" PRId64 " and %" PRId64 " take more than dim %" PRId32 " of size %" PRId64, lo,
+                        hi, d, size);
+    r.pad[d][0] = lo;
+    r.pad[d][1] = hi;
+    r.dims[d] = sym_add(sa, src->dims[d], sym_const(sa, lo + hi));
+    any |= lo != 0 || hi != 0;
+  }
+  if (sym_arena_failed(sa)) return graph_oom(g);
+  if (!any) return a;
+  return graph_append(g, &r);
 }

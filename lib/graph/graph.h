@@ -43,7 +43,10 @@ typedef enum graph_node_kind {
   GRAPH_OP,
   GRAPH_RESHAPE,
   GRAPH_PERMUTE,
-  GRAPH_EXPAND
+  GRAPH_EXPAND,
+  GRAPH_SLICE,  /* point i of dim axis reads source point first + i * step */
+  GRAPH_CONCAT, /* operands in g->concat_parts; each point reads one of them */
+  GRAPH_PAD     /* points outside the source read `value` */
 } graph_node_kind;
 
 typedef struct graph_node {
@@ -55,11 +58,16 @@ typedef struct graph_node {
   int32_t nargs;     /* GRAPH_OP: arity; views: 1 */
   ic_value args[3];
   int32_t perm[IC_MAX_DIMS]; /* GRAPH_PERMUTE */
-  double value;      /* GRAPH_CONST, already rounded to dtype */
+  double value;      /* GRAPH_CONST, GRAPH_PAD: already rounded to dtype */
   bool weak;         /* GRAPH_CONST of IC_DTYPE_AUTO: adopts its partner's dtype */
   int32_t input;     /* GRAPH_INPUT: position among inputs */
   ic_layout layout;  /* GRAPH_INPUT */
   char *name;        /* GRAPH_INPUT: its input name; others: NULL or ic_graph_name_value's */
+  int32_t axis;      /* GRAPH_SLICE, GRAPH_CONCAT: the dim (non-negative) */
+  int64_t start, stop, step; /* GRAPH_SLICE: the bounds as given (printing, hashing) */
+  sym_id first;      /* GRAPH_SLICE: the source index of point 0 (clamped start) */
+  int32_t parts;     /* GRAPH_CONCAT: its nargs operands start at g->concat_parts.items[parts] */
+  int64_t pad[IC_MAX_DIMS][2]; /* GRAPH_PAD: amounts before and after, by dim */
 } graph_node;
 
 typedef struct graph_output {
@@ -73,9 +81,15 @@ struct ic_graph {
   struct { ic_value *items; int32_t count, cap; } inputs; /* node of each input */
   struct { char **items; int32_t count, cap; } symbols;   /* symbol k's name */
   struct { graph_output *items; int32_t count, cap; } outputs;
+  struct { ic_value *items; int32_t count, cap; } concat_parts; /* GRAPH_CONCAT operands */
   ic_status error;
   char *error_message;
 };
+
+/* Operand i of node n (< n->nargs): concat keeps its any number of operands apart. */
+static inline ic_value graph_node_arg(const ic_graph *g, const graph_node *n, int32_t i) {
+  return n->kind == GRAPH_CONCAT ? g->concat_parts.items[n->parts + i] : n->args[i];
+}
 
 /* The node of a value, NULL when v is not a value of g. */
 const graph_node *graph_node_get(const ic_graph *g, ic_value v);
@@ -85,6 +99,9 @@ const graph_node *graph_node_get(const ic_graph *g, ic_value v);
  * checks, errors and results as ic_graph_reshape and ic_graph_expand. */
 ic_value graph_reshape_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
 ic_value graph_expand_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
+/* Whether e >= 0 for every value of the symbols (which are >= 0), judged conservatively
+ * from its canonical form. */
+bool graph_expr_nonneg(const sym_arena *a, sym_id e);
 
 /* True when s is a name the text format can carry: [A-Za-z_][A-Za-z0-9_.]*. */
 bool graph_name_valid(const char *s);

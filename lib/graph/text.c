@@ -17,11 +17,16 @@
  *            | ('cast' | 'cast_saturate' | 'bitcast') '(' NAME ',' DTYPE ')'
  *            | ('reshape' | 'expand') '(' NAME ',' '[' [dim {',' dim}] ']' ')'
  *            | 'permute' '(' NAME ',' '[' [INT {',' INT}] ']' ')'
+ *            | 'slice' '(' NAME ',' SINT ',' SINT ',' SINT ',' SINT ')'   dim, start, stop, step
+ *            | 'concat' '(' '[' NAME {',' NAME} ']' ',' SINT ')'         values, dim
+ *            | 'pad' '(' NAME ',' '[' [SINT {',' SINT}] ']' ',' ['-'] (NUMBER | 'inf' | 'nan') ')'
  *            | OP '(' [NAME {',' NAME}] ')'
+ *   SINT    := ['-'] INT                      (int64, -9223372036854775808 included)
  *   dim     := expr | '?'                     ('?' in reshape only)
  *   expr    := term {('+' | '-') term}
  *   term    := factor {('*' | '/') factor}   ('/' is floor division)
  *   factor  := INT | SYMBOL | '(' expr ')' | '-' factor
+ *            | ('ic_min' | 'ic_max') '(' expr ',' expr ')'   (as sym_print writes them)
  * A NAME followed by '=' is always an assignment, so values may be called 'input' etc.
  * Names starting with '%' label unnamed values only; symbols, inputs, outputs and named
  * values use [A-Za-z_][A-Za-z0-9_.]*. */
@@ -107,6 +112,33 @@ static void print_node(const ic_graph *g, ic_value v, ic_sbuf *out) {
     for (int32_t i = 0; i < n->ndim; i++) ic_sbuf_printf(out, i ? ", %" PRId32 : "%" PRId32, n->perm[i]);
     ic_sbuf_puts(out, "])");
     break;
+  case GRAPH_SLICE:
+    ic_sbuf_puts(out, "slice(");
+    print_value_ref(g, n->args[0], out);
+    ic_sbuf_printf(out, ", %" PRId32 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")", n->axis, n->start, n->stop, n->step);
+    break;
+  case GRAPH_CONCAT:
+    ic_sbuf_puts(out, "concat([");
+    for (int32_t i = 0; i < n->nargs; i++) {
+      if (i) ic_sbuf_puts(out, ", ");
+      print_value_ref(g, graph_node_arg(g, n, i), out);
+    }
+    ic_sbuf_printf(out, "], %" PRId32 ")", n->axis);
+    break;
+  case GRAPH_PAD: {
+    /* pairs from the last dim back to the first padded one, as ic_graph_pad takes them */
+    int32_t outer = 0;
+    while (outer < n->ndim && n->pad[outer][0] == 0 && n->pad[outer][1] == 0) outer++;
+    ic_sbuf_puts(out, "pad(");
+    print_value_ref(g, n->args[0], out);
+    ic_sbuf_puts(out, ", [");
+    for (int32_t d = n->ndim - 1; d >= outer; d--)
+      ic_sbuf_printf(out, "%s%" PRId64 ", %" PRId64, d == n->ndim - 1 ? "" : ", ", n->pad[d][0], n->pad[d][1]);
+    ic_sbuf_puts(out, "], ");
+    print_number(n->value, out);
+    ic_sbuf_puts(out, ")");
+    break;
+  }
   case GRAPH_INPUT: break;
   }
   ic_sbuf_puts(out, "\n");
@@ -455,6 +487,35 @@ static bool parse_integer(parser *ps, int64_t *out) {
   return true;
 }
 
+/* ['-'] INT as an int64: INT64_MIN's magnitude is one more than INT64_MAX. */
+static bool parse_signed(parser *ps, int64_t *out) {
+  bool negative = tok_is_punct(&ps->tok, '-');
+  if (negative) advance(ps);
+  const token *t = &ps->tok;
+  if (t->kind != TOK_NUMBER) return fail_expected(ps, "an integer");
+  uint64_t v = 0, limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  for (int32_t i = 0; i < t->len; i++) {
+    if (!is_digit(t->start[i]))
+      return fail_at(ps, t, "bad number '%.*s' (an integer is expected)", (int)(t->len > 40 ? 40 : t->len), t->start);
+    uint64_t d = (uint64_t)(t->start[i] - '0');
+    if (v > (limit - d) / 10) return fail_at(ps, t, "number '%.*s' is out of range", (int)(t->len > 40 ? 40 : t->len), t->start);
+    v = v * 10 + d;
+  }
+  *out = negative ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+  advance(ps);
+  return true;
+}
+
+/* A dim index argument: a signed integer that fits int32_t (the builder checks it). */
+static bool parse_dim_arg(parser *ps, int32_t *out) {
+  token at = ps->tok;
+  int64_t v = 0;
+  if (!parse_signed(ps, &v)) return false;
+  if (v < -IC_MAX_DIMS || v >= IC_MAX_DIMS) return fail_at(ps, &at, "dim %" PRId64 " is not a dim (at most %d dims)", v, IC_MAX_DIMS);
+  *out = (int32_t)v;
+  return true;
+}
+
 /* digits ['.' digits] [('e' | 'E') ['+' | '-'] digits]: what %.17g writes, and nothing
  * strtod would read differently (hex, "infinity"). */
 static bool is_decimal(const char *s, int32_t len) {
@@ -528,6 +589,18 @@ static bool parse_factor(parser *ps, int depth, sym_id *out) {
     *out = sym_const(a, v);
     return expr_ok(ps, &t, *out);
   }
+  token next = peek(ps);
+  if ((tok_is_word(&t, "ic_min") || tok_is_word(&t, "ic_max")) && tok_is_punct(&next, '(')) {
+    bool is_min = tok_is_word(&t, "ic_min");
+    sym_id x = SYM_NONE, y = SYM_NONE;
+    advance(ps);
+    advance(ps);
+    if (!parse_expr(ps, depth + 1, &x) || !expect_punct(ps, ',') || !parse_expr(ps, depth + 1, &y) ||
+        !expect_punct(ps, ')'))
+      return false;
+    *out = is_min ? sym_min(a, x, y) : sym_max(a, x, y);
+    return expr_ok(ps, &t, *out);
+  }
   if (t.kind == TOK_NAME) {
     int32_t k = find_symbol(ps, &t);
     if (k < 0) return fail_at(ps, &t, "unknown symbol '%.*s'", (int)t.len, t.start);
@@ -588,6 +661,18 @@ static bool parse_expr(parser *ps, int depth, sym_id *out) {
   return true;
 }
 
+/* Whether e prints in this grammar's forms (any sign): constants, symbols, + * / min max. */
+static bool dim_printable(const sym_arena *a, sym_id e) {
+  switch (sym_kind_of(a, e)) {
+  case SYM_CONST: case SYM_SYMBOL: return true;
+  case SYM_ADD: case SYM_MUL: case SYM_FLOORDIV: case SYM_MIN: case SYM_MAX:
+    for (int32_t i = 0; i < sym_operand_count(a, e); i++)
+      if (!dim_printable(a, sym_operand(a, e, i))) return false;
+    return true;
+  default: return false;
+  }
+}
+
 /* Whether e >= 0 for all sizes (symbols >= 0), judged by its canonical form and
  * conservatively. Dims must be; it also keeps dims in the forms sym_print writes as
  * this grammar (no %, ic_min, or the long exact-division form). */
@@ -599,9 +684,13 @@ static bool dim_nonneg(const sym_arena *a, sym_id e) {
   case SYM_ADD:
   case SYM_MUL:
   case SYM_FLOORDIV:
+  case SYM_MIN:
     for (int32_t i = 0; i < sym_operand_count(a, e); i++)
       if (!dim_nonneg(a, sym_operand(a, e, i))) return false;
     return true;
+  case SYM_MAX: /* one non-negative operand is enough; the other must still be printable */
+    return (dim_nonneg(a, sym_operand(a, e, 0)) && dim_printable(a, sym_operand(a, e, 1))) ||
+           (dim_nonneg(a, sym_operand(a, e, 1)) && dim_printable(a, sym_operand(a, e, 0)));
   default: return false;
   }
 }
@@ -728,6 +817,82 @@ static bool parse_view(parser *ps, const token *op, graph_node_kind kind, ic_val
   return true;
 }
 
+/* The ')' closing a call of a fixed number of arguments (`what` lists them). */
+static bool expect_args_end(parser *ps, const token *op, const char *what) {
+  if (tok_is_punct(&ps->tok, ','))
+    return fail_at(ps, op, "%.*s takes %s, got more", (int)op->len, op->start, what);
+  if (tok_at_line_end(&ps->tok)) {
+    char buf[200];
+    return fail_at(ps, &ps->tok, "unterminated argument list: expected ')', found %s",
+                   tok_describe(&ps->tok, buf, sizeof buf));
+  }
+  return expect_punct(ps, ')');
+}
+
+/* The ',' before another argument: a ')' there means too few (`what` lists them). */
+static bool expect_next_arg(parser *ps, const token *op, const char *what) {
+  if (tok_is_punct(&ps->tok, ')')) return fail_at(ps, op, "%.*s takes %s, got fewer", (int)op->len, op->start, what);
+  return expect_punct(ps, ',');
+}
+
+/* slice(value, dim, start, stop, step) */
+static bool parse_slice(parser *ps, const token *op, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE;
+  int32_t dim = 0;
+  int64_t bounds[3] = {0, 0, 0};
+  const char *what = "5 arguments (a value, dim, start, stop and step)";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) || !parse_dim_arg(ps, &dim))
+    return false;
+  for (int i = 0; i < 3; i++)
+    if (!expect_next_arg(ps, op, what) || !parse_signed(ps, &bounds[i])) return false;
+  if (!expect_args_end(ps, op, what)) return false;
+  *out = ic_graph_slice(ps->g, a, dim, bounds[0], bounds[1], bounds[2]);
+  return true;
+}
+
+typedef struct value_list {
+  struct { ic_value *items; int32_t count, cap; } values;
+  bool oom;
+} value_list;
+
+static bool parse_value_item(parser *ps, int32_t i, void *ctx) {
+  (void)i;
+  value_list *vl = ctx;
+  ic_value v = IC_INVALID_VALUE;
+  if (!parse_value_ref(ps, &v)) return false;
+  if (!IC_VEC_PUSH(vl->values, v)) return fail_oom(ps, &ps->tok);
+  return true;
+}
+
+/* concat([values], dim) */
+static bool parse_concat(parser *ps, const token *op, ic_value *out) {
+  value_list vl = {0};
+  int32_t n = 0, dim = 0;
+  bool ok = expect_punct(ps, '(') && parse_list(ps, '[', ']', INT32_MAX, "values", parse_value_item, &vl, &n) &&
+            expect_second_arg(ps, op, "a dim") && parse_dim_arg(ps, &dim) && expect_call_end(ps, op, "a dim");
+  if (ok) *out = ic_graph_concat(ps->g, n, vl.values.items, dim);
+  free(vl.values.items);
+  return ok;
+}
+
+static bool parse_amount_item(parser *ps, int32_t i, void *ctx) { return parse_signed(ps, &((int64_t *)ctx)[i]); }
+
+/* pad(value, [amounts], constant) */
+static bool parse_pad(parser *ps, const token *op, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE;
+  int64_t amounts[2 * IC_MAX_DIMS] = {0};
+  int32_t n = 0;
+  double value = 0;
+  const char *what = "3 arguments (a value, a list of amounts and the pad value)";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
+      !parse_list(ps, '[', ']', 2 * IC_MAX_DIMS, "amounts", parse_amount_item, amounts, &n) ||
+      !expect_next_arg(ps, op, what) || !parse_const_value(ps, &value) || !expect_args_end(ps, op, what))
+    return false;
+  if (n % 2) return fail_at(ps, op, "pad takes amounts in (before, after) pairs, got %" PRId32 " amounts", n);
+  *out = ic_graph_pad(ps->g, a, n / 2, amounts, value);
+  return true;
+}
+
 static bool parse_op(parser *ps, const token *op_tok, ic_op op, ic_value *out) {
   arg_list args;
   int32_t n = 0;
@@ -773,6 +938,9 @@ static bool parse_assignment(parser *ps) {
   else if (tok_is_word(&op, "reshape")) ok = parse_view(ps, &op, GRAPH_RESHAPE, &v);
   else if (tok_is_word(&op, "permute")) ok = parse_view(ps, &op, GRAPH_PERMUTE, &v);
   else if (tok_is_word(&op, "expand")) ok = parse_view(ps, &op, GRAPH_EXPAND, &v);
+  else if (tok_is_word(&op, "slice")) ok = parse_slice(ps, &op, &v);
+  else if (tok_is_word(&op, "concat")) ok = parse_concat(ps, &op, &v);
+  else if (tok_is_word(&op, "pad")) ok = parse_pad(ps, &op, &v);
   else {
     int o = 0;
     while (o < IC_OP_COUNT && !tok_is_word(&op, ic_op_name((ic_op)o))) o++;

@@ -29,32 +29,68 @@ static int32_t kir_emit(kir_builder *b, const kir_instr *in) {
   return IC_VEC_PUSH(b->k->instrs, *in) ? b->k->instrs.count - 1 : -1;
 }
 
-/* A load, shared with an earlier identical one. */
-static int32_t kir_emit_load(kir_builder *b, int32_t ref, ic_dtype dt, sym_id offset) {
+/* A load (guard: a RANGE instruction, or -1), shared with an earlier identical one. */
+static int32_t kir_emit_load(kir_builder *b, int32_t ref, ic_dtype dt, sym_id offset, int32_t guard) {
   int32_t buf = kir_buffer_for(b, ref, dt, false);
   if (buf < 0) return -1;
+  int32_t nargs = guard >= 0 ? 1 : 0;
   for (int32_t i = 0; i < b->k->instrs.count; i++) {
     const kir_instr *in = &b->k->instrs.items[i];
-    if (in->kind == KIR_LOAD && in->buffer == buf && in->offset == offset) return i;
+    if (in->kind == KIR_LOAD && in->buffer == buf && in->offset == offset && in->nargs == nargs &&
+        (!nargs || in->args[0] == guard))
+      return i;
   }
-  kir_instr in = {.kind = KIR_LOAD, .dtype = dt, .buffer = buf, .offset = offset};
+  kir_instr in = {.kind = KIR_LOAD, .dtype = dt, .buffer = buf, .offset = offset, .nargs = nargs, .args = {guard}};
   return kir_emit(b, &in);
+}
+
+/* The RANGE instruction of lowered range r (its parents first), shared with an earlier
+ * identical one; -1 for no range (r < 0), -2 when out of memory. */
+static int32_t kir_emit_range(kir_builder *b, int32_t r) {
+  if (r < 0) return -1;
+  const lower_range *lr = &b->l->ranges.items[r];
+  int32_t parent = kir_emit_range(b, lr->parent);
+  if (parent < -1) return -2;
+  int32_t nargs = parent >= 0 ? 1 : 0;
+  for (int32_t i = 0; i < b->k->instrs.count; i++) {
+    const kir_instr *in = &b->k->instrs.items[i];
+    if (in->kind == KIR_RANGE && in->offset == lr->index && in->lo == lr->lo && in->hi == lr->hi &&
+        in->nargs == nargs && (!nargs || in->args[0] == parent))
+      return i;
+  }
+  kir_instr in = {.kind = KIR_RANGE, .dtype = IC_BOOL, .offset = lr->index, .lo = lr->lo, .hi = lr->hi,
+                  .nargs = nargs, .args = {parent}};
+  int32_t i = kir_emit(b, &in);
+  return i < 0 ? -2 : i;
 }
 
 static int32_t kir_emit_operand(kir_builder *b, const lower_arg *a, sym_id identity_offset) {
   switch (a->kind) {
+  case LOWER_ARG_SELECT: {
+    /* where(cond, then, else): both branches are computed, their loads guarded */
+    int32_t cond = kir_emit_range(b, a->cond);
+    if (cond < 0) return -1;
+    int32_t then_v = kir_emit_operand(b, &b->l->select_args.items[a->then_arg], identity_offset);
+    if (then_v < 0) return -1;
+    int32_t else_v = kir_emit_operand(b, &b->l->select_args.items[a->else_arg], identity_offset);
+    if (else_v < 0) return -1;
+    kir_instr in = {.kind = KIR_OP, .op = IC_OP_WHERE, .dtype = a->dtype, .nargs = 3, .args = {cond, then_v, else_v}};
+    return kir_emit(b, &in);
+  }
   case LOWER_ARG_CONST: {
     kir_instr in = {.kind = KIR_CONST, .dtype = a->dtype, .value = a->value};
     return kir_emit(b, &in);
   }
   case LOWER_ARG_LOAD: {
     int32_t ref = a->src.is_input ? a->src.index : b->buffer_of[a->src.index];
-    return kir_emit_load(b, ref, a->dtype, a->offset);
+    int32_t guard = kir_emit_range(b, a->guard);
+    if (guard < -1) return -1;
+    return kir_emit_load(b, ref, a->dtype, a->offset, guard);
   }
   case LOWER_ARG_NODE:
     if (b->value_of[a->node] >= 0) return b->value_of[a->node];
-    /* Computed by an earlier kernel at the same point: read its buffer. */
-    return kir_emit_load(b, b->buffer_of[a->node], a->dtype, identity_offset);
+    /* Computed by an earlier kernel at the same point: read its buffer (always inside). */
+    return kir_emit_load(b, b->buffer_of[a->node], a->dtype, identity_offset, -1);
   }
   return -1;
 }

@@ -1,8 +1,8 @@
 /* Two kernel IR passes over the iteration space.
  *
  * kir_coalesce_dims: adjacent dims that every access walks contiguously (the outer dim's
- * coefficient is the inner one's times the inner size) become one dim, and dims of
- * constant size 1 disappear. [n, 37] + [n, 37] becomes one run of 37n elements, so the
+ * coefficient is the inner one's times the inner size) and no range (concat, pad) reads
+ * become one dim, and dims of constant size 1 disappear. [n, 37] + [n, 37] becomes one run of 37n elements, so the
  * vector path applies whatever the row length; [n, 37] * [37] keeps its two dims.
  *
  * kir_generalize_sizes: a kernel whose every access is a contiguous tensor, broadcast
@@ -45,6 +45,16 @@ bool kir_coalesce_dims(kir_kernel *k) {
   int32_t ndim = k->ndim;
   sym_id dims[IC_MAX_DIMS];
   memcpy(dims, k->dims, sizeof dims);
+  /* Ranges (of concat and pad) test single vars, so a dim whose var a range reads is
+   * never merged: the test would need the merged var split again. origin[d]: the var
+   * dim d stands for, -1 once merged; ranged[d]: a range reads it. */
+  int32_t origin[IC_MAX_DIMS];
+  bool ranged[IC_MAX_DIMS] = {false};
+  for (int32_t d = 0; d < ndim; d++) {
+    origin[d] = d;
+    for (int32_t i = 0; i < n; i++)
+      if (k->instrs.items[i].kind == KIR_RANGE) ranged[d] |= sym_depends_on(a, k->instrs.items[i].offset, SYM_VAR, d);
+  }
   /* size-1 dims: their var is always 0 */
   for (int32_t d = ndim - 1; d >= 0; d--) {
     int64_t c;
@@ -52,24 +62,38 @@ bool kir_coalesce_dims(kir_kernel *k) {
     for (int32_t i = 0; i < n; i++)
       if (kir_is_access(&k->instrs.items[i])) memmove(&acc[i].coeff[d], &acc[i].coeff[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
     memmove(&dims[d], &dims[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
+    memmove(&origin[d], &origin[d + 1], sizeof(int32_t) * (size_t)(ndim - d - 1));
+    memmove(&ranged[d], &ranged[d + 1], sizeof(bool) * (size_t)(ndim - d - 1));
     ndim--;
   }
   /* merge an outer dim into its inner neighbour where every access allows it */
   for (int32_t d = ndim - 2; d >= 0; d--) {
-    bool ok = true;
+    bool ok = !ranged[d] && !ranged[d + 1];
     for (int32_t i = 0; i < n && ok; i++)
       if (kir_is_access(&k->instrs.items[i])) ok = acc[i].coeff[d] == sym_mul(a, acc[i].coeff[d + 1], dims[d + 1]);
     if (!ok) continue;
     dims[d] = sym_mul(a, dims[d], dims[d + 1]);
+    origin[d] = -1;
     for (int32_t i = 0; i < n; i++) {
       if (!kir_is_access(&k->instrs.items[i])) continue;
       acc[i].coeff[d] = acc[i].coeff[d + 1];
       memmove(&acc[i].coeff[d + 1], &acc[i].coeff[d + 2], sizeof(sym_id) * (size_t)(ndim - d - 2));
     }
     memmove(&dims[d + 1], &dims[d + 2], sizeof(sym_id) * (size_t)(ndim - d - 2));
+    memmove(&origin[d + 1], &origin[d + 2], sizeof(int32_t) * (size_t)(ndim - d - 2));
+    memmove(&ranged[d + 1], &ranged[d + 2], sizeof(bool) * (size_t)(ndim - d - 2));
     ndim--;
   }
   if (ndim == k->ndim) return !sym_arena_failed(a);
+  /* Ranges read the vars of unmerged dims (renumbered) and of size-1 dims (now 0). */
+  sym_id repl[IC_MAX_DIMS];
+  for (int32_t d = 0; d < k->ndim; d++) repl[d] = sym_const(a, 0);
+  for (int32_t d = 0; d < ndim; d++)
+    if (origin[d] >= 0) repl[origin[d]] = sym_var(a, d);
+  for (int32_t i = 0; i < n; i++) {
+    kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_RANGE) in->offset = sym_subst_vars(a, in->offset, k->ndim, repl);
+  }
   k->ndim = ndim;
   memcpy(k->dims, dims, sizeof dims);
   for (int32_t i = 0; i < n; i++) {
@@ -86,6 +110,9 @@ bool kir_generalize_sizes(kir_kernel *k) {
   sym_arena *a = k->syms;
   int32_t ndim = k->ndim, n = k->instrs.count;
   if (ndim == 0 || ndim > KIR_MAX_SIZES || n > 256) return true;
+  /* Ranges compare indices with the sizes themselves: such a kernel keeps its sizes. */
+  for (int32_t i = 0; i < n; i++)
+    if (k->instrs.items[i].kind == KIR_RANGE || kir_is_guarded_load(&k->instrs.items[i])) return true;
   for (int32_t d = 0; d < ndim; d++)
     if (sym_kind_of(a, k->dims[d]) == SYM_PARAM && sym_leaf_index(a, k->dims[d]) >= KIR_SIZE_PARAM_BASE) return true;
   /* Every access must be a contiguous tensor broadcast along some dims: no constant part,

@@ -32,7 +32,12 @@ static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
   for (int32_t d = 0; d < k->ndim; d++) kir_mark_leaves(k->syms, k->dims[d], kind, used, KIR_MAX_LEAF);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD || in->kind == KIR_STORE) kir_mark_leaves(k->syms, in->offset, kind, used, KIR_MAX_LEAF);
+    if (in->kind == KIR_LOAD || in->kind == KIR_STORE || in->kind == KIR_RANGE)
+      kir_mark_leaves(k->syms, in->offset, kind, used, KIR_MAX_LEAF);
+    if (in->kind == KIR_RANGE) {
+      kir_mark_leaves(k->syms, in->lo, kind, used, KIR_MAX_LEAF);
+      kir_mark_leaves(k->syms, in->hi, kind, used, KIR_MAX_LEAF);
+    }
   }
   for (int32_t i = 0; i < KIR_MAX_LEAF; i++) {
     kir_param_kind kind_of_leaf = pk == KIR_PARAM_STRIDE && i >= KIR_SIZE_PARAM_BASE ? KIR_PARAM_SIZE : pk;
@@ -78,7 +83,19 @@ void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out) {
     case KIR_LOAD:
       ic_sbuf_printf(out, "  v%" PRId32 " = load.%s b%" PRId32 "[", i, ic_dtype_name(in->dtype), in->buffer);
       sym_print(k->syms, in->offset, names, out);
-      ic_sbuf_puts(out, "]\n");
+      ic_sbuf_puts(out, "]");
+      if (in->nargs == 1) ic_sbuf_printf(out, " if v%" PRId32, in->args[0]);
+      ic_sbuf_puts(out, "\n");
+      break;
+    case KIR_RANGE:
+      ic_sbuf_printf(out, "  v%" PRId32 " = range ", i);
+      sym_print(k->syms, in->lo, names, out);
+      ic_sbuf_puts(out, " <= ");
+      sym_print(k->syms, in->offset, names, out);
+      ic_sbuf_puts(out, " < ");
+      sym_print(k->syms, in->hi, names, out);
+      if (in->nargs == 1) ic_sbuf_printf(out, " and v%" PRId32, in->args[0]);
+      ic_sbuf_puts(out, "\n");
       break;
     case KIR_CONST:
       ic_sbuf_printf(out, "  v%" PRId32 " = const.%s %.17g\n", i, ic_dtype_name(in->dtype), in->value);

@@ -16,18 +16,28 @@
 #include "common.h"
 #include "sym/sym.h"
 
-typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE } kir_kind;
+/* KIR_RANGE is a bool that depends on the point only: lo <= offset < hi, where offset
+ * is an index expression of the vars and lo, hi are free of them, and (nargs 1) the
+ * earlier RANGE args[0] as well, so a chain of ranges is a conjunction. Concat and pad
+ * select with them (where(range, a, b)), and they guard loads: a LOAD with nargs 1
+ * reads only where its guard, the RANGE args[0], holds; elsewhere it reads nothing and
+ * its value is zero (and never chosen). */
+typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE } kir_kind;
 
 typedef struct kir_instr {
   kir_kind kind;
   ic_dtype dtype;     /* the value's dtype (for stores: the stored value's) */
   ic_op op;           /* KIR_OP */
-  int32_t nargs;      /* KIR_OP operands, KIR_STORE: 1 (the value) */
+  int32_t nargs;      /* KIR_OP operands, KIR_STORE: 1 (the value), LOAD/RANGE: 0 or 1 (guard, parent) */
   int32_t args[3];    /* earlier instructions */
   int32_t buffer;     /* LOAD/STORE: kernel buffer */
-  sym_id offset;      /* LOAD/STORE: element offset */
+  sym_id offset;      /* LOAD/STORE: element offset; RANGE: the index */
+  sym_id lo, hi;      /* RANGE: bounds */
   double value;       /* CONST */
 } kir_instr;
+
+/* A LOAD with a guard. */
+static inline bool kir_is_guarded_load(const kir_instr *in) { return in->kind == KIR_LOAD && in->nargs == 1; }
 
 typedef struct kir_buffer {
   ic_dtype dtype;

@@ -22,6 +22,7 @@ typedef struct lower_state {
   const ic_graph *g;
   lowered *l;
   int32_t *node_of; /* graph value -> lowered node, -1 */
+  bool oom;
 } lower_state;
 
 /* A graph node's dims, brought into the lowered arena. */
@@ -58,26 +59,129 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
     }
     break;
   }
+  case GRAPH_SLICE:
+    memcpy(out, idx, sizeof(sym_id) * (size_t)view->ndim);
+    out[view->axis] = sym_add(a, sym_import(a, st->g->syms, view->first), sym_mul(a, idx[view->axis], sym_const(a, view->step)));
+    break;
   default: return;
   }
   memcpy(idx, out, sizeof(sym_id) * (size_t)src->ndim);
 }
 
-/* Resolves operand value v of a consumer over ndim vars: follows views to the base. */
-static lower_arg lower_operand(lower_state *st, ic_value v, int32_t ndim) {
+static bool lower_is_index_view(graph_node_kind k) {
+  return k == GRAPH_EXPAND || k == GRAPH_PERMUTE || k == GRAPH_RESHAPE || k == GRAPH_SLICE;
+}
+
+/* The consumer whose operand is being resolved: its iteration space. */
+typedef struct lower_consumer {
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
+} lower_consumer;
+
+/* A new range lo <= index < hi under parent (-1: none); parent itself when the range
+ * holds at every point of the consumer (index is var d, lo <= 0, hi is dim d); -2 when
+ * out of memory. */
+static int32_t lower_push_range(lower_state *st, const lower_consumer *c, sym_id index, sym_id lo, sym_id hi,
+                                int32_t parent) {
   sym_arena *a = st->l->syms;
-  sym_id idx[IC_MAX_DIMS] = {0};
-  for (int32_t d = 0; d < ndim; d++) idx[d] = sym_var(a, d);
+  int64_t lo_c = 0;
+  for (int32_t d = 0; d < c->ndim; d++)
+    if (index == sym_var(a, d) && sym_is_const(a, lo, &lo_c) && lo_c <= 0 && hi == c->dims[d]) return parent;
+  lower_range r = {index, lo, hi, parent};
+  return IC_VEC_PUSH(st->l->ranges, r) ? st->l->ranges.count - 1 : -2;
+}
+
+static int32_t lower_push_select_arg(lower_state *st, lower_arg arg) {
+  return IC_VEC_PUSH(st->l->select_args, arg) ? st->l->select_args.count - 1 : -1;
+}
+
+static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_value v, sym_id *idx, int32_t guard,
+                               bool viewed);
+
+static lower_arg lower_select(lower_state *st, int32_t cond, lower_arg then_arg, lower_arg else_arg) {
+  lower_arg arg = {.kind = LOWER_ARG_SELECT, .dtype = then_arg.dtype, .cond = cond, .guard = -1};
+  arg.then_arg = lower_push_select_arg(st, then_arg);
+  arg.else_arg = lower_push_select_arg(st, else_arg);
+  st->oom |= arg.then_arg < 0 || arg.else_arg < 0;
+  return arg;
+}
+
+/* pad: where every padded dim's index lies inside the source, the source; else the value. */
+static lower_arg lower_resolve_pad(lower_state *st, const lower_consumer *c, const graph_node *n, sym_id *idx,
+                                   int32_t guard) {
+  sym_arena *a = st->l->syms;
+  const graph_node *src = graph_node_get(st->g, n->args[0]);
+  int32_t cond = -1, inner = guard;
+  sym_id sidx[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < n->ndim; d++) {
+    sym_id lo = sym_const(a, n->pad[d][0]);
+    sidx[d] = sym_sub(a, idx[d], lo);
+    if (n->pad[d][0] <= 0 && n->pad[d][1] <= 0) continue; /* a crop only: always inside */
+    sym_id hi = sym_add(a, lo, sym_import(a, st->g->syms, src->dims[d]));
+    cond = lower_push_range(st, c, idx[d], lo, hi, cond);
+    inner = lower_push_range(st, c, idx[d], lo, hi, inner);
+    if (cond < -1 || inner < -1) st->oom = true;
+  }
+  lower_arg inside = lower_resolve(st, c, n->args[0], sidx, inner, true);
+  if (cond < 0) return inside; /* padding nowhere in the consumer's space */
+  lower_arg fill = {.kind = LOWER_ARG_CONST, .dtype = n->dtype, .value = n->value, .guard = -1};
+  return lower_select(st, cond, inside, fill);
+}
+
+/* concat: a chain of choices, operand k where the index along the axis lies in its range;
+ * operands of constant size 0 drop out. */
+static lower_arg lower_resolve_concat(lower_state *st, const lower_consumer *c, const graph_node *n, sym_id *idx,
+                                      int32_t guard) {
+  sym_arena *a = st->l->syms;
+  int32_t count = 0;
+  int32_t *conds = calloc((size_t)n->nargs + 1, sizeof(int32_t));
+  lower_arg *parts = calloc((size_t)n->nargs + 1, sizeof(lower_arg));
+  lower_arg result = {.kind = LOWER_ARG_CONST, .dtype = n->dtype, .value = 0, .guard = -1};
+  if (!conds || !parts) {
+    st->oom = true;
+    goto done;
+  }
+  sym_id offset = sym_const(a, 0), at = idx[n->axis];
+  for (int32_t k = 0; k < n->nargs; k++) {
+    ic_value pv = graph_node_arg(st->g, n, k);
+    sym_id size = sym_import(a, st->g->syms, graph_node_get(st->g, pv)->dims[n->axis]);
+    int64_t constant = -1;
+    if (sym_is_const(a, size, &constant) && constant == 0) continue;
+    sym_id end = sym_add(a, offset, size), pidx[IC_MAX_DIMS];
+    memcpy(pidx, idx, sizeof pidx);
+    pidx[n->axis] = sym_sub(a, at, offset);
+    conds[count] = lower_push_range(st, c, at, offset, end, -1);
+    int32_t inner = lower_push_range(st, c, at, offset, end, guard);
+    if (conds[count] < -1 || inner < -1) st->oom = true;
+    parts[count++] = lower_resolve(st, c, pv, pidx, inner, true);
+    offset = end;
+  }
+  if (count == 0) goto done; /* the concat is empty: no point reads it */
+  result = parts[count - 1];
+  for (int32_t k = count - 2; k >= 0; k--) result = conds[k] < 0 ? parts[k] : lower_select(st, conds[k], parts[k], result);
+done:
+  free(conds);
+  free(parts);
+  return result;
+}
+
+/* Resolves value v at index idx (of v's space; expressions of the consumer's vars, idx
+ * is overwritten): follows views to a base. guard: the range a load must sit under;
+ * viewed: whether a view has moved the index. */
+static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_value v, sym_id *idx, int32_t guard,
+                               bool viewed) {
+  sym_arena *a = st->l->syms;
   const graph_node *n = graph_node_get(st->g, v);
-  bool viewed = false;
-  while (n->kind == GRAPH_EXPAND || n->kind == GRAPH_PERMUTE || n->kind == GRAPH_RESHAPE) {
+  while (lower_is_index_view(n->kind)) {
     const graph_node *src = graph_node_get(st->g, n->args[0]);
     lower_view_index(st, n, src, idx);
     v = n->args[0];
     n = src;
     viewed = true;
   }
-  lower_arg arg = {.dtype = n->dtype};
+  lower_arg arg = {.dtype = n->dtype, .guard = -1};
+  if (n->kind == GRAPH_PAD) return lower_resolve_pad(st, c, n, idx, guard);
+  if (n->kind == GRAPH_CONCAT) return lower_resolve_concat(st, c, n, idx, guard);
   if (n->kind == GRAPH_CONST) {
     arg.kind = LOWER_ARG_CONST;
     arg.value = n->value;
@@ -88,12 +192,14 @@ static lower_arg lower_operand(lower_state *st, ic_value v, int32_t ndim) {
     arg.kind = LOWER_ARG_LOAD;
     arg.src = (lower_source){true, n->input};
     arg.offset = lower_dot(a, n->ndim, idx, in->strides);
+    arg.guard = guard;
     return arg;
   }
-  /* A computed value: same point (fusable) unless a view moved the index. */
+  /* A computed value: the same point (fusable) unless a view moved the index, or a
+   * slice, concat or pad left the same index in a space of other sizes. */
   const lower_node *p = &st->l->nodes.items[st->node_of[v]];
-  bool identity = p->ndim == ndim;
-  for (int32_t d = 0; identity && d < ndim; d++) identity = idx[d] == sym_var(a, d);
+  bool identity = p->ndim == c->ndim;
+  for (int32_t d = 0; identity && d < c->ndim; d++) identity = idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d];
   if (!viewed || identity) {
     arg.kind = LOWER_ARG_NODE;
     arg.node = st->node_of[v];
@@ -104,7 +210,27 @@ static lower_arg lower_operand(lower_state *st, ic_value v, int32_t ndim) {
   arg.kind = LOWER_ARG_LOAD;
   arg.src = (lower_source){false, st->node_of[v]};
   arg.offset = lower_dot(a, p->ndim, idx, str);
+  arg.guard = guard;
   return arg;
+}
+
+/* Resolves operand value v of lowered node `consumer` (whose dims are set). */
+static lower_arg lower_operand(lower_state *st, ic_value v, int32_t consumer) {
+  sym_arena *a = st->l->syms;
+  lower_consumer c = {.ndim = st->l->nodes.items[consumer].ndim};
+  memcpy(c.dims, st->l->nodes.items[consumer].dims, sizeof c.dims);
+  sym_id idx[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < c.ndim; d++) idx[d] = sym_var(a, d);
+  return lower_resolve(st, &c, v, idx, -1, false);
+}
+
+void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const lower_arg *leaf, void *ctx), void *ctx) {
+  if (arg->kind != LOWER_ARG_SELECT) {
+    fn(arg, ctx);
+    return;
+  }
+  lower_arg_leaves(l, &l->select_args.items[arg->then_arg], fn, ctx);
+  lower_arg_leaves(l, &l->select_args.items[arg->else_arg], fn, ctx);
 }
 
 static bool lower_push_node(lower_state *st, ic_op op, ic_dtype dt, int32_t ndim, const sym_id *dims) {
@@ -121,7 +247,7 @@ static void lower_mark_live(const ic_graph *g, bool *live) {
   for (int32_t v = g->nodes.count - 1; v >= 0; v--) {
     if (!live[v]) continue;
     const graph_node *n = &g->nodes.items[v];
-    for (int32_t i = 0; i < n->nargs; i++) live[n->args[i]] = true;
+    for (int32_t i = 0; i < n->nargs; i++) live[graph_node_arg(g, n, i)] = true;
   }
 }
 
@@ -171,7 +297,7 @@ static ic_status lower_run(lower_state *st) {
       st->node_of[v] = l->nodes.count - 1;
       lower_node *ln = &l->nodes.items[l->nodes.count - 1];
       ln->nargs = n->nargs;
-      for (int32_t i = 0; i < n->nargs; i++) ln->args[i] = lower_operand(st, n->args[i], n->ndim);
+      for (int32_t i = 0; i < n->nargs; i++) ln->args[i] = lower_operand(st, n->args[i], l->nodes.count - 1);
     }
   }
   free(live);
@@ -199,12 +325,12 @@ static ic_status lower_run(lower_state *st) {
     } else {
       lower_node *ln = &l->nodes.items[l->nodes.count - 1];
       ln->nargs = 1;
-      ln->args[0] = lower_operand(st, go->value, n->ndim);
+      ln->args[0] = lower_operand(st, go->value, l->nodes.count - 1);
       l->outputs[o].node = l->nodes.count - 1;
     }
   }
   free(claimed);
-  if (!s && sym_arena_failed(l->syms)) s = IC_ERR_OUT_OF_MEMORY;
+  if (!s && (st->oom || sym_arena_failed(l->syms))) s = IC_ERR_OUT_OF_MEMORY;
   return s;
 }
 
@@ -218,7 +344,7 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
     return ic_set_error(IC_ERR_OUT_OF_MEMORY, "lowering: out of memory");
   }
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
-  lower_state st = {g, l, node_of};
+  lower_state st = {g, l, node_of, false};
   ic_status s = lower_run(&st);
   free(node_of);
   if (s) {
@@ -238,6 +364,8 @@ void lowered_destroy(lowered *l) {
   free(l->inputs);
   free(l->outputs);
   free(l->nodes.items);
+  free(l->ranges.items);
+  free(l->select_args.items);
   sym_arena_destroy(l->syms);
   free(l);
 }

@@ -7,13 +7,27 @@
  * of the vars (LOAD), or a constant (CONST). A node read through a view that changes the
  * index (permute, reshape, broadcast) is only reachable by LOAD, so it must be
  * materialized: the scheduler never fuses across such an edge, which keeps every value
- * computed once. */
+ * computed once.
+ *
+ * Concat and pad are index remaps with a choice: an operand read through them is a
+ * SELECT tree whose conditions are index ranges (lo <= index < hi, expressions of the
+ * consumer's vars) and whose leaves are the plain operands. A leaf LOAD carries a guard,
+ * the conjunction of the ranges on its path: it reads memory only where the guard holds
+ * (elsewhere its value is never chosen), so padding, operands of size 0 and indices
+ * outside an operand are never read. */
 #ifndef IC_LOWER_H
 #define IC_LOWER_H
 
 #include "graph/graph.h"
 
-typedef enum lower_arg_kind { LOWER_ARG_NODE, LOWER_ARG_LOAD, LOWER_ARG_CONST } lower_arg_kind;
+typedef enum lower_arg_kind { LOWER_ARG_NODE, LOWER_ARG_LOAD, LOWER_ARG_CONST, LOWER_ARG_SELECT } lower_arg_kind;
+
+/* lo <= index < hi, and range `parent` too unless parent is -1 (a conjunction). index
+ * is an expression of the consumer's vars; lo and hi are free of vars. */
+typedef struct lower_range {
+  sym_id index, lo, hi;
+  int32_t parent;
+} lower_range;
 
 /* Where a load reads: graph input `index`, or the buffer of lowered node `index`. */
 typedef struct lower_source {
@@ -26,8 +40,12 @@ typedef struct lower_arg {
   int32_t node;       /* NODE */
   lower_source src;   /* LOAD */
   sym_id offset;      /* LOAD: element offset, an expression of the consumer's vars */
+  int32_t guard;      /* LOAD: the range (lowered.ranges) where it may read, or -1: everywhere */
   double value;       /* CONST, rounded to dtype */
   ic_dtype dtype;
+  /* SELECT: where range `cond` holds, the value of arg `then_arg`, else of `else_arg`
+   * (both in lowered.select_args) */
+  int32_t cond, then_arg, else_arg;
 } lower_arg;
 
 typedef struct lower_node {
@@ -63,6 +81,8 @@ typedef struct lowered {
   lower_input *inputs;
   int32_t ninputs;
   struct { lower_node *items; int32_t count, cap; } nodes; /* in dependency order */
+  struct { lower_range *items; int32_t count, cap; } ranges;     /* of guards and SELECTs */
+  struct { lower_arg *items; int32_t count, cap; } select_args;  /* the branches of SELECTs */
   lower_output *outputs;
   int32_t noutputs;
 } lowered;
@@ -74,6 +94,8 @@ static inline int32_t lower_stride_param(int32_t input, int32_t dim) { return in
  * its own (a copy where the output is an input, a constant, a view or another output). */
 ic_status lower_graph(const ic_graph *g, lowered **out);
 void lowered_destroy(lowered *l);
+/* Calls fn on every leaf (NODE, LOAD, CONST) of arg: arg itself, or a SELECT's branches. */
+void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const lower_arg *leaf, void *ctx), void *ctx);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
 

@@ -8,23 +8,37 @@ static bool sched_same_space(const sched_group *g, const lower_node *n) {
   return g->ndim == n->ndim && memcmp(g->dims, n->dims, sizeof(sym_id) * (size_t)n->ndim) == 0;
 }
 
-/* Earliest group a node may join: after every operand's producer. */
-static int32_t sched_min_group(const schedule *s, const lower_node *n) {
-  int32_t lo = 0;
-  for (int32_t i = 0; i < n->nargs; i++) {
-    const lower_arg *a = &n->args[i];
-    int32_t g = -1;
-    if (a->kind == LOWER_ARG_NODE) g = s->group_of[a->node];
-    else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) g = s->group_of[a->src.index] + 1;
-    if (g > lo) lo = g;
-  }
-  return lo;
+typedef struct sched_visit {
+  schedule *s;
+  int32_t group; /* sched_min_group: the result; sched_mark_read: the reader's group */
+} sched_visit;
+
+static void sched_min_group_leaf(const lower_arg *a, void *ctx) {
+  sched_visit *v = ctx;
+  int32_t g = -1;
+  if (a->kind == LOWER_ARG_NODE) g = v->s->group_of[a->node];
+  else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) g = v->s->group_of[a->src.index] + 1;
+  if (g > v->group) v->group = g;
+}
+
+/* Earliest group a node may join: after every operand's producer (the leaves of a
+ * concat's or pad's choices included). */
+static int32_t sched_min_group(const lowered *l, schedule *s, const lower_node *n) {
+  sched_visit v = {s, 0};
+  for (int32_t i = 0; i < n->nargs; i++) lower_arg_leaves(l, &n->args[i], sched_min_group_leaf, &v);
+  return v.group;
 }
 
 static void sched_mark_read(schedule *s, int32_t producer, int32_t reader_group) {
   if (s->group_of[producer] == reader_group) return;
   s->materialize[producer] = true;
   if (reader_group > s->last_use[producer]) s->last_use[producer] = reader_group;
+}
+
+static void sched_mark_read_leaf(const lower_arg *a, void *ctx) {
+  sched_visit *v = ctx;
+  if (a->kind == LOWER_ARG_NODE) sched_mark_read(v->s, a->node, v->group);
+  else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) sched_mark_read(v->s, a->src.index, v->group);
 }
 
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *s) {
@@ -40,7 +54,7 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     int32_t g = -1;
     s->last_use[i] = -1;
     if (!eager && !(split && split[i])) {
-      for (int32_t c = sched_min_group(s, node); c < s->count && g < 0; c++) {
+      for (int32_t c = sched_min_group(l, s, node); c < s->count && g < 0; c++) {
         const sched_group *grp = &s->groups[c];
         bool alone = split && grp->count == 1 && split[grp->nodes[0]];
         if (!alone && sched_same_space(grp, node)) g = c;
@@ -56,11 +70,8 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     if (!ic_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;
-    for (int32_t a = 0; a < node->nargs; a++) {
-      const lower_arg *arg = &node->args[a];
-      if (arg->kind == LOWER_ARG_NODE) sched_mark_read(s, arg->node, g);
-      else if (arg->kind == LOWER_ARG_LOAD && !arg->src.is_input) sched_mark_read(s, arg->src.index, g);
-    }
+    sched_visit reader = {s, g};
+    for (int32_t a = 0; a < node->nargs; a++) lower_arg_leaves(l, &node->args[a], sched_mark_read_leaf, &reader);
   }
   for (int32_t o = 0; o < l->noutputs; o++) s->materialize[l->outputs[o].node] = true;
   return IC_OK;

@@ -294,7 +294,7 @@ static void cg_body(codegen *cg) {
   const char *sep = "";
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD) ic_sbuf_printf(o, "%sconst %s v%" PRId32, sep, cg_ctype(in->dtype), i);
+    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) ic_sbuf_printf(o, "%sconst %s v%" PRId32, sep, cg_ctype(in->dtype), i);
     else if (in->kind == KIR_STORE) ic_sbuf_printf(o, "%s%s &r%" PRId32, sep, cg_ctype(in->dtype), i);
     else continue;
     sep = ", ";
@@ -334,6 +334,22 @@ static void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
   ic_sbuf_printf(&cg->out, ") * %zu", ic_dtype_size(in->dtype));
 }
 
+/* A range's value: [parent && ](lo <= index && index < hi), the innermost var named
+ * last_var (NULL: i<last>), the parent's value suffixed (an array's "[k]"). */
+static void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix) {
+  ic_sbuf *o = &cg->out;
+  if (in->nargs == 1) ic_sbuf_printf(o, "v%" PRId32 "%s && ", in->args[0], suffix);
+  ic_sbuf_puts(o, "(");
+  cg_expr(cg, in->lo, last_var);
+  ic_sbuf_puts(o, ") <= (");
+  cg_expr(cg, in->offset, last_var);
+  ic_sbuf_puts(o, ") && (");
+  cg_expr(cg, in->offset, last_var);
+  ic_sbuf_puts(o, ") < (");
+  cg_expr(cg, in->hi, last_var);
+  ic_sbuf_puts(o, ")");
+}
+
 /* Index vars of point `e` (a C variable name), innermost first. */
 static void cg_decompose(codegen *cg, const char *e, const char *indent) {
   const kir_kernel *k = cg->k;
@@ -351,8 +367,8 @@ static void cg_body_call(codegen *cg, const char *index) {
   ic_sbuf_printf(&cg->out, "%s_body(", cg->entry);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind != KIR_LOAD && in->kind != KIR_STORE) continue;
-    ic_sbuf_printf(&cg->out, "%s%c%" PRId32 "%s", sep, in->kind == KIR_LOAD ? 'v' : 'r', i, index);
+    if (in->kind != KIR_LOAD && in->kind != KIR_STORE && in->kind != KIR_RANGE) continue;
+    ic_sbuf_printf(&cg->out, "%s%c%" PRId32 "%s", sep, in->kind == KIR_STORE ? 'r' : 'v', i, index);
     sep = ", ";
   }
   ic_sbuf_puts(&cg->out, ");\n");
@@ -382,10 +398,24 @@ static void cg_vector_path(codegen *cg) {
   cg_decompose(cg, "e0", "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_RANGE) {
+      ic_sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
+                        " + k; v%" PRId32 "[k] = ",
+                     i, V, V, k->ndim - 1, i);
+      cg_range(cg, in, "j", "[k]");
+      ic_sbuf_puts(o, "; }\n");
+      continue;
+    }
     if (in->kind != KIR_LOAD) continue;
     const char *dt = cg_dtname(in->dtype), *ct = cg_ctype(in->dtype);
     ic_sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
-    if (cg->mode[i] == ACCESS_VECTOR) {
+    if (kir_is_guarded_load(in)) {
+      ic_sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
+                        "[k] = v%" PRId32 "[k] ? ic_unpack_%s(ic_ld_s%s(",
+                     V, k->ndim - 1, i, in->args[0], dt, cg_scalar_width(in->dtype));
+      cg_address(cg, in, "j");
+      ic_sbuf_printf(o, ")) : (%s)0; }\n", ct);
+    } else if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
       ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
       cg_address(cg, in, NULL);
@@ -453,11 +483,18 @@ static void cg_scalar_path(codegen *cg) {
   cg_decompose(cg, "e", "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD) {
-      ic_sbuf_printf(o, "    const %s v%" PRId32 " = ic_unpack_%s(ic_ld_s%s(", cg_ctype(in->dtype), i,
-                     cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+    if (in->kind == KIR_RANGE) {
+      ic_sbuf_printf(o, "    const bool v%" PRId32 " = ", i);
+      cg_range(cg, in, NULL, "");
+      ic_sbuf_puts(o, ";\n");
+    } else if (in->kind == KIR_LOAD) {
+      ic_sbuf_printf(o, "    const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+      if (kir_is_guarded_load(in)) ic_sbuf_printf(o, "v%" PRId32 " ? ", in->args[0]);
+      ic_sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
       cg_address(cg, in, NULL);
-      ic_sbuf_puts(o, "));\n");
+      ic_sbuf_puts(o, "))");
+      if (kir_is_guarded_load(in)) ic_sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
+      ic_sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_STORE) {
       ic_sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_ctype(in->dtype), i);
     }
@@ -513,7 +550,9 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   if (!cg.mode) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset, ic_dtype_size(in->dtype));
+    /* a guarded load reads element by element, each under its own point's guard */
+    if (kir_is_guarded_load(in)) cg.mode[i] = ACCESS_ELEMENT;
+    else if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset, ic_dtype_size(in->dtype));
   }
   ic_sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
   ic_sbuf_puts(&cg.out, cuda_prelude);

@@ -1,7 +1,7 @@
 /* The ref backend: runs the kernel IR the CUDA backend compiles, point by point on the
  * host, with host pointers. The test oracle, and what runs where there is no GPU.
  * Offsets affine in the vars (every view but reshapes that split a dim) are evaluated
- * once per launch into coefficients; the others are evaluated at every point. */
+ * once per launch into coefficients; the others, and ranges, at every point. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -130,8 +130,17 @@ static bool ref_point(const ref_kernel *rk, ref_launch *rl) {
     const kir_instr *in = &k->instrs.items[i];
     switch (in->kind) {
     case KIR_LOAD:
-      rl->values[i] = ref_load(in->dtype, rl->buffers[in->buffer], ref_offset(rk, rl, i, &ok));
+      /* a guarded load reads only where its guard holds; elsewhere its value is unused */
+      if (in->nargs == 1 && !rl->values[in->args[0]].b) rl->values[i] = ref_constant(in->dtype, 0);
+      else rl->values[i] = ref_load(in->dtype, rl->buffers[in->buffer], ref_offset(rk, rl, i, &ok));
       break;
+    case KIR_RANGE: {
+      int64_t index = 0, lo = 0, hi = 0;
+      ok = ok && sym_eval(k->syms, in->offset, &rl->env, &index) && sym_eval(k->syms, in->lo, &rl->env, &lo) &&
+           sym_eval(k->syms, in->hi, &rl->env, &hi);
+      rl->values[i].b = (in->nargs == 0 || rl->values[in->args[0]].b) && lo <= index && index < hi;
+      break;
+    }
     case KIR_CONST: rl->values[i] = ref_constant(in->dtype, in->value); break;
     case KIR_OP: {
       ref_value args[3] = {{0}};
