@@ -590,8 +590,8 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  * use. Constants are decimal numbers, inf, -inf or nan. Dims in lists are expressions of
  * integers and symbols with + - * / (floor division), ic_min(a, b), ic_max(a, b) and
  * parentheses, e.g. [4 * n, 64], and must be non-negative for all sizes; an input's dims
- * are sizes or symbols. Slice bounds, steps and pad amounts are integers, '-' allowed;
- * the dims of slice, concat and permute are integers. */
+ * are sizes or symbols. Slice bounds and steps, pad amounts and the dims of slice and
+ * concat are integers, '-' allowed (from -9223372036854775808 up). */
 
 /* Names value v (not an input: inputs are named by ic_graph_input) so that the printed
  * text calls it `name`; name is [A-Za-z_][A-Za-z0-9_.]* and not yet the name of a value

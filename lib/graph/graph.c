@@ -697,7 +697,8 @@ ic_value ic_graph_slice(ic_graph *g, ic_value a, int32_t dim, int64_t start, int
 
 ic_value ic_graph_concat(ic_graph *g, int32_t n, const ic_value *values, int32_t dim) {
   if (!g) return IC_INVALID_VALUE;
-  if (n < 1 || !values) return graph_fail(g, "concat: %s", values ? "no values (n must be at least 1)" : "values is NULL");
+  if (n < 1) return graph_fail(g, "concat: no values (n is %" PRId32 ", at least 1 is needed)", n);
+  if (!values) return graph_fail(g, "concat: values is NULL");
   const graph_node *first = graph_arg(g, "concat", values[0]);
   if (!first) return IC_INVALID_VALUE;
   if (first->ndim == 0) return graph_fail(g, "concat: value 0 is a scalar (no dim to concatenate along)");

@@ -311,6 +311,82 @@ START_TEST(test_parse_hand_written) {
 }
 END_TEST
 
+/* slice, concat and pad: their statements, int64 extremes as open slice ends, dims of
+ * symbolic slices (min/max expressions) printed and read back. */
+START_TEST(test_views_text) {
+  const char *text =
+      "symbol n\n"
+      "input x : f32[n, 4]\n"
+      "input y : f32[3, 4]\n"
+      "a = slice(x, -2, 1, 9223372036854775807, 2)\n"
+      "b = slice(y, 1, 9223372036854775807, -9223372036854775808, -1)\n"
+      "c = concat([x, y, x], 0)\n"
+      "d = concat([b], -1)   # one value: the value itself, named d here only\n"
+      "p = pad(c, [1, 2, 0, 3], -0.5)\n"
+      "q = pad(y, [-1, 0], nan)\n"
+      "r = reshape(a, [?])\n"
+      "t = slice(x, 0, -3, 5, 1)\n"
+      "u = reshape(t, [?])\n"
+      "v = pad(y, [], 1)\n"
+      "output r\n"
+      "output u\n"
+      "output p\n"
+      "output q\n"
+      "output d\n";
+  const char *want =
+      "symbol n\n"
+      "input x : f32[n, 4]\n"
+      "input y : f32[3, 4]\n"
+      "a = slice(x, 0, 1, 9223372036854775807, 2)\n"
+      "b = slice(y, 1, 9223372036854775807, -9223372036854775808, -1)\n"
+      "c = concat([x, y, x], 0)\n"
+      "p = pad(c, [1, 2, 0, 3], -0.5)\n"
+      "q = pad(y, [-1, 0], nan)\n"
+      "r = reshape(a, [4 * ((ic_max(0, n - ic_min(1, n)) + 1) / 2)])\n"
+      "t = slice(x, 0, -3, 5, 1)\n"
+      "u = reshape(t, [4 * ic_max(0, ic_min(5, n) - ic_max(0, n - 3))])\n"
+      "output r\n"
+      "output u\n"
+      "output p\n"
+      "output q\n"
+      "output d = b\n";
+  ic_graph *g = parse_ok(text);
+  char *printed = assert_round_trip(g);
+  ck_assert_str_eq(printed, want);
+  ic_string_free(printed);
+  assert_dims(g, 4, 2, (ic_dim[]){IC_DIM_INFER, 4}); /* c: 2n + 3 */
+  assert_dims(g, 5, 2, (ic_dim[]){IC_DIM_INFER, 7}); /* p */
+  assert_dims(g, 6, 2, (ic_dim[]){3, 3});            /* q */
+  ic_graph_destroy(g);
+
+  /* built through the API: the same text */
+  g = fresh();
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 4}, IC_LAYOUT_CONTIGUOUS);
+  ic_value y = ic_graph_input(g, "y", IC_F32, 2, (ic_dim[]){3, 4}, IC_LAYOUT_CONTIGUOUS);
+  ic_value a = ic_graph_slice(g, x, -2, 1, INT64_MAX, 2);
+  ic_value b = ic_graph_slice(g, y, 1, INT64_MAX, INT64_MIN, -1);
+  ic_value c = ic_graph_concat(g, 3, (ic_value[]){x, y, x}, 0);
+  ic_value p = ic_graph_pad(g, c, 2, (int64_t[]){1, 2, 0, 3}, -0.5);
+  ic_value q = ic_graph_pad(g, y, 1, (int64_t[]){-1, 0}, NAN);
+  ic_value r = ic_graph_reshape(g, a, 1, (ic_dim[]){IC_DIM_INFER});
+  ic_value u = ic_graph_reshape(g, ic_graph_slice(g, x, 0, -3, 5, 1), 1, (ic_dim[]){IC_DIM_INFER});
+  const char *names[] = {"a", "b", "c", "p", "q", "r", "u"};
+  ic_value values[] = {a, b, c, p, q, r, u};
+  for (int i = 0; i < 7; i++) ck_assert_int_eq(ic_graph_name_value(g, values[i], names[i]), IC_OK);
+  ck_assert_int_eq(ic_graph_name_value(g, u - 1, "t"), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "r", r), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "u", u), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "p", p), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "q", q), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "d", ic_graph_concat(g, 1, &b, 1)), IC_OK);
+  printed = assert_round_trip(g);
+  ck_assert_str_eq(printed, want);
+  ic_string_free(printed);
+  ic_graph_destroy(g);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 typedef struct error_case {
@@ -385,6 +461,29 @@ static const error_case error_cases[] = {
     {P3 "output %3 = x\n", 4, 8, "an output name '%3' has a '%'"},
     {P3 "a%b = neg(x)\n", 4, 1, "value name 'a%b' has a '%'"},
     {P3 "output zz\n", 4, 8, "unknown name 'zz'"},
+    {P3 "s = slice(x, 0, 1, 2)\n", 4, 5, "slice takes 5 arguments (a value, dim, start, stop and step), got fewer"},
+    {P3 "s = slice(x, 0, 1, 2, 1, 1)\n", 4, 5, "slice takes 5 arguments (a value, dim, start, stop and step), got more"},
+    {P3 "s = slice(x, 0, 0, 4, 0)\n", 4, 1, "slice: step is 0"},
+    {P3 "s = slice(x, 9, 0, 4, 1)\n", 4, 14, "dim 9 is not a dim (at most 8 dims)"},
+    {P3 "s = slice(x, 1, 0, 4, 1.5)\n", 4, 23, "bad number '1.5' (an integer is expected)"},
+    {P3 "s = slice(x, 1, 0, 9223372036854775808, 1)\n", 4, 20, "number '9223372036854775808' is out of range"},
+    {P3 "s = slice(x, 1, -9223372036854775809, 4, 1)\n", 4, 18, "number '9223372036854775809' is out of range"},
+    {P3 "s = slice(x, 1, 0, 4, -)\n", 4, 24, "expected an integer, found ')'"},
+    {P3 "s = slice(x, 1, 0, 4, 1\n", 4, 24, "unterminated argument list: expected ')', found end of line"},
+    {P3 "c = concat(x, 0)\n", 4, 12, "expected '[', found 'x'"},
+    {P3 "c = concat([x, i], 0)\n", 4, 1, "concat: value 1 is i32, value 0 is f32"},
+    {P3 "c = concat([], 0)\n", 4, 1, "concat: no values"},
+    {P3 "c = concat([x, x])\n", 4, 5, "concat takes 2 arguments (a value and a dim), got 1"},
+    {P3 "c = concat([x, y], 0)\n", 4, 16, "unknown name 'y'"},
+    {P3 "p = pad(x, [1], 0)\n", 4, 5, "pad takes amounts in (before, after) pairs, got 1 amounts"},
+    {P3 "p = pad(x, [1, 1])\n", 4, 5, "pad takes 3 arguments (a value, a list of amounts and the pad value), got fewer"},
+    {P3 "p = pad(x, [1, 1], 0, 0)\n", 4, 5, "pad takes 3 arguments (a value, a list of amounts and the pad value), got more"},
+    {P3 "p = pad(x, [1, 1, 1, 1, 1, 1], 0)\n", 4, 1, "pad: 3 pairs of amounts for a tensor of 2 dims"},
+    {P3 "p = pad(x, [0, 0, -1, 0], 0)\n", 4, 1, "pad: dim 0 is symbolic"},
+    {P3 "p = pad(i, [1, 1], nan)\n", 4, 1, "pad: NaN is not a value of i32"},
+    {P3 "p = pad(x, [a, 1], 0)\n", 4, 13, "expected an integer, found 'a'"},
+    {P3 "r = reshape(x, [ic_min(n, 4, 4])\n", 4, 28, "expected ')', found ','"},
+    {P3 "r = reshape(x, [ic_max(n - 9, -1), 4])\n", 4, 17, "dim 0 may be negative"},
     {"  foo = bar(x)", 1, 9, "unknown op 'bar'"},
     {"# hi\n\n  \nh = 1\n", 4, 5, "expected an op or 'const', found '1'"},
     {"symbol n\r\ninput x : f32[n]\r\nh = neg(y)\r\n", 3, 9, "unknown name 'y'"},
@@ -856,6 +955,7 @@ int main(void) {
   tcase_add_test(tc, test_print_empty_and_bad_arguments);
   tcase_add_test(tc, test_print_unprintable_names);
   tcase_add_test(tc, test_parse_hand_written);
+  tcase_add_test(tc, test_views_text);
   tcase_add_test(tc, test_parse_errors);
   tcase_add_test(tc, test_parse_deep_and_long);
   tcase_add_test(tc, test_round_trip_random);
