@@ -589,6 +589,61 @@ START_TEST(test_run_errors_launch_nothing) {
 END_TEST
 
 
+/* slice, concat and pad of every dtype, over odd and empty sizes and a symbolic row
+ * count: a reversed strided slice concatenated between two operands along the innermost
+ * dim, padded on both dims (guarded loads, element by element), and a forward slice of
+ * step 1 (the vector path where aligned); eager == fused bit for bit. */
+START_TEST(test_slice_concat_pad) {
+  static const int64_t rows_list[] = {0, 1, 7, 300};
+  enum { CA = 37, CB = 5, CS = 12, CC = CB + CS + CB, CP = CC + 3 };
+  for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+    ic_dtype dt = all_dtypes[di];
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim n = ic_graph_symbol(g, "n");
+    ic_value a = ic_graph_input(g, "a", dt, 2, (ic_dim[]){n, CA}, IC_LAYOUT_CONTIGUOUS);
+    ic_value b = ic_graph_input(g, "b", dt, 2, (ic_dim[]){n, CB}, IC_LAYOUT_CONTIGUOUS);
+    ic_value s = ic_graph_slice(g, a, 1, 35, INT64_MIN, -3); /* columns 35, 32, ..., 2 */
+    ic_value c = ic_graph_concat(g, 3, (ic_value[]){b, s, b}, 1);
+    ic_value p = ic_graph_pad(g, c, 2, (int64_t[]){2, 1, 1, 0}, 1.0); /* [n + 1, CP] */
+    IC_OK_OR_FAIL(ic_graph_output(g, "p", p));
+    IC_OK_OR_FAIL(ic_graph_output(g, "f", ic_graph_slice(g, a, 1, 4, 36, 1)));
+    hv one = ref_cast(IC_F32, dt, (hv){.f = 1.0f});
+    for (size_t ri = 0; ri < sizeof rows_list / sizeof *rows_list; ri++) {
+      int64_t rows = rows_list[ri];
+      host_tensor ta = make_random(dt, rows * CA), tb = make_random(dt, rows * CB);
+      int64_t no[2] = {(rows + 1) * CP, rows * 32};
+      void *want[2] = {malloc((size_t)no[0] * ic_dtype_size(dt) + 1), malloc((size_t)no[1] * ic_dtype_size(dt) + 1)};
+      for (int64_t r = 0; r <= rows; r++) {
+        for (int64_t col = 0; col < CP; col++) {
+          int64_t sr = r - 1, sc = col - 2;
+          hv v = one;
+          if (sr >= 0 && sr < rows && sc >= 0 && sc < CC) {
+            if (sc < CB) v = ref_get(dt, tb.h, sr * CB + sc);
+            else if (sc < CB + CS) v = ref_get(dt, ta.h, sr * CA + 35 - 3 * (sc - CB));
+            else v = ref_get(dt, tb.h, sr * CB + sc - CB - CS);
+          }
+          ref_set(dt, want[0], r * CP + col, v);
+        }
+      }
+      for (int64_t r = 0; r < rows; r++)
+        for (int64_t col = 0; col < 32; col++) ref_set(dt, want[1], r * 32 + col, ref_get(dt, ta.h, r * CA + 4 + col));
+      int64_t as[2] = {rows, CA}, bs[2] = {rows, CB}, ps[2] = {rows + 1, CP}, fs[2] = {rows, 32};
+      ic_tensor in[2] = {{ta.d, dt, 2, as, NULL}, {tb.d, dt, 2, bs, NULL}};
+      ic_tensor out[2] = {{NULL, dt, 2, ps, NULL}, {NULL, dt, 2, fs, NULL}};
+      char what[64];
+      snprintf(what, sizeof what, "slice/concat/pad %s, %lld rows", ic_dtype_name(dt), (long long)rows);
+      run_both(g, in, 2, 2, out, no, want, 0, 0.0, what);
+      free(want[0]);
+      free(want[1]);
+      free_tensor(&ta);
+      free_tensor(&tb);
+    }
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* Adds every case to tc. */
 static void pointwise_add_cases(TCase *tc) {
   tcase_add_test(tc, test_unary_ops);
@@ -598,6 +653,7 @@ static void pointwise_add_cases(TCase *tc) {
   tcase_add_test(tc, test_chain_eager_equals_fused);
   tcase_add_test(tc, test_layouts_and_alignment);
   tcase_add_test(tc, test_views);
+  tcase_add_test(tc, test_slice_concat_pad);
   tcase_add_test(tc, test_symbolic_sizes_and_allocated_outputs);
   tcase_add_test(tc, test_run_errors_launch_nothing);
 }
