@@ -599,7 +599,24 @@ static void random_view(random_graph *rg, rng *r, const ic_dim *pool, int npool)
   ck_assert_int_eq(ic_graph_value_dims(rg->g, a, dims), IC_OK);
   int nexpr = 0;
   for (int32_t i = 0; i < nd; i++) nexpr += dims[i] == IC_DIM_INFER;
-  switch (rng_below(r, 4)) {
+  static const int64_t bounds[] = {0, 1, 2, -1, -3, 5, INT64_MAX, INT64_MIN};
+  switch (rng_below(r, 7)) {
+  case 4: { /* slice, negative steps too */
+    int64_t step = (int64_t)rng_below(r, 3) + 1;
+    record(rg, ic_graph_slice(rg->g, a, (int32_t)rng_below(r, (uint32_t)nd + 1) - 1, bounds[rng_below(r, 8)],
+                              bounds[rng_below(r, 8)], rng_below(r, 2) ? step : -step));
+    break;
+  }
+  case 5: { /* concat with itself or another value (which may not fit) */
+    ic_value b = rng_below(r, 2) ? a : pick(rg, r);
+    record(rg, ic_graph_concat(rg->g, 2 + (int32_t)rng_below(r, 2), (ic_value[]){a, b, a}, (int32_t)rng_below(r, 3) - 1));
+    break;
+  }
+  case 6: { /* pad, crops too (which symbolic dims refuse) */
+    int64_t lo_hi[4] = {(int64_t)rng_below(r, 4) - 1, (int64_t)rng_below(r, 3), (int64_t)rng_below(r, 3), 0};
+    record(rg, ic_graph_pad(rg->g, a, (int32_t)rng_below(r, 3), lo_hi, random_constant(r)));
+    break;
+  }
   case 0: /* flatten */
     record(rg, ic_graph_reshape(rg->g, a, 1, (ic_dim[]){IC_DIM_INFER}));
     break;
@@ -718,7 +735,8 @@ static void free_random_graph(random_graph *rg) {
 START_TEST(test_round_trip_random) {
   int calls = 0, ok = 0;
   int seen_expr_expand = 0, seen_reshape = 0, seen_permute = 0, seen_expand = 0, seen_where = 0, seen_cast = 0,
-      seen_nan = 0, seen_weak = 0, seen_named_output = 0;
+      seen_nan = 0, seen_weak = 0, seen_named_output = 0, seen_slice = 0, seen_negative_step = 0, seen_concat = 0,
+      seen_pad = 0, seen_min_max_dim = 0;
   for (uint64_t seed = 1; seed <= 500; seed++) {
     random_graph rg;
     build_random_graph(&rg, seed);
@@ -730,7 +748,12 @@ START_TEST(test_round_trip_random) {
       size_t len = (size_t)(strchr(line, '\n') - line);
       snprintf(buf, sizeof buf, "%.*s", (int)len, line);
       seen_expr_expand += strstr(buf, "= expand(") && strchr(buf, '*');
+      seen_negative_step += strstr(buf, "= slice(") && strstr(buf, ", -1)");
+      seen_min_max_dim += (strstr(buf, "= reshape(") || strstr(buf, "= expand(")) && strstr(buf, "ic_m");
     }
+    seen_slice += strstr(text, "slice(") != NULL;
+    seen_concat += strstr(text, "concat(") != NULL;
+    seen_pad += strstr(text, "pad(") != NULL;
     seen_reshape += strstr(text, "reshape(") != NULL;
     seen_permute += strstr(text, "permute(") != NULL;
     seen_expand += strstr(text, "expand(") != NULL;
@@ -753,6 +776,11 @@ START_TEST(test_round_trip_random) {
   ck_assert_int_gt(seen_nan, 5);
   ck_assert_int_gt(seen_weak, 5);
   ck_assert_int_gt(seen_named_output, 5);
+  ck_assert_int_gt(seen_slice, 50);
+  ck_assert_int_gt(seen_negative_step, 5);
+  ck_assert_int_gt(seen_concat, 50);
+  ck_assert_int_gt(seen_pad, 50);
+  ck_assert_int_gt(seen_min_max_dim, 5);
 }
 END_TEST
 
