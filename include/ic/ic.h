@@ -136,8 +136,8 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  *   relu         x > 0 ? x : +0; NaN gives NaN
  * NaN results of f32-computed ops: the canonical NaN (0x7fffffff, as GPU arithmetic
  * gives), stored as 0x7fff (f16, bf16) or 0x7f (fp8); neg flips the sign bit; where, and
- * casts to the same dtype, pass their operand's bits through. f64 NaN results are a NaN
- * (the bits of f64 NaNs are not specified).
+ * casts to the same dtype or to f32, pass their operand's bits through (f64 -> f32 gives
+ * the canonical NaN). f64 NaN results are a NaN (the bits of f64 NaNs are not specified).
  *   sigmoid      1 / (1 + exp(-x))
  *   gelu_tanh    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *   exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh,
@@ -419,7 +419,10 @@ IC_API ic_value ic_graph_flatten(ic_graph *graph, ic_value a, int32_t start, int
  * 0 (an empty result is legal); point i reads source point start + i * step. step 0 and
  * INT64_MIN are errors. On a symbolic dim every form works, and the result's size is an
  * expression of min/max (a[1:] of size n has size max(n - 1, 0)), so it broadcasts only
- * against the same expression. A slice that keeps every point, in order, returns a. */
+ * against the same expression; a step beyond 2^31 - 1 in magnitude there is
+ * IC_ERR_UNSUPPORTED. A slice that keeps every point, in order, returns a. Errors of
+ * slice, concat and pad are recorded like every builder call's (IC_ERR_INVALID_GRAPH,
+ * or IC_ERR_UNSUPPORTED where said). */
 IC_API ic_value ic_graph_slice(ic_graph *graph, ic_value a, int32_t dim, int64_t start, int64_t stop, int64_t step);
 /* Concatenation of n values (n >= 1, not scalars) along dim (negative counts from the
  * end): equal dtypes and ranks, all other dims equal (the same constant or the same
@@ -433,7 +436,8 @@ IC_API ic_value ic_graph_concat(ic_graph *graph, int32_t n, const ic_value *valu
  * outside the source get value, rounded to a's dtype as ic_graph_constant rounds (NaN
  * only for floating dtypes); the others read the source, which is not read elsewhere.
  * Negative amounts crop, on dims of constant size only, and at most the whole dim (the
- * two crops of a dim together); a symbolic dim takes amounts >= 0. No padding at all
+ * two crops of a dim together); a symbolic dim takes amounts >= 0 (a crop there is
+ * IC_ERR_UNSUPPORTED). Amounts are at most 2^61 in magnitude. No padding at all
  * returns a. */
 IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const int64_t *lo_hi, double value);
 

@@ -169,7 +169,8 @@ static void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, c
     bool f32 = to == IC_F32;
     if (saturate) ic_sbuf_printf(o, "ic_sat_%s(", tn);
     else if (!f32) ic_sbuf_printf(o, "ic_rnd_%s(", tn);
-    if (f32 || (!from_int && !from_f64)) ic_sbuf_printf(o, "((float)%s)", v);
+    if (f32 && from_f64) ic_sbuf_printf(o, "ic_d2f(%s)", v);
+    else if (f32 || (!from_int && !from_f64)) ic_sbuf_printf(o, "((float)%s)", v);
     else ic_sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
     if (saturate || !f32) ic_sbuf_puts(o, ")");
   }

@@ -151,6 +151,8 @@ const char cuda_prelude[] =
     "__device__ __forceinline__ ic_i64 ic_f2i64(float a) { ic_i64 r; asm(\"cvt.rzi.sat.s64.f32 %0, %1;\" : \"=l\"(r) : \"f\"(a)); return a != a ? 0 : r; }\n"
     "__device__ __forceinline__ ic_i64 ic_d2i64(double a) { ic_i64 r; asm(\"cvt.rzi.sat.s64.f64 %0, %1;\" : \"=l\"(r) : \"d\"(a)); return a != a ? 0 : r; }\n"
     "__device__ __forceinline__ int ic_clampi(ic_i64 v, ic_i64 lo, ic_i64 hi) { return (int)(v < lo ? lo : v > hi ? hi : v); }\n"
+    "/* f64 -> f32: one rounding; a NaN becomes the canonical NaN (cvt keeps part of the payload). */\n"
+    "__device__ __forceinline__ float ic_d2f(double a) { return a != a ? ic_canonical_nan() : (float)a; }\n"
     "/* -> f32 rounded to odd: a second rounding to f16/bf16/fp8 is then exactly one rounding. */\n"
     "__device__ __forceinline__ float ic_i2f_odd(int a) {\n"
     "  float f; asm(\"cvt.rz.f32.s32 %0, %1;\" : \"=f\"(f) : \"r\"(a));\n"

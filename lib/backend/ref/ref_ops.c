@@ -222,7 +222,7 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
   double x;
   if (to == IC_F32) {
     float f = fk == REF_INT ? (float)a.i : fk == REF_F32 ? a.f : (float)a.d;
-    r.f = isnan(f) ? ref_canonical_nan() : f;
+    r.f = isnan(f) && fk == REF_F64 ? ref_canonical_nan() : f; /* f16/bf16/fp8 NaNs pass through */
     x = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
   } else {
     x = fk == REF_INT ? (double)ref_int_to_f32_odd(a.i) : fk == REF_F32 ? (double)a.f : a.d;
