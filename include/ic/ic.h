@@ -123,8 +123,9 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  * Numerics (both backends, fused and eager alike). Every op computes in a compute type
  * and rounds its result to its dtype:
  *   f16, bf16, f32, f8e4m3, f8e5m2: computed in f32, rounded to the dtype to nearest even
- *       (f8e4m3 is PyTorch's e4m3fn: no infinities; an overflow gives NaN (0x7f with the
- *       sign); f8e5m2 overflows to inf);
+ *       (f8e4m3 is PyTorch's e4m3fn: no infinities; an overflow gives its NaN, stored as
+ *       0x7f like every NaN result (PyTorch keeps the sign: 0xff); f8e5m2 overflows to
+ *       +-inf);
  *   f64: computed in f64;
  *   u8, i8, i16, i32, i64: exact integer arithmetic, wrapped to the width (two's
  *       complement; u8 wraps modulo 256).

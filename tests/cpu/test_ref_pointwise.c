@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pointwise_cases.h"
+#include "semantics_cases.h"
 
 #include "check_main.h"
 
@@ -43,6 +44,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 900);
   pointwise_add_cases(tc);
+  tcase_add_test(tc, test_semantics_table);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }

@@ -2,6 +2,7 @@
  * device memory. Exits 77 without a GPU. */
 #include "gpu_harness.h"
 #include "pointwise_cases.h"
+#include "semantics_cases.h"
 
 static void *mem_upload(const void *host, size_t bytes) { return gpu_upload(ctx, host, bytes); }
 static void *mem_poisoned(size_t bytes) { return gpu_poisoned(ctx, bytes); }
@@ -25,6 +26,7 @@ int main(void) {
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 1500);
   pointwise_add_cases(tc);
+  tcase_add_test(tc, test_semantics_table);
   suite_add_tcase(s, tc);
   return gpu_run_suite(s);
 }
