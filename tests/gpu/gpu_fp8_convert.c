@@ -1,0 +1,74 @@
+/* GPU: the prelude's software f32 -> fp8 conversion (what targets below sm_89 run) against
+ * the PTX cvt path of sm_89+, for every one of the 2^32 f32 bit patterns: e4m3fn and e5m2,
+ * plain (PyTorch's overflow rules) and saturating. The software path must be bit-exact,
+ * and this is the one place it can be run on an sm_90 device. Exits 77 without a GPU. */
+#include <string.h>
+
+#include "backend/cuda/cuda.h"
+#include "gpu_harness.h"
+#include "runtime/context.h"
+
+static const char kernel_src[] =
+    "extern \"C\" __global__ void fp8_check(unsigned long long *mismatches, unsigned *first) {\n"
+    "  const ic_u64 step = (ic_u64)gridDim.x * blockDim.x;\n"
+    "  for (ic_u64 x = (ic_u64)blockIdx.x * blockDim.x + threadIdx.x; x < (1ull << 32); x += step) {\n"
+    "    const float f = __uint_as_float((ic_u32)x);\n"
+    "    const ic_u32 hw[4] = {ic_f2e4m3(f), ic_f2e5m2(f), ic_f2e4m3_sat(f), ic_f2e5m2_sat(f)};\n"
+    "    const ic_u32 sw[4] = {ic_f2f8_soft(f, 4, 3, true, false), ic_f2f8_soft(f, 5, 2, false, false),\n"
+    "                          ic_f2f8_soft(f, 4, 3, true, true), ic_f2f8_soft(f, 5, 2, false, true)};\n"
+    "    for (int k = 0; k < 4; k++)\n"
+    "      if (hw[k] != sw[k]) { atomicAdd(&mismatches[k], 1ull); atomicCAS(&first[k], 0xffffffffu, (ic_u32)x); }\n"
+    "  }\n"
+    "}\n";
+
+START_TEST(test_soft_fp8_matches_ptx) {
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(NULL, &ctx));
+  if (ctx->sm < 89) {
+    ic_context_destroy(ctx);
+    return; /* no PTX fp8 cvt to compare with */
+  }
+  size_t n = strlen(cuda_prelude) + strlen(kernel_src) + 1;
+  char *src = malloc(n);
+  ck_assert_ptr_nonnull(src);
+  snprintf(src, n, "%s%s", cuda_prelude, kernel_src);
+  void *cubin = NULL;
+  size_t size = 0;
+  IC_OK_OR_FAIL(cuda_nvrtc_compile(ctx, "fp8_check", src, &cubin, &size));
+  IC_OK_OR_FAIL(ctx_enter(ctx));
+  const ic_driver_api *drv = ctx->drv;
+  CUmodule mod;
+  CUfunction fn;
+  ck_assert_int_eq(drv->cuModuleLoadData(&mod, cubin), CUDA_SUCCESS);
+  ck_assert_int_eq(drv->cuModuleGetFunction(&fn, mod, "fp8_check"), CUDA_SUCCESS);
+  unsigned long long zeros[4] = {0};
+  unsigned none[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  void *mism = gpu_upload(ctx, zeros, sizeof zeros), *first = gpu_upload(ctx, none, sizeof none);
+  void *args[2] = {&mism, &first};
+  ck_assert_int_eq(drv->cuLaunchKernel(fn, 132 * 16, 1, 1, 256, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+  ck_assert_int_eq(drv->cuCtxSynchronize(), CUDA_SUCCESS);
+  unsigned long long *got = gpu_download(ctx, mism, sizeof zeros);
+  unsigned *at = gpu_download(ctx, first, sizeof none);
+  static const char *const what[4] = {"e4m3fn", "e5m2", "e4m3fn saturating", "e5m2 saturating"};
+  for (int k = 0; k < 4; k++)
+    ck_assert_msg(got[k] == 0, "%s: software and PTX differ on %llu f32 patterns, first 0x%08x", what[k], got[k], at[k]);
+  free(got);
+  free(at);
+  ic_free(ctx, mism);
+  ic_free(ctx, first);
+  drv->cuModuleUnload(mod);
+  ctx_leave(ctx);
+  free(cubin);
+  free(src);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("gpu_fp8_convert");
+  TCase *tc = tcase_create("fp8");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_soft_fp8_matches_ptx);
+  suite_add_tcase(s, tc);
+  return gpu_run_suite(s);
+}
