@@ -226,9 +226,9 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
     x = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
   } else {
     x = fk == REF_INT ? (double)ref_int_to_f32_odd(a.i) : fk == REF_F32 ? (double)a.f : a.d;
-    const uint32_t bits = ic_small_float_bits(to, x);
-    const double v = ic_small_float_value(to, bits);
-    r.f = isnan(v) ? ref_canonical_nan() : (float)v;
+    /* held as a load of the stored bits holds it (bf16 NaN 0x7fff as 0x7fff0000) */
+    const unsigned char bits[2] = {(unsigned char)ic_small_float_bits(to, x), (unsigned char)(ic_small_float_bits(to, x) >> 8)};
+    r = ref_load(to, bits, 0);
   }
   if (saturate && !isnan(x) && (isinf(r.f) || isnan(r.f))) r.f = (float)(x > 0 ? ref_max_finite(to) : -ref_max_finite(to));
   return r;
