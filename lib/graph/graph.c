@@ -750,7 +750,7 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
   bool any = false;
   for (int32_t i = 0; i < npads; i++) {
     int32_t d = src->ndim - 1 - i; /* pairs run from the last dim backwards, as F.pad's */
-    int64_t lo = lo_hi[2 * i], hi = lo_hi[2 * i + 1], size = 0;
+    int64_t lo = lo_hi[2 * (size_t)i], hi = lo_hi[2 * (size_t)i + 1], size = 0;
     /* Amounts beyond 2^62 would overflow the size arithmetic; no tensor has such dims. */
     if (lo > INT64_MAX / 4 || lo < -(INT64_MAX / 4) || hi > INT64_MAX / 4 || hi < -(INT64_MAX / 4))
       return graph_fail(g, "pad: amount %" PRId64 " or %" PRId64 " for dim %" PRId32 " is out of range", lo, hi, d);

@@ -106,7 +106,7 @@ ref_value ref_load(ic_dtype dt, const void *base, int64_t index) {
   switch (dt) {
   case IC_BOOL: v.b = *p != 0; break;
   case IC_U8: v.i = *p; break;
-  case IC_I8: v.i = (int8_t)*p; break;
+  case IC_I8: v.i = *p >= 128 ? (int64_t)*p - 256 : (int64_t)*p; break; /* sign-extended */
   case IC_I16: { int16_t x; memcpy(&x, p, 2); v.i = x; break; }
   case IC_I32: { int32_t x; memcpy(&x, p, 4); v.i = x; break; }
   case IC_I64: memcpy(&v.i, p, 8); break;
