@@ -176,75 +176,6 @@ static void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, c
   }
 }
 
-/* Helper names of the prelude, by op (overloaded by compute type). */
-static const char *cg_helper(ic_op op) {
-  switch (op) {
-  case IC_OP_NEG: return "neg";
-  case IC_OP_EXP: return "exp";
-  case IC_OP_LOG: return "log";
-  case IC_OP_SQRT: return "sqrt";
-  case IC_OP_TANH: return "tanh";
-  case IC_OP_SIGMOID: return "sigmoid";
-  case IC_OP_RELU: return "relu";
-  case IC_OP_GELU_TANH: return "gelu_tanh";
-  case IC_OP_ABS: return "abs";
-  case IC_OP_EXP2: return "exp2";
-  case IC_OP_EXPM1: return "expm1";
-  case IC_OP_LOG2: return "log2";
-  case IC_OP_LOG10: return "log10";
-  case IC_OP_LOG1P: return "log1p";
-  case IC_OP_RSQRT: return "rsqrt";
-  case IC_OP_RECIPROCAL: return "reciprocal";
-  case IC_OP_SIN: return "sin";
-  case IC_OP_COS: return "cos";
-  case IC_OP_TAN: return "tan";
-  case IC_OP_ASIN: return "asin";
-  case IC_OP_ACOS: return "acos";
-  case IC_OP_ATAN: return "atan";
-  case IC_OP_SINH: return "sinh";
-  case IC_OP_COSH: return "cosh";
-  case IC_OP_ASINH: return "asinh";
-  case IC_OP_ACOSH: return "acosh";
-  case IC_OP_ATANH: return "atanh";
-  case IC_OP_ERF: return "erf";
-  case IC_OP_ERFC: return "erfc";
-  case IC_OP_SILU: return "silu";
-  case IC_OP_SOFTPLUS: return "softplus";
-  case IC_OP_GELU_ERF: return "gelu_erf";
-  case IC_OP_FLOOR: return "floor";
-  case IC_OP_CEIL: return "ceil";
-  case IC_OP_ROUND: return "round";
-  case IC_OP_TRUNC: return "trunc";
-  case IC_OP_FRAC: return "frac";
-  case IC_OP_SIGN: return "sign";
-  case IC_OP_ISNAN: return "isnan";
-  case IC_OP_ISINF: return "isinf";
-  case IC_OP_ISFINITE: return "isfinite";
-  case IC_OP_ADD: return "add";
-  case IC_OP_SUB: return "sub";
-  case IC_OP_MUL: return "mul";
-  case IC_OP_DIV: return "div";
-  case IC_OP_MAXIMUM: return "maximum";
-  case IC_OP_MINIMUM: return "minimum";
-  case IC_OP_FMAX: return "fmax";
-  case IC_OP_FMIN: return "fmin";
-  case IC_OP_COPYSIGN: return "copysign";
-  case IC_OP_POW: return "pow";
-  case IC_OP_ATAN2: return "atan2";
-  case IC_OP_HYPOT: return "hypot";
-  case IC_OP_FMOD: return "fmod";
-  case IC_OP_REMAINDER: return "remainder";
-  case IC_OP_FLOOR_DIVIDE: return "floordiv";
-  case IC_OP_TRUNC_DIVIDE: return "truncdiv";
-  case IC_OP_SHIFT_LEFT: return "shl";
-  case IC_OP_SHIFT_RIGHT: return "shr";
-  case IC_OP_CLAMP: return "clamp";
-  case IC_OP_LERP: return "lerp";
-  case IC_OP_FMA: return "fma";
-  default: return NULL;
-  }
-}
-
 static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   ic_sbuf *o = &cg->out;
   char a[24], b[24], c[24];
@@ -256,7 +187,7 @@ static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it */
   bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
   if (round) ic_sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
-  const char *helper = cg_helper(in->op);
+  const char *helper = info->name; /* the prelude names its helpers ic_<op spelling> */
   switch (in->op) {
   case IC_OP_LOGICAL_NOT: ic_sbuf_printf(o, "(%s == 0)", a); break;
   case IC_OP_BITWISE_NOT: ic_sbuf_printf(o, dt == IC_BOOL ? "(!%s)" : "(~%s)", a); break;

@@ -1,6 +1,7 @@
 /* The prelude every generated kernel starts with: self-contained helpers (NVRTC ships
  * no cuda_fp16.h), PTX loads/stores/conversions, and the op semantics of ic.h as helpers
- * overloaded by compute type (codegen writes ic_<op>(...) whatever the dtype). */
+ * overloaded by compute type and named by the op's spelling (codegen writes ic_<op>(...)
+ * whatever the dtype). */
 #include "backend/cuda/cuda.h"
 
 const char cuda_prelude[] =
@@ -188,15 +189,15 @@ const char cuda_prelude[] =
     "__device__ __forceinline__ I ic_fmin(I a, I b) { return a < b ? a : b; } \\\n"
     "__device__ __forceinline__ I ic_clamp(I x, I lo, I hi) { return ic_minimum(ic_maximum(x, lo), hi); } \\\n"
     "__device__ __forceinline__ bool ic_div_wraps(I a, I b) { return a == (MINV) && b == -1; } \\\n"
-    "__device__ __forceinline__ I ic_truncdiv(I a, I b) { return b == 0 ? 0 : ic_div_wraps(a, b) ? a : a / b; } \\\n"
+    "__device__ __forceinline__ I ic_trunc_divide(I a, I b) { return b == 0 ? 0 : ic_div_wraps(a, b) ? a : a / b; } \\\n"
     "__device__ __forceinline__ I ic_fmod(I a, I b) { return b == 0 || ic_div_wraps(a, b) ? 0 : a % b; } \\\n"
-    "__device__ __forceinline__ I ic_floordiv(I a, I b) { \\\n"
-    "  const I q = ic_truncdiv(a, b); \\\n"
+    "__device__ __forceinline__ I ic_floor_divide(I a, I b) { \\\n"
+    "  const I q = ic_trunc_divide(a, b); \\\n"
     "  return b != 0 && !ic_div_wraps(a, b) && ic_mul(q, b) != a && ((a < 0) != (b < 0)) ? q - 1 : q; \\\n"
     "} \\\n"
     "__device__ __forceinline__ I ic_remainder(I a, I b) { const I r = ic_fmod(a, b); return r != 0 && ((r < 0) != (b < 0)) ? r + b : r; } \\\n"
-    "__device__ __forceinline__ I ic_shl(I a, I b) { return b < 0 || b >= BITS ? 0 : (I)((U)a << b); } \\\n"
-    "__device__ __forceinline__ I ic_shr(I a, I b) { return b < 0 || b >= BITS ? (a < 0 ? -1 : 0) : a >> b; } \\\n"
+    "__device__ __forceinline__ I ic_shift_left(I a, I b) { return b < 0 || b >= BITS ? 0 : (I)((U)a << b); } \\\n"
+    "__device__ __forceinline__ I ic_shift_right(I a, I b) { return b < 0 || b >= BITS ? (a < 0 ? -1 : 0) : a >> b; } \\\n"
     "__device__ __forceinline__ bool ic_isnan(I) { return false; } \\\n"
     "__device__ __forceinline__ bool ic_isinf(I) { return false; } \\\n"
     "__device__ __forceinline__ bool ic_isfinite(I) { return true; }\n"
@@ -260,8 +261,8 @@ const char cuda_prelude[] =
     "template <class T> __device__ __forceinline__ T ic_silu(T a) { return ic_div(a, T(1) + ic_exp(-a)); }\n"
     "template <class T> __device__ __forceinline__ T ic_softplus(T a) { return a > T(20) ? a : ic_log1p(ic_exp(a)); }\n"
     "template <class T> __device__ __forceinline__ T ic_frac(T a) { return a - ic_trunc(a); }\n"
-    "template <class T> __device__ __forceinline__ T ic_truncdiv(T a, T b) { return ic_trunc(ic_div(a, b)); }\n"
-    "template <class T> __device__ __forceinline__ T ic_floordiv(T a, T b) { return ic_floor(ic_div(a, b)); }\n"
+    "template <class T> __device__ __forceinline__ T ic_trunc_divide(T a, T b) { return ic_trunc(ic_div(a, b)); }\n"
+    "template <class T> __device__ __forceinline__ T ic_floor_divide(T a, T b) { return ic_floor(ic_div(a, b)); }\n"
     "template <class T> __device__ __forceinline__ T ic_remainder(T a, T b) { const T f = ic_floor(ic_div(a, b)); return a - b * f; }\n"
     "template <class T> __device__ __forceinline__ T ic_lerp(T a, T b, T w) { return w < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w); }\n"
     "__device__ __forceinline__ float ic_gelu_tanh(float x) {\n"

@@ -2,7 +2,8 @@
  * is included by ref_ops.c with REF_T (float or double), REF_FN(name) (the libm function
  * of that type, expf or exp), REF_NAME (the function defined), REF_CANON (the canonical
  * NaN) and REF_BITS/REF_SIGN (the unsigned type of the bits and its sign bit) defined.
- * Each line computes what the CUDA prelude's helper of the same name computes. */
+ * Each line computes what the CUDA prelude's helper of the same name computes. The file
+ * undefines its parameters at its end, ready for the next type. */
 #ifdef REF_T
 
 static REF_BITS REF_NAME(bits)(REF_T f) {
@@ -100,4 +101,10 @@ static REF_T REF_NAME(op)(ic_op op, REF_T a, REF_T b, REF_T c) {
   }
 }
 
+#undef REF_T
+#undef REF_FN
+#undef REF_NAME
+#undef REF_BITS
+#undef REF_SIGN
+#undef REF_CANON
 #endif

@@ -35,12 +35,6 @@ static double ref_f64_gelu_erf(double x) { return (0.5 * x) * (1.0 + erf(x * 0.7
 #define REF_SIGN UINT32_C(0x80000000)
 #define REF_CANON ref_f32_from_bits(0x7fffffffu)
 #include "backend/ref/ref_float_op.h"
-#undef REF_T
-#undef REF_FN
-#undef REF_NAME
-#undef REF_BITS
-#undef REF_SIGN
-#undef REF_CANON
 
 #define REF_T double
 #define REF_FN(name) name
@@ -49,12 +43,6 @@ static double ref_f64_gelu_erf(double x) { return (0.5 * x) * (1.0 + erf(x * 0.7
 #define REF_SIGN UINT64_C(0x8000000000000000)
 #define REF_CANON ref_f64_from_bits(UINT64_C(0x7fffffffffffffff))
 #include "backend/ref/ref_float_op.h"
-#undef REF_T
-#undef REF_FN
-#undef REF_NAME
-#undef REF_BITS
-#undef REF_SIGN
-#undef REF_CANON
 
 static float ref_canonical_nan(void) { return ref_f32_from_bits(0x7fffffffu); }
 
@@ -227,8 +215,9 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
   } else {
     x = fk == REF_INT ? (double)ref_int_to_f32_odd(a.i) : fk == REF_F32 ? (double)a.f : a.d;
     /* held as a load of the stored bits holds it (bf16 NaN 0x7fff as 0x7fff0000) */
-    const unsigned char bits[2] = {(unsigned char)ic_small_float_bits(to, x), (unsigned char)(ic_small_float_bits(to, x) >> 8)};
-    r = ref_load(to, bits, 0);
+    const uint32_t bits = ic_small_float_bits(to, x);
+    const unsigned char bytes[2] = {(unsigned char)bits, (unsigned char)(bits >> 8)};
+    r = ref_load(to, bytes, 0);
   }
   if (saturate && !isnan(x) && (isinf(r.f) || isnan(r.f))) r.f = (float)(x > 0 ? ref_max_finite(to) : -ref_max_finite(to));
   return r;
