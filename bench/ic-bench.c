@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/cuda/cuda.h"
+#include "backend/cuda/cuda_backend.h"
 #include "program/program.h"
 #include "runtime/context.h"
 
@@ -60,7 +60,7 @@ static double median(double *v, int n) {
 
 typedef struct bench {
   ic_context *ctx;
-  const ic_driver_api *d;
+  const cuda_driver_api *d;
   CUstream stream;
   CUevent start, stop;
 } bench;
@@ -164,7 +164,7 @@ static void bare_launch(bench *b, void *arg) {
 }
 
 static void bench_pointwise(bench *b) {
-  const ic_driver_api *d = b->d;
+  const cuda_driver_api *d = b->d;
   size_t nx = (size_t)PW_ROWS * PW_COLS, xbytes = nx * 4, vbytes = PW_COLS * 4;
   CUdeviceptr x, w, bb, y, y2;
   BENCH_CU(d->cuMemAlloc(&x, xbytes));
@@ -348,15 +348,15 @@ static void bench_compile(void) {
     raw_eager_sum += median(raw, 5);
   }
   /* the eager kernels in one NVRTC call: one prelude, several entry points */
-  ic_sbuf batch = {0};
+  sbuf batch = {0};
   for (int32_t k = 0; k < ne; k++) {
     const char *src = ic_program_kernel_source(eager, k);
     const char *kernel = strstr(src, CUDA_KERNEL_MARK);
-    ic_sbuf_puts(&batch, k == 0 || !kernel ? src : kernel);
+    sbuf_puts(&batch, k == 0 || !kernel ? src : kernel);
   }
   for (int i = 0; i < 5; i++) raw[i] = raw_nvrtc_ms(&b, "batch", batch.data);
   double raw_batch = median(raw, 5);
-  ic_sbuf_free(&batch);
+  sbuf_free(&batch);
 
   /* ic cold: an empty cache directory each time (a fresh context, no program cache),
    * interleaved with raw NVRTC compiles of the same source so both see the same load */

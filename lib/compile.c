@@ -9,22 +9,24 @@
 
 #include "compile.h"
 #include "program/program.h"
+#include "program_cache.h"
 #include "runtime/context.h"
-
-int ic_debug_fail_fused_compile = 0;
 
 /* Every symbol must be a whole dim of some input, so a run can bind it. */
 static ic_status compile_check_graph(const ic_graph *g) {
   const char *msg = NULL;
   if (g->error) {
     ic_graph_error(g, &msg);
-    return ic_set_error(g->error, "the graph holds an error: %s", msg);
+    return error_set(g->error, "the graph holds an error: %s", msg);
   }
-  if (g->outputs.count == 0) return ic_set_error(IC_ERR_INVALID_GRAPH, "the graph has no outputs");
+  if (g->outputs.count == 0) return error_set(IC_ERR_INVALID_GRAPH, "the graph has no outputs");
   if (g->inputs.count > PROGRAM_MAX_INPUTS || g->symbols.count > PROGRAM_MAX_SYMBOLS ||
-      g->outputs.count > PROGRAM_MAX_BUFFERS / 4)
-    return ic_set_error(IC_ERR_UNSUPPORTED, "the graph has more inputs (%d), symbols (%d) or outputs (%d) than ic supports",
-                        PROGRAM_MAX_INPUTS, PROGRAM_MAX_SYMBOLS, PROGRAM_MAX_BUFFERS / 4);
+      g->outputs.count > PROGRAM_MAX_OUTPUTS)
+    return error_set(IC_ERR_UNSUPPORTED,
+                     "the graph has %" PRId32 " inputs, %" PRId32 " symbols and %" PRId32
+                     " outputs; ic supports at most %d, %d and %d",
+                     g->inputs.count, g->symbols.count, g->outputs.count, PROGRAM_MAX_INPUTS, PROGRAM_MAX_SYMBOLS,
+                     PROGRAM_MAX_OUTPUTS);
   for (int32_t k = 0; k < g->symbols.count; k++) {
     bool bound = false;
     for (int32_t i = 0; i < g->inputs.count && !bound; i++) {
@@ -33,7 +35,7 @@ static ic_status compile_check_graph(const ic_graph *g) {
         bound = sym_kind_of(g->syms, in->dims[d]) == SYM_SYMBOL && sym_leaf_index(g->syms, in->dims[d]) == k;
     }
     if (!bound)
-      return ic_set_error(IC_ERR_INVALID_GRAPH, "symbol '%s' is not a dim of any input, so no run can bind it",
+      return error_set(IC_ERR_INVALID_GRAPH, "symbol '%s' is not a dim of any input, so no run can bind it",
                           g->symbols.items[k]);
   }
   return IC_OK;
@@ -41,7 +43,7 @@ static ic_status compile_check_graph(const ic_graph *g) {
 
 static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p) {
   if (!ctx->dump_dir) return;
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   graph_print(g, &sb);
   ctx_dump(ctx, "graph.txt", sb.data, sb.len);
   sb.len = 0;
@@ -55,31 +57,28 @@ static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p
     snprintf(name, sizeof name, "%s.cu", k->kir.name);
     if (k->compiled->source) ctx_dump(ctx, name, k->compiled->source, strlen(k->compiled->source));
   }
-  ic_sbuf_free(&sb);
+  sbuf_free(&sb);
 }
 
 /* Compiles every kernel. *failed_group: the group whose fusion failed (-1 if none). */
-static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule *s, uint32_t flags,
-                                 int32_t *failed_group) {
+static ic_status compile_kernels(ic_program *p, const schedule *s, uint32_t flags, int32_t *failed_group) {
   *failed_group = -1;
   const kir_kernel *kirs[PROGRAM_MAX_BUFFERS];
   int32_t n = p->kernels.count < PROGRAM_MAX_BUFFERS ? p->kernels.count : PROGRAM_MAX_BUFFERS;
   for (int32_t i = 0; i < n; i++) kirs[i] = &p->kernels.items[i].kir;
-  void *batch = p->backend->batch_begin && n > 1 ? p->backend->batch_begin(ctx, kirs, n, flags) : NULL;
+  void *batch = p->backend->batch_begin && n > 1 ? p->backend->batch_begin(p->bs, kirs, n, flags) : NULL;
   ic_status st = IC_OK;
   for (int32_t i = 0; i < p->kernels.count && !st; i++) {
     program_kernel *k = &p->kernels.items[i];
     bool fused = s->groups[i].count > 1;
     if (k->kir.params.count > PROGRAM_MAX_PARAMS)
-      st = ic_set_error(IC_ERR_UNSUPPORTED, "%s needs %" PRId32 " parameters (at most %d)", k->kir.name,
+      st = error_set(IC_ERR_UNSUPPORTED, "%s needs %" PRId32 " parameters (at most %d)", k->kir.name,
                         k->kir.params.count, PROGRAM_MAX_PARAMS);
-    else if (fused && ic_debug_fail_fused_compile)
-      st = ic_set_error(IC_ERR_COMPILE, "%s: compile failure injected for testing", k->kir.name);
     else
-      st = p->backend->compile(ctx, &k->kir, flags, batch, &k->compiled);
+      st = p->backend->compile(p->bs, &k->kir, flags, batch, &k->compiled);
     if (st) {
       if (st == IC_ERR_COMPILE && fused) *failed_group = i;
-      ic_error_prefix("compiling %s", k->kir.name);
+      error_prefix("compiling %s", k->kir.name);
     }
   }
   if (batch) p->backend->batch_end(batch);
@@ -87,30 +86,41 @@ static ic_status compile_kernels(ic_context *ctx, ic_program *p, const schedule 
 }
 
 ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_options *opts, ic_program **out) {
-  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: out is NULL");
+  if (!out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: out is NULL");
   *out = NULL;
-  if (!ctx || !g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: context or graph is NULL");
+  if (!ctx || !g) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: context or graph is NULL");
   ic_compile_options o = {.struct_size = sizeof o};
   if (opts) {
     if (opts->struct_size < offsetof(ic_compile_options, flags) + sizeof(uint32_t) || opts->struct_size > sizeof o)
-      return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: options.struct_size %u is not one ic knows",
+      return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: options.struct_size %u is not one ic knows",
                           (unsigned)opts->struct_size);
     memcpy(&o, opts, opts->struct_size);
   }
   if (o.mode != IC_MODE_FUSED && o.mode != IC_MODE_EAGER)
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown mode %d", (int)o.mode);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown mode %d", (int)o.mode);
+  const backend_vtable *backend = backend_by_name(o.backend ? o.backend : "cuda");
+  if (!backend) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown backend '%s' (cuda, ref)", o.backend);
+  return compile_graph(ctx, g, &o, backend, out);
+}
+
+ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_options *opts,
+                        const backend_vtable *backend, ic_program **out) {
+  const ic_compile_options o = *opts;
   bool eager = o.mode == IC_MODE_EAGER;
-  const ic_backend *backend = backend_by_name(o.backend ? o.backend : "cuda");
-  if (!backend) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown backend '%s' (cuda, ref)", o.backend);
+  backend_state *bs = NULL;
+  ic_status st = ctx_backend(ctx, backend, &bs);
+  if (st) {
+    error_prefix("ic_compile: backend %s", backend->name);
+    return st;
+  }
   bool strict = (o.flags & IC_COMPILE_STRICT) || ctx->strict_env;
 
-  ic_status st = compile_check_graph(g);
-  if (st) return st;
+  if ((st = compile_check_graph(g))) return st;
   /* The program cache: the same graph (structurally) and options, the same program. */
-  ic_key key;
-  bool cacheable = !(o.flags & IC_COMPILE_NO_CACHE) && program_cache_key(g, &o, ctx->arch, &key);
+  key128 key;
+  bool cacheable = !(o.flags & IC_COMPILE_NO_CACHE) && program_cache_key(g, &o, backend->name, backend->config_hash(bs), &key);
   if (cacheable && (*out = program_cache_get(ctx->programs, key)) != NULL) {
-    ic_log(&ctx->log, IC_LOG_DEBUG, "program %016" PRIx64 "%016" PRIx64 ": from the program cache", key.hi, key.lo);
+    log_msg(&ctx->log, IC_LOG_DEBUG, "program %016" PRIx64 "%016" PRIx64 ": from the program cache", key.hi, key.lo);
     return IC_OK;
   }
   lowered *l = NULL;
@@ -118,7 +128,7 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   bool *split = calloc((size_t)l->nodes.count + 1, sizeof(bool));
   if (!split) {
     lowered_destroy(l);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");
+    return error_set(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");
   }
 
   ic_program *p = NULL;
@@ -126,11 +136,11 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
     schedule s;
     int32_t failed = -1;
     st = sched_fuse_pointwise(l, eager, split, &s);
-    if (!st) st = program_build(ctx, backend, l, &s, &p);
-    if (!st) st = compile_kernels(ctx, p, &s, o.flags, &failed);
+    if (!st) st = program_build(backend, bs, l, &s, &p);
+    if (!st) st = compile_kernels(p, &s, o.flags, &failed);
     if (st && failed >= 0 && !strict) {
       /* Eager fallback: the failed fusion's nodes become kernels of their own. */
-      ic_log(&ctx->log, IC_LOG_WARN, "fused kernel %s failed to compile; running its %" PRId32 " ops as eager kernels: %s",
+      log_msg(&ctx->log, IC_LOG_WARN, "fused kernel %s failed to compile; running its %" PRId32 " ops as eager kernels: %s",
              p->kernels.items[failed].kir.name, s.groups[failed].count, ic_last_error());
       for (int32_t j = 0; j < s.groups[failed].count; j++) split[s.groups[failed].nodes[j]] = true;
       program_destroy(p);
@@ -138,7 +148,7 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
       schedule_free(&s);
       continue;
     }
-    if (st && failed >= 0) ic_error_prefix("fused kernel (strict mode: no eager fallback)");
+    if (st && failed >= 0) error_prefix("fused kernel (strict mode: no eager fallback)");
     schedule_free(&s);
     break;
   }
@@ -155,8 +165,8 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   }
   compile_dump(ctx, g, p);
   if (cacheable) program_cache_put(ctx->programs, key, p);
-  ic_log(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,
-         ctx->arch, backend->name, eager ? "eager" : "fused");
+  log_msg(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,
+          backend->target(bs), backend->name, eager ? "eager" : "fused");
   *out = p;
   return IC_OK;
 }

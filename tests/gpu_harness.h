@@ -21,7 +21,8 @@ static inline bool gpu_present(void) {
   if (pid < 0) return false;
   if (pid == 0) {
     ic_context *ctx = NULL;
-    _exit(ic_context_create(NULL, &ctx) == IC_OK ? 0 : 1);
+    /* A context is created without a GPU too (compile-only or ref): ask for the device. */
+    _exit(ic_context_create(NULL, &ctx) == IC_OK && ic_context_has_device(ctx) ? 0 : 1);
   }
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) return false;

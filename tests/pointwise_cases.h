@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ref_ops.h"
+#include "host_ref.h"
 
 #define IC_OK_OR_FAIL(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
 

@@ -588,9 +588,11 @@ static int load_graph(session *s) {
 static int open_context(session *s, const char *arch) {
   ic_context_options o = {.struct_size = sizeof o, .arch = arch, .flags = arch ? IC_CONTEXT_COMPILE_ONLY : 0};
   ic_status st = ic_context_create(&o, &s->ctx);
-  if (st == IC_ERR_NO_DEVICE && !arch) {
-    const char *env = getenv("IC_ARCH");
-    o.arch = env && *env ? env : DEFAULT_ARCH;
+  if (st == IC_OK && !arch && !ic_context_has_device(s->ctx) && !ic_context_arch(s->ctx)[0]) {
+    /* No GPU and no IC_ARCH: compile for the default target. */
+    ic_context_destroy(s->ctx);
+    s->ctx = NULL;
+    o.arch = DEFAULT_ARCH;
     o.flags = IC_CONTEXT_COMPILE_ONLY;
     st = ic_context_create(&o, &s->ctx);
   }

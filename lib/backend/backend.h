@@ -1,16 +1,32 @@
 /* lib/backend: the backend vtable. A backend turns one kernel IR into something it can
- * launch; the program and runtime never look inside. `cuda` is the first entry; the
- * reference backend plugs in beside it. */
+ * launch; the program and runtime never look inside. Each backend owns its state,
+ * opened once per context on first use (open/close): the cuda backend holds NVRTC, the
+ * target arch and the device it borrows; the ref backend holds nothing. */
 #ifndef IC_BACKEND_H
 #define IC_BACKEND_H
 
+#include "cache/kernel_cache.h"
 #include "kir/kir.h"
 
-typedef struct ic_backend ic_backend;
+struct cuda_device;
+typedef struct backend_vtable backend_vtable;
+
+/* What a context lends a backend when it opens it; every pointer outlives the state. */
+typedef struct backend_env {
+  const logger *log;
+  kernel_cache *kernels;      /* compiled binaries by key (may be NULL: no caching) */
+  const char *dump_dir;       /* IC_DUMP, or NULL */
+  struct cuda_device *device; /* the context's GPU, or NULL (none, or compile-only) */
+  const char *arch;           /* the context's CUDA target ("sm_90a"), or "" for none */
+} backend_env;
+
+/* A backend's state; each backend embeds this first in its own struct. */
+typedef struct backend_state {
+  const backend_vtable *vt;
+} backend_state;
 
 /* A compiled kernel, whatever the backend. */
 typedef struct backend_kernel {
-  const ic_backend *backend;
   char *name;
   char *source;       /* generated source (NULL if the backend has none) */
   void *binary;       /* e.g. CUBIN */
@@ -20,37 +36,44 @@ typedef struct backend_kernel {
   void *impl;         /* backend data (the loaded module and function) */
 } backend_kernel;
 
-typedef enum backend_id { BACKEND_CUDA = 0, BACKEND_REF = 1 } backend_id;
-
-struct ic_backend {
+struct backend_vtable {
   const char *name;
-  backend_id id;
   /* Runs on the GPU (needs a device, a current CUDA context and device pointers); the
    * ref backend runs on the host with host pointers. */
   bool on_device;
-  /* A hash of the backend's configuration (arch, options), for cache keys. */
-  uint64_t (*config_hash)(const ic_context *ctx);
+  /* Opens the backend's state for a context; the error says what is missing. */
+  ic_status (*open)(const backend_env *env, backend_state **out);
+  void (*close)(backend_state *bs);
+  /* What the backend compiles for ("sm_90a", "host"), for messages. */
+  const char *(*target)(const backend_state *bs);
+  /* A hash of everything besides the kernel IR that shapes compiled code (target,
+   * compiler options and version), for program keys. */
+  uint64_t (*config_hash)(const backend_state *bs);
+  /* Optional: make the device current around a run (cuda pushes its context); enter
+   * fails with IC_ERR_NO_DEVICE where the backend cannot run. */
+  ic_status (*enter)(backend_state *bs);
+  void (*leave)(backend_state *bs);
   /* Optional: prepares compiling a program's kernels together (the cuda backend then
    * compiles all of them that are missing from the cache in one NVRTC call). Returns an
    * opaque batch for compile and batch_end, or NULL (compile one by one). */
-  void *(*batch_begin)(ic_context *ctx, const kir_kernel *const *kernels, int32_t n, uint32_t flags);
+  void *(*batch_begin)(backend_state *bs, const kir_kernel *const *kernels, int32_t n, uint32_t flags);
   void (*batch_end)(void *batch);
-  /* Generates and compiles one kernel (through the context's kernel cache unless flags
-   * hold IC_COMPILE_NO_CACHE); loads it when the context has a device. batch may be NULL. */
-  ic_status (*compile)(ic_context *ctx, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out);
+  /* Generates and compiles one kernel (through the kernel cache unless flags hold
+   * IC_COMPILE_NO_CACHE); loads it when the backend can run it. batch may be NULL. */
+  ic_status (*compile)(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out);
   /* Launches a compiled kernel over `blocks` blocks; args as the kernel's params say. */
-  ic_status (*launch)(ic_context *ctx, const backend_kernel *bk, uint32_t blocks, void **args, void *stream);
-  void (*kernel_free)(ic_context *ctx, backend_kernel *bk);
+  ic_status (*launch)(backend_state *bs, const backend_kernel *bk, uint32_t blocks, void **args, void *stream);
+  void (*kernel_free)(backend_state *bs, backend_kernel *bk);
   /* Memory for temporaries and ic-allocated outputs, ordered on the stream where the
    * backend has streams. bytes > 0. */
-  ic_status (*mem_alloc)(ic_context *ctx, size_t bytes, void *stream, void **out);
-  ic_status (*mem_free)(ic_context *ctx, void *ptr, void *stream);
+  ic_status (*mem_alloc)(backend_state *bs, size_t bytes, void *stream, void **out);
+  ic_status (*mem_free)(backend_state *bs, void *ptr, void *stream);
 };
 
-extern const ic_backend ic_backend_cuda;
-extern const ic_backend ic_backend_ref;
+extern const backend_vtable backend_cuda;
+extern const backend_vtable backend_ref;
 
 /* The backend with that name, NULL if none. */
-const ic_backend *backend_by_name(const char *name);
+const backend_vtable *backend_by_name(const char *name);
 
 #endif

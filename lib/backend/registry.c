@@ -3,10 +3,10 @@
 
 #include "backend/backend.h"
 
-static const ic_backend *const backend_list[] = {&ic_backend_cuda, &ic_backend_ref};
+static const backend_vtable *const backend_list[] = {&backend_cuda, &backend_ref};
 
-const ic_backend *backend_by_name(const char *name) {
-  for (size_t i = 0; name && i < IC_ARRAY_LEN(backend_list); i++)
+const backend_vtable *backend_by_name(const char *name) {
+  for (size_t i = 0; name && i < ARRAY_LEN(backend_list); i++)
     if (strcmp(backend_list[i]->name, name) == 0) return backend_list[i];
   return NULL;
 }

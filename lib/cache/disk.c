@@ -75,7 +75,7 @@ static uint64_t load_u64(const unsigned char *p) {
 /* ---------------------------------------------------------------- the cache */
 
 struct disk_cache {
-  ic_logger log;
+  logger log;
   char *dir; /* NULL when disabled */
   uint64_t max_bytes;
   pthread_mutex_t lock; /* guards the size accounting below and eviction */
@@ -91,12 +91,12 @@ struct disk_cache {
  * the random part separates machines or pid namespaces sharing the directory. */
 static atomic_uint_least64_t temp_counter;
 
-static void key_hex(ic_key key, char out[KEY_HEX_DIGITS + 1]) {
+static void key_hex(key128 key, char out[KEY_HEX_DIGITS + 1]) {
   snprintf(out, KEY_HEX_DIGITS + 1, "%016" PRIx64 "%016" PRIx64, key.hi, key.lo);
 }
 
 /* DIR/ab/<32 hex>.ick; the directory length was bounded at open, so this fits. */
-static void entry_path(const disk_cache *c, ic_key key, char *path, size_t size) {
+static void entry_path(const disk_cache *c, key128 key, char *path, size_t size) {
   char hex[KEY_HEX_DIGITS + 1];
   key_hex(key, hex);
   snprintf(path, size, "%s/%.2s/%s" ENTRY_SUFFIX, c->dir, hex, hex);
@@ -174,7 +174,7 @@ static uint64_t resolve_max_bytes(const disk_cache *c, uint64_t max_bytes) {
       while (*end == ' ' || *end == '\t' || *end == '\n') end++;
     }
     if (!end || *end != '\0' || errno == ERANGE)
-      ic_log(&c->log, IC_LOG_WARN,
+      log_msg(&c->log, IC_LOG_WARN,
              "kernel cache: ignoring IC_CACHE_MAX_BYTES=\"%s\" (want a decimal byte count)", v);
     else
       max_bytes = (uint64_t)n;
@@ -185,7 +185,7 @@ static uint64_t resolve_max_bytes(const disk_cache *c, uint64_t max_bytes) {
 /* The user's home: $HOME, else the password database. NULL when there is none. */
 static char *home_dir(void) {
   const char *home = getenv("HOME");
-  if (home && *home) return ic_strdup(home);
+  if (home && *home) return str_dup(home);
   long n = sysconf(_SC_GETPW_R_SIZE_MAX);
   size_t len = n > 0 ? (size_t)n : 16384;
   char *buf = malloc(len);
@@ -194,7 +194,7 @@ static char *home_dir(void) {
   char *out = NULL;
   if (getpwuid_r(geteuid(), &pw, buf, len, &found) == 0 && found && found->pw_dir &&
       *found->pw_dir)
-    out = ic_strdup(found->pw_dir);
+    out = str_dup(found->pw_dir);
   free(buf);
   return out;
 }
@@ -204,27 +204,27 @@ static char *home_dir(void) {
 static char *default_dir(const disk_cache *c, bool *oom) {
   const char *env = getenv("IC_CACHE_DIR");
   if (env && *env) {
-    char *d = ic_strdup(env);
+    char *d = str_dup(env);
     *oom = !d;
     return d;
   }
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   /* The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored. */
   const char *xdg = getenv("XDG_CACHE_HOME");
   if (xdg && xdg[0] == '/') {
-    ic_sbuf_printf(&sb, "%s/ic", xdg);
+    sbuf_printf(&sb, "%s/ic", xdg);
   } else {
     char *home = home_dir();
     if (!home) {
-      ic_log(&c->log, IC_LOG_WARN,
+      log_msg(&c->log, IC_LOG_WARN,
              "kernel cache: disk cache disabled (memory only): no home directory; set "
              "IC_CACHE_DIR");
       return NULL;
     }
-    ic_sbuf_printf(&sb, "%s/.cache/ic", home);
+    sbuf_printf(&sb, "%s/.cache/ic", home);
     free(home);
   }
-  char *d = ic_sbuf_take(&sb);
+  char *d = sbuf_take(&sb);
   *oom = !d;
   return d;
 }
@@ -258,42 +258,42 @@ static int make_dirs(char *path) {
 static bool prepare_dir(const disk_cache *c, char *path) {
 #define DISABLED "kernel cache: disk cache disabled (memory only): "
   if (strlen(path) > PATH_MAX - PATH_SLACK) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "directory path too long: %s", path);
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "directory path too long: %s", path);
     return false;
   }
   int err = make_dirs(path);
   if (err) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "cannot create %s: %s", path, strerror(err));
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "cannot create %s: %s", path, strerror(err));
     return false;
   }
   struct stat st;
   if (stat(path, &st) != 0) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "cannot access %s: %s", path, strerror(errno));
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "cannot access %s: %s", path, strerror(errno));
     return false;
   }
   if (!S_ISDIR(st.st_mode)) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "%s is not a directory", path);
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "%s is not a directory", path);
     return false;
   }
   if (st.st_uid != geteuid()) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "%s belongs to another user (uid %u)", path,
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "%s belongs to another user (uid %u)", path,
            (unsigned)st.st_uid);
     return false;
   }
   if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "%s is writable by group or others (mode %04o)",
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "%s is writable by group or others (mode %04o)",
            path, (unsigned)(st.st_mode & 07777));
     return false;
   }
   if (faccessat(AT_FDCWD, path, R_OK | W_OK | X_OK, AT_EACCESS) != 0) {
-    ic_log(&c->log, IC_LOG_WARN, DISABLED "%s is not writable: %s", path, strerror(errno));
+    log_msg(&c->log, IC_LOG_WARN, DISABLED "%s is not writable: %s", path, strerror(errno));
     return false;
   }
   return true;
 #undef DISABLED
 }
 
-disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const ic_logger *log) {
+disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const logger *log) {
   disk_cache *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   if (log) c->log = *log;
@@ -303,11 +303,11 @@ disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const ic_logger
   }
   c->max_bytes = resolve_max_bytes(c, max_bytes);
   if (disabled_by_env()) {
-    ic_log(&c->log, IC_LOG_INFO, "kernel cache: disk cache disabled by IC_CACHE");
+    log_msg(&c->log, IC_LOG_INFO, "kernel cache: disk cache disabled by IC_CACHE");
     return c;
   }
   bool oom = false;
-  char *path = (dir && *dir) ? ic_strdup(dir) : default_dir(c, &oom);
+  char *path = (dir && *dir) ? str_dup(dir) : default_dir(c, &oom);
   if (!path) {
     if (oom || (dir && *dir)) {
       disk_cache_close(c);
@@ -326,7 +326,7 @@ disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const ic_logger
     if (!abs) {
       int err = errno;
       if (err != ENOMEM)
-        ic_log(&c->log, IC_LOG_WARN,
+        log_msg(&c->log, IC_LOG_WARN,
                "kernel cache: disk cache disabled (memory only): cannot resolve %s: %s", path,
                strerror(err));
       free(path);
@@ -338,7 +338,7 @@ disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const ic_logger
     path = abs;
   }
   c->dir = path;
-  ic_log(&c->log, IC_LOG_INFO, "kernel cache: using %s (at most %" PRIu64 " bytes)", c->dir,
+  log_msg(&c->log, IC_LOG_INFO, "kernel cache: using %s (at most %" PRIu64 " bytes)", c->dir,
          c->max_bytes);
   return c;
 }
@@ -354,7 +354,7 @@ bool disk_cache_enabled(const disk_cache *c) { return c && c->dir; }
 
 const char *disk_cache_dir(const disk_cache *c) { return (c && c->dir) ? c->dir : ""; }
 
-void disk_cache_entry_path(const disk_cache *c, ic_key key, char *path, size_t size) {
+void disk_cache_entry_path(const disk_cache *c, key128 key, char *path, size_t size) {
   if (!path || size == 0) return;
   if (!disk_cache_enabled(c)) {
     path[0] = '\0';
@@ -366,12 +366,12 @@ void disk_cache_entry_path(const disk_cache *c, ic_key key, char *path, size_t s
 /* ---------------------------------------------------------------- get */
 
 static void warn_corrupted(const disk_cache *c, const char *path, const char *why) {
-  ic_log(&c->log, IC_LOG_WARN, "kernel cache: ignoring corrupted entry %s (%s)", path, why);
+  log_msg(&c->log, IC_LOG_WARN, "kernel cache: ignoring corrupted entry %s (%s)", path, why);
 }
 
 /* Why buf (a whole file of n >= ENTRY_OVERHEAD bytes) is not a valid entry for key, or
  * NULL when it is. */
-static const char *entry_problem(const unsigned char *buf, size_t n, ic_key key, char *why,
+static const char *entry_problem(const unsigned char *buf, size_t n, key128 key, char *why,
                                  size_t why_size) {
   if (memcmp(buf, ENTRY_MAGIC, MAGIC_BYTES) != 0) return "bad magic";
   uint32_t schema = load_u32(buf + OFF_SCHEMA);
@@ -393,7 +393,7 @@ static const char *entry_problem(const unsigned char *buf, size_t n, ic_key key,
 static bool entry_file_ok(const disk_cache *c, int fd, const char *path, size_t *n) {
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    ic_log(&c->log, IC_LOG_WARN, "kernel cache: cannot read entry %s: %s", path,
+    log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot read entry %s: %s", path,
            strerror(errno));
     return false;
   }
@@ -402,7 +402,7 @@ static bool entry_file_ok(const disk_cache *c, int fd, const char *path, size_t 
     why = "not a regular file";
   } else if (st.st_uid != geteuid()) {
     /* A planted entry would run as this user's code. */
-    ic_log(&c->log, IC_LOG_WARN, "kernel cache: ignoring entry %s owned by another user (uid %u)",
+    log_msg(&c->log, IC_LOG_WARN, "kernel cache: ignoring entry %s owned by another user (uid %u)",
            path, (unsigned)st.st_uid);
     return false;
   } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
@@ -422,7 +422,7 @@ static bool entry_file_ok(const disk_cache *c, int fd, const char *path, size_t 
   return true;
 }
 
-bool disk_cache_get(disk_cache *c, ic_key key, void **payload, size_t *size) {
+bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size) {
   if (payload) *payload = NULL;
   if (size) *size = 0;
   if (!disk_cache_enabled(c) || !payload || !size) return false;
@@ -435,7 +435,7 @@ bool disk_cache_get(disk_cache *c, ic_key key, void **payload, size_t *size) {
     if (errno == ELOOP)
       warn_corrupted(c, path, "a symbolic link");
     else if (errno != ENOENT && errno != ENOTDIR)
-      ic_log(&c->log, IC_LOG_WARN, "kernel cache: cannot read entry %s: %s", path,
+      log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot read entry %s: %s", path,
              strerror(errno));
     return false;
   }
@@ -515,7 +515,7 @@ static bool scan_fanout(int fd, const char *fanout, time_t stale_before, scanned
       memcpy(e.rel, fanout, 2);
       e.rel[2] = '/';
       memcpy(e.rel + 3, name, sizeof e.rel - 3);
-      ok = IC_VEC_PUSH(*list, e);
+      ok = VEC_PUSH(*list, e);
     }
   }
   closedir(d);
@@ -528,7 +528,7 @@ static bool scan_dir(const disk_cache *c, scanned_list *list, uint64_t *total) {
   *total = 0;
   DIR *d = opendir(c->dir);
   if (!d) {
-    ic_log(&c->log, IC_LOG_WARN, "kernel cache: cannot scan %s: %s", c->dir, strerror(errno));
+    log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot scan %s: %s", c->dir, strerror(errno));
     return false;
   }
   time_t stale_before = time(NULL) - STALE_TEMP_SECONDS;
@@ -574,7 +574,7 @@ static void evict(disk_cache *c) {
     }
   }
   free(list.items);
-  ic_log(&c->log, IC_LOG_DEBUG, "kernel cache: evicted %" PRId32 " entries, %" PRIu64
+  log_msg(&c->log, IC_LOG_DEBUG, "kernel cache: evicted %" PRId32 " entries, %" PRIu64
          " bytes left", deleted, total);
   c->total_bytes = total;
   c->size_known = true;
@@ -616,7 +616,7 @@ static bool make_fanout_dir(const disk_cache *c, const char *path) {
    * and 0700 as at open. */
   if (errno == ENOENT && mkdir(c->dir, 0700) == 0 && (mkdir(sub, 0700) == 0 || errno == EEXIST))
     return true;
-  ic_log(&c->log, IC_LOG_WARN, "kernel cache: cannot create %s: %s", sub, strerror(errno));
+  log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot create %s: %s", sub, strerror(errno));
   return false;
 }
 
@@ -644,7 +644,7 @@ static int create_temp(const disk_cache *c, const char *path, char *tmp, size_t 
 }
 
 /* The whole entry in one buffer: header, payload, checksum. NULL when out of memory. */
-static unsigned char *encode_entry(ic_key key, const void *payload, size_t size) {
+static unsigned char *encode_entry(key128 key, const void *payload, size_t size) {
   size_t n = (size_t)ENTRY_OVERHEAD + size;
   unsigned char *buf = malloc(n);
   if (!buf) return NULL;
@@ -658,12 +658,12 @@ static unsigned char *encode_entry(ic_key key, const void *payload, size_t size)
   return buf;
 }
 
-void disk_cache_put(disk_cache *c, ic_key key, const void *payload, size_t size) {
+void disk_cache_put(disk_cache *c, key128 key, const void *payload, size_t size) {
   if (!disk_cache_enabled(c) || (!payload && size)) return;
   uint64_t entry_bytes = (uint64_t)size + ENTRY_OVERHEAD;
   /* An entry that the cap cannot hold would be evicted by its own put. */
   if (size > MAX_PAYLOAD_BYTES || entry_bytes > evict_target(c->max_bytes)) {
-    ic_log(&c->log, IC_LOG_INFO,
+    log_msg(&c->log, IC_LOG_INFO,
            "kernel cache: not storing a %zu-byte entry, too large for the %" PRIu64
            "-byte cache",
            size, c->max_bytes);
@@ -677,7 +677,7 @@ void disk_cache_put(disk_cache *c, ic_key key, const void *payload, size_t size)
   if (make_fanout_dir(c, path)) {
     fd = create_temp(c, path, tmp, sizeof tmp);
     if (fd < 0)
-      ic_log(&c->log, IC_LOG_WARN, "kernel cache: cannot create a temp file for %s: %s", path,
+      log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot create a temp file for %s: %s", path,
              strerror(errno));
   }
   if (fd < 0) {
@@ -698,7 +698,7 @@ void disk_cache_put(disk_cache *c, ic_key key, const void *payload, size_t size)
   if (written && lstat(path, &old) == 0 && S_ISREG(old.st_mode)) replaced = (uint64_t)old.st_size;
   if (!written || rename(tmp, path) != 0) {
     if (written) err = errno;
-    ic_log(&c->log, IC_LOG_WARN, "kernel cache: cannot write %s: %s", path, strerror(err));
+    log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot write %s: %s", path, strerror(err));
     (void)unlink(tmp);
     return;
   }

@@ -21,11 +21,8 @@
 #ifndef IC_CACHE_DISK_H
 #define IC_CACHE_DISK_H
 
-#include "common.h"
-
-typedef struct ic_key {
-  uint64_t lo, hi; /* XXH3-128 */
-} ic_key;
+#include "base/base.h"
+#include "base/key.h"
 
 enum { DISK_CACHE_SCHEMA = 1 };
 
@@ -35,18 +32,18 @@ typedef struct disk_cache disk_cache;
  * false) when the disk cache is off or unusable; NULL only when out of memory. dir NULL
  * means the environment's choice (an explicit dir wins over IC_CACHE_DIR; IC_CACHE=0
  * disables either); log may be NULL (it is copied). */
-disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const ic_logger *log);
+disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const logger *log);
 void disk_cache_close(disk_cache *c);
 bool disk_cache_enabled(const disk_cache *c);
 /* The directory in use ("" when disabled). */
 const char *disk_cache_dir(const disk_cache *c);
 
 /* A verified payload (malloc'd, caller frees) or false. */
-bool disk_cache_get(disk_cache *c, ic_key key, void **payload, size_t *size);
+bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size);
 /* Stores a payload, best effort (failures are logged at warn, never returned). */
-void disk_cache_put(disk_cache *c, ic_key key, const void *payload, size_t size);
+void disk_cache_put(disk_cache *c, key128 key, const void *payload, size_t size);
 
 /* The path of an entry (for tests that corrupt entries): DIR/ab/<32 hex>.ick. */
-void disk_cache_entry_path(const disk_cache *c, ic_key key, char *path, size_t size);
+void disk_cache_entry_path(const disk_cache *c, key128 key, char *path, size_t size);
 
 #endif

@@ -1,14 +1,14 @@
 /* The kernel cache: memory level with single flight, over the disk level. */
 #include "cache/kernel_cache.h"
 
-#include "cache/hash.h"
+#include "base/key.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 typedef struct kernel_entry {
-  ic_key key;
+  key128 key;
   void *binary;
   size_t size;
   bool pending;     /* a thread is producing it; others wait on the condition */
@@ -21,11 +21,11 @@ struct kernel_cache {
   struct { kernel_entry *items; int32_t count, cap; } entries;
   uint64_t bytes, max_bytes, clock;
   disk_cache *disk;
-  const ic_logger *log;
+  const logger *log;
   ic_cache_stats stats;
 };
 
-kernel_cache *kernel_cache_create(uint64_t max_bytes, disk_cache *disk, const ic_logger *log) {
+kernel_cache *kernel_cache_create(uint64_t max_bytes, disk_cache *disk, const logger *log) {
   kernel_cache *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   pthread_mutex_init(&c->lock, NULL);
@@ -45,7 +45,7 @@ void kernel_cache_destroy(kernel_cache *c) {
   free(c);
 }
 
-static int32_t kc_find(const kernel_cache *c, ic_key key) {
+static int32_t kc_find(const kernel_cache *c, key128 key) {
   for (int32_t i = 0; i < c->entries.count; i++)
     if (c->entries.items[i].key.lo == key.lo && c->entries.items[i].key.hi == key.hi) return i;
   return -1;
@@ -72,22 +72,22 @@ static void kc_evict(kernel_cache *c) {
 
 static ic_status kc_copy_out(const kernel_entry *e, void **binary, size_t *size) {
   *binary = malloc(e->size ? e->size : 1);
-  if (!*binary) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
+  if (!*binary) return error_set(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
   memcpy(*binary, e->binary, e->size);
   *size = e->size;
   return IC_OK;
 }
 
 /* Produces a missing entry outside the lock: disk, else compile. */
-static ic_status kc_produce(kernel_cache *c, ic_key key, kernel_compile_fn compile, void *user, void **binary,
+static ic_status kc_produce(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, void **binary,
                             size_t *size, kernel_origin *origin) {
   if (c->disk && disk_cache_get(c->disk, key, binary, size)) {
     *origin = KERNEL_FROM_DISK;
     return IC_OK;
   }
-  double t0 = ic_now_ms();
+  double t0 = clock_now_ms();
   ic_status s = compile(user, binary, size);
-  double ms = ic_now_ms() - t0;
+  double ms = clock_now_ms() - t0;
   pthread_mutex_lock(&c->lock);
   c->stats.compiles += s == IC_OK;
   c->stats.compile_ms += ms;
@@ -97,7 +97,7 @@ static ic_status kc_produce(kernel_cache *c, ic_key key, kernel_compile_fn compi
   return s;
 }
 
-ic_status kernel_cache_get(kernel_cache *c, ic_key key, kernel_compile_fn compile, void *user, void **binary,
+ic_status kernel_cache_get(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, void **binary,
                            size_t *size, kernel_origin *origin) {
   *binary = NULL;
   *size = 0;
@@ -115,9 +115,9 @@ ic_status kernel_cache_get(kernel_cache *c, ic_key key, kernel_compile_fn compil
   }
   c->stats.memory_misses++;
   kernel_entry fresh = {.key = key, .pending = true, .used = ++c->clock};
-  if (!IC_VEC_PUSH(c->entries, fresh)) {
+  if (!VEC_PUSH(c->entries, fresh)) {
     pthread_mutex_unlock(&c->lock);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
+    return error_set(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
   }
   pthread_mutex_unlock(&c->lock);
 
@@ -144,7 +144,7 @@ ic_status kernel_cache_get(kernel_cache *c, ic_key key, kernel_compile_fn compil
   return s;
 }
 
-bool kernel_cache_in_memory(kernel_cache *c, ic_key key) {
+bool kernel_cache_in_memory(kernel_cache *c, key128 key) {
   pthread_mutex_lock(&c->lock);
   int32_t i = kc_find(c, key);
   bool ready = i >= 0 && !c->entries.items[i].pending;
@@ -161,27 +161,4 @@ void kernel_cache_stats(kernel_cache *c, ic_cache_stats *out) {
   out->compiles = c->stats.compiles;
   out->compile_ms = c->stats.compile_ms;
   pthread_mutex_unlock(&c->lock);
-}
-
-ic_key kernel_key(const kernel_key_parts *p) {
-  ic_key key = {0, 0};
-  XXH3_state_t *st = XXH3_createState();
-  if (!st) return key; /* out of memory: the zero key, a miss that is never stored */
-  XXH3_128bits_reset(st);
-  cache_feed_str(st, "ic kernel");
-  cache_feed_str(st, p->ic_version);
-  cache_feed(st, &p->schema, sizeof p->schema);
-  cache_feed_str(st, p->source);
-  cache_feed(st, &p->noptions, sizeof p->noptions);
-  for (int32_t i = 0; i < p->noptions; i++) cache_feed_str(st, p->options[i]);
-  int32_t version[2] = {p->nvrtc_major, p->nvrtc_minor};
-  cache_feed(st, version, sizeof version);
-  cache_feed(st, &p->nvrtc_fingerprint, sizeof p->nvrtc_fingerprint);
-  cache_feed_str(st, p->arch);
-  cache_feed(st, &p->backend_config, sizeof p->backend_config);
-  XXH128_hash_t h = XXH3_128bits_digest(st);
-  XXH3_freeState(st);
-  key.lo = h.low64;
-  key.hi = h.high64;
-  return key;
 }

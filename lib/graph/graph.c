@@ -10,50 +10,50 @@
 #include <string.h>
 
 /* Records the graph's first error (and the thread's last error); returns the sentinel. */
-IC_PRINTF(2, 3)
+PRINTF_LIKE(2, 3)
 static ic_value graph_fail(ic_graph *g, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ic_set_error(IC_ERR_INVALID_GRAPH, "%s", msg);
+  error_set(IC_ERR_INVALID_GRAPH, "%s", msg);
   if (g && g->error == IC_OK) {
     g->error = IC_ERR_INVALID_GRAPH;
-    g->error_message = ic_strdup(msg);
+    g->error_message = str_dup(msg);
   }
   return IC_INVALID_VALUE;
 }
 
 /* graph_fail for what the graph could mean but ic cannot compile (IC_ERR_UNSUPPORTED). */
-IC_PRINTF(2, 3)
+PRINTF_LIKE(2, 3)
 static ic_value graph_fail_unsupported(ic_graph *g, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ic_set_error(IC_ERR_UNSUPPORTED, "%s", msg);
+  error_set(IC_ERR_UNSUPPORTED, "%s", msg);
   if (g->error == IC_OK) {
     g->error = IC_ERR_UNSUPPORTED;
-    g->error_message = ic_strdup(msg);
+    g->error_message = str_dup(msg);
   }
   return IC_INVALID_VALUE;
 }
 
 static ic_value graph_oom(ic_graph *g) {
-  ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory building the graph");
+  error_set(IC_ERR_OUT_OF_MEMORY, "out of memory building the graph");
   if (g->error == IC_OK) g->error = IC_ERR_OUT_OF_MEMORY;
   return IC_INVALID_VALUE;
 }
 
 ic_status ic_graph_create(ic_graph **out) {
-  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_create: out is NULL");
+  if (!out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_create: out is NULL");
   *out = NULL;
   ic_graph *g = calloc(1, sizeof *g);
   if (!g || !(g->syms = sym_arena_create())) {
     free(g);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_graph_create: out of memory");
+    return error_set(IC_ERR_OUT_OF_MEMORY, "ic_graph_create: out of memory");
   }
   *out = g;
   return IC_OK;
@@ -76,7 +76,7 @@ void ic_graph_destroy(ic_graph *g) {
 
 ic_status ic_graph_error(const ic_graph *g, const char **message) {
   if (message) *message = "";
-  if (!g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_error: graph is NULL");
+  if (!g) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_error: graph is NULL");
   if (message && g->error_message) *message = g->error_message;
   if (message && g->error == IC_ERR_OUT_OF_MEMORY) *message = "out of memory";
   return g->error;
@@ -98,7 +98,7 @@ sym_names graph_symbol_names(const ic_graph *g) {
 
 static ic_value graph_append(ic_graph *g, const graph_node *n) {
   if (sym_arena_failed(g->syms)) return graph_oom(g);
-  if (!IC_VEC_PUSH(g->nodes, *n)) return graph_oom(g);
+  if (!VEC_PUSH(g->nodes, *n)) return graph_oom(g);
   return g->nodes.count - 1;
 }
 
@@ -110,16 +110,16 @@ static const graph_node *graph_arg(ic_graph *g, const char *what, ic_value v) {
 
 /* "[n, 4]" into buf, for messages. */
 static const char *graph_shape_text(const ic_graph *g, int32_t ndim, const sym_id *dims, char *buf, size_t size) {
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   sym_names names = graph_symbol_names(g);
-  ic_sbuf_puts(&sb, "[");
+  sbuf_puts(&sb, "[");
   for (int32_t i = 0; i < ndim; i++) {
-    if (i) ic_sbuf_puts(&sb, ", ");
+    if (i) sbuf_puts(&sb, ", ");
     sym_print(g->syms, dims[i], &names, &sb);
   }
-  ic_sbuf_puts(&sb, "]");
+  sbuf_puts(&sb, "]");
   snprintf(buf, size, "%s", sb.data ? sb.data : "[?]");
-  ic_sbuf_free(&sb);
+  sbuf_free(&sb);
   return buf;
 }
 
@@ -159,7 +159,7 @@ static ic_value graph_adopt_dtype(ic_graph *g, ic_value v, ic_dtype dt) {
   n.name = NULL; /* the copy is a new, unnamed value; the name stays with the original */
   n.dtype = dt;
   n.weak = false;
-  n.value = ic_dtype_round(dt, src->value);
+  n.value = dtype_round(dt, src->value);
   return graph_append(g, &n);
 }
 
@@ -170,8 +170,8 @@ ic_dim ic_graph_symbol(ic_graph *g, const char *name) {
   if (!name || !*name) return (ic_dim)(graph_fail(g, "ic_graph_symbol: empty name"), 0);
   for (int32_t i = 0; i < g->symbols.count; i++)
     if (strcmp(g->symbols.items[i], name) == 0) return -(ic_dim)i - 1;
-  char *copy = ic_strdup(name);
-  if (!copy || !IC_VEC_PUSH(g->symbols, copy)) {
+  char *copy = str_dup(name);
+  if (!copy || !VEC_PUSH(g->symbols, copy)) {
     free(copy);
     graph_oom(g);
     return 0;
@@ -180,7 +180,7 @@ ic_dim ic_graph_symbol(ic_graph *g, const char *name) {
 }
 
 static bool graph_check_dtype(ic_graph *g, const char *what, ic_dtype dt) {
-  if (!ic_dtype_valid(dt)) {
+  if (!dtype_valid(dt)) {
     graph_fail(g, "%s: invalid dtype %d", what, (int)dt);
     return false;
   }
@@ -214,9 +214,9 @@ ic_value ic_graph_input(ic_graph *g, const char *name, ic_dtype dtype, int32_t n
                         i, dims[i]);
     }
   }
-  if (!ic_grow((void **)&g->inputs.items, &g->inputs.cap, g->inputs.count + 1, sizeof(ic_value)))
+  if (!vec_grow((void **)&g->inputs.items, &g->inputs.cap, g->inputs.count + 1, sizeof(ic_value)))
     return graph_oom(g);
-  n.name = ic_strdup(name);
+  n.name = str_dup(name);
   if (!n.name) return graph_oom(g);
   ic_value v = graph_append(g, &n);
   if (v == IC_INVALID_VALUE) {
@@ -232,10 +232,10 @@ ic_value ic_graph_constant(ic_graph *g, double value, ic_dtype dtype) {
   bool weak = dtype == IC_DTYPE_AUTO;
   if (weak) dtype = IC_F32;
   else if (!graph_check_dtype(g, "ic_graph_constant", dtype)) return IC_INVALID_VALUE;
-  if (isnan(value) && !ic_dtype_is_float(dtype))
+  if (isnan(value) && !dtype_is_float(dtype))
     return graph_fail(g, "ic_graph_constant: NaN is not a value of %s", ic_dtype_name(dtype));
   graph_node n = {.kind = GRAPH_CONST, .dtype = dtype, .ndim = 0, .weak = weak};
-  n.value = weak ? value : ic_dtype_round(dtype, value);
+  n.value = weak ? value : dtype_round(dtype, value);
   return graph_append(g, &n);
 }
 
@@ -509,7 +509,7 @@ bool graph_name_valid(const char *s) {
 }
 
 ic_status ic_graph_name_value(ic_graph *g, ic_value v, const char *name) {
-  if (!g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_name_value: graph is NULL");
+  if (!g) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_name_value: graph is NULL");
   if (!graph_arg(g, "ic_graph_name_value", v)) return IC_ERR_INVALID_GRAPH;
   if (!name || !*name) return (graph_fail(g, "ic_graph_name_value: empty name"), IC_ERR_INVALID_GRAPH);
   /* '%' is left out: the text format names unnamed values %<id>. */
@@ -524,7 +524,7 @@ ic_status ic_graph_name_value(ic_graph *g, ic_value v, const char *name) {
     if (g->nodes.items[i].name && strcmp(g->nodes.items[i].name, name) == 0)
       return (graph_fail(g, "ic_graph_name_value: name '%s' is already the name of value %" PRId32, name, i),
               IC_ERR_INVALID_GRAPH);
-  if (!(n->name = ic_strdup(name))) {
+  if (!(n->name = str_dup(name))) {
     graph_oom(g);
     return IC_ERR_OUT_OF_MEMORY;
   }
@@ -534,14 +534,14 @@ ic_status ic_graph_name_value(ic_graph *g, ic_value v, const char *name) {
 /* ---------------------------------------------------------------- outputs, queries */
 
 ic_status ic_graph_output(ic_graph *g, const char *name, ic_value value) {
-  if (!g) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_output: graph is NULL");
+  if (!g) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_output: graph is NULL");
   if (!name || !*name) return (graph_fail(g, "ic_graph_output: empty name"), IC_ERR_INVALID_GRAPH);
   for (int32_t i = 0; i < g->outputs.count; i++)
     if (strcmp(g->outputs.items[i].name, name) == 0)
       return (graph_fail(g, "ic_graph_output: duplicate output name '%s'", name), IC_ERR_INVALID_GRAPH);
   if (!graph_arg(g, "ic_graph_output", value)) return IC_ERR_INVALID_GRAPH;
-  graph_output o = {ic_strdup(name), value};
-  if (!o.name || !IC_VEC_PUSH(g->outputs, o)) {
+  graph_output o = {str_dup(name), value};
+  if (!o.name || !VEC_PUSH(g->outputs, o)) {
     free(o.name);
     graph_oom(g);
     return IC_ERR_OUT_OF_MEMORY;
@@ -562,7 +562,7 @@ int32_t ic_graph_value_ndim(const ic_graph *g, ic_value v) {
 ic_status ic_graph_value_dims(const ic_graph *g, ic_value v, ic_dim *dims) {
   const graph_node *n = graph_node_get(g, v);
   if (!n || (!dims && n->ndim > 0))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_value_dims: not a value, or dims is NULL");
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_value_dims: not a value, or dims is NULL");
   for (int32_t i = 0; i < n->ndim; i++) {
     int64_t c;
     if (sym_is_const(g->syms, n->dims[i], &c)) dims[i] = c;
@@ -574,14 +574,14 @@ ic_status ic_graph_value_dims(const ic_graph *g, ic_value v, ic_dim *dims) {
 
 /* ---------------------------------------------------------------- printing */
 
-void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, ic_sbuf *out) {
+void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, sbuf *out) {
   sym_names names = graph_symbol_names(g);
-  ic_sbuf_printf(out, "%s[", ic_dtype_name(dt));
+  sbuf_printf(out, "%s[", ic_dtype_name(dt));
   for (int32_t i = 0; i < ndim; i++) {
-    if (i) ic_sbuf_puts(out, ", ");
+    if (i) sbuf_puts(out, ", ");
     sym_print(g->syms, dims[i], &names, out);
   }
-  ic_sbuf_puts(out, "]");
+  sbuf_puts(out, "]");
 }
 
 /* ---------------------------------------------------------------- reshape shorthands */
@@ -726,7 +726,7 @@ ic_value ic_graph_concat(ic_graph *g, int32_t n, const ic_value *values, int32_t
   }
   if (n == 1) return values[0];
   if (sym_arena_failed(g->syms) ||
-      !ic_grow((void **)&g->concat_parts.items, &g->concat_parts.cap, g->concat_parts.count + n, sizeof(ic_value)))
+      !vec_grow((void **)&g->concat_parts.items, &g->concat_parts.cap, g->concat_parts.count + n, sizeof(ic_value)))
     return graph_oom(g);
   memcpy(&g->concat_parts.items[g->concat_parts.count], values, sizeof(ic_value) * (size_t)n);
   ic_value v = graph_append(g, &r);
@@ -741,11 +741,11 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
   if (npads < 0 || npads > src->ndim)
     return graph_fail(g, "pad: %" PRId32 " pairs of amounts for a tensor of %" PRId32 " dims", npads, src->ndim);
   if (npads > 0 && !lo_hi) return graph_fail(g, "pad: lo_hi is NULL");
-  if (isnan(value) && !ic_dtype_is_float(src->dtype))
+  if (isnan(value) && !dtype_is_float(src->dtype))
     return graph_fail(g, "pad: NaN is not a value of %s", ic_dtype_name(src->dtype));
   sym_arena *sa = g->syms;
   graph_node r = {.kind = GRAPH_PAD, .dtype = src->dtype, .ndim = src->ndim, .nargs = 1, .args = {a},
-                  .value = ic_dtype_round(src->dtype, value)};
+                  .value = dtype_round(src->dtype, value)};
   memcpy(r.dims, src->dims, sizeof r.dims);
   bool any = false;
   for (int32_t i = 0; i < npads; i++) {

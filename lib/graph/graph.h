@@ -1,39 +1,10 @@
-/* lib/graph: the op graph a host builds with ic_graph_* calls, and the op table. */
+/* lib/graph: the op graph a host builds with ic_graph_* calls. */
 #ifndef IC_GRAPH_H
 #define IC_GRAPH_H
 
-#include "common.h"
+#include "base/base.h"
+#include "ops/ops.h"
 #include "sym/sym.h"
-
-/* ---- the op table (ops.c), read by the builder, printers and backends */
-
-typedef enum op_types {
-  OP_TYPES_FLOAT, /* f16 bf16 f32 f64 f8e4m3 f8e5m2 */
-  OP_TYPES_INT,   /* u8 i8 i16 i32 i64 */
-  OP_TYPES_NUM,   /* FLOAT + INT */
-  OP_TYPES_ANY,   /* NUM + bool */
-  OP_TYPES_BITS   /* INT + bool */
-} op_types;
-
-typedef enum op_result {
-  OP_RESULT_SAME,  /* the operands' dtype (for where: a's and b's) */
-  OP_RESULT_BOOL,  /* bool */
-  OP_RESULT_TARGET /* the dtype a cast names */
-} op_result;
-
-typedef struct op_info {
-  const char *name;
-  int32_t arity;
-  op_types types;
-  op_result result;
-} op_info;
-
-/* NULL for an op outside the table. */
-const op_info *op_get(ic_op op);
-/* True when dtype dt is accepted by the op's type class. */
-bool op_accepts(const op_info *info, ic_dtype dt);
-/* "f16, bf16, f32, ..." for error messages. */
-const char *op_types_text(op_types t);
 
 /* ---- graph nodes */
 
@@ -108,9 +79,9 @@ bool graph_name_valid(const char *s);
 
 /* Prints the graph in the text format (ic.h, "graph text format"; lib/graph/text.c), even
  * when some name cannot be written in it (ic_graph_print refuses those). */
-void graph_print(const ic_graph *g, ic_sbuf *out);
+void graph_print(const ic_graph *g, sbuf *out);
 /* Appends "f32[n, 4]" for a dtype and dims. */
-void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, ic_sbuf *out);
+void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, sbuf *out);
 /* Symbol names in sym_print's form. */
 sym_names graph_symbol_names(const ic_graph *g);
 

@@ -39,123 +39,122 @@
 
 #include "graph/graph.h"
 
-void ic_string_free(char *s) { free(s); }
 
 /* ---------------------------------------------------------------- printer */
 
 static const char *const layout_names[] = {"contiguous", "inner_contiguous", "strided"};
 
 /* A value as operands and targets name it: its own name, else %<id>. */
-static void print_value_ref(const ic_graph *g, ic_value v, ic_sbuf *out) {
+static void print_value_ref(const ic_graph *g, ic_value v, sbuf *out) {
   const char *name = g->nodes.items[v].name;
-  if (name) ic_sbuf_puts(out, name);
-  else ic_sbuf_printf(out, "%%%" PRId32, v);
+  if (name) sbuf_puts(out, name);
+  else sbuf_printf(out, "%%%" PRId32, v);
 }
 
-static void print_dim_list(const ic_graph *g, int32_t ndim, const sym_id *dims, ic_sbuf *out) {
+static void print_dim_list(const ic_graph *g, int32_t ndim, const sym_id *dims, sbuf *out) {
   sym_names names = graph_symbol_names(g);
-  ic_sbuf_puts(out, "[");
+  sbuf_puts(out, "[");
   for (int32_t i = 0; i < ndim; i++) {
-    if (i) ic_sbuf_puts(out, ", ");
+    if (i) sbuf_puts(out, ", ");
     sym_print(g->syms, dims[i], &names, out);
   }
-  ic_sbuf_puts(out, "]");
+  sbuf_puts(out, "]");
 }
 
 /* %.17g round-trips every finite double; inf and nan get fixed spellings because printf's
  * vary ("-nan", "inf" vs "infinity") and the payload of a NaN is not kept. */
-static void print_number(double v, ic_sbuf *out) {
-  if (isnan(v)) ic_sbuf_puts(out, "nan");
-  else if (isinf(v)) ic_sbuf_puts(out, v > 0 ? "inf" : "-inf");
-  else ic_sbuf_printf(out, "%.17g", v);
+static void print_number(double v, sbuf *out) {
+  if (isnan(v)) sbuf_puts(out, "nan");
+  else if (isinf(v)) sbuf_puts(out, v > 0 ? "inf" : "-inf");
+  else sbuf_printf(out, "%.17g", v);
 }
 
-static void print_node(const ic_graph *g, ic_value v, ic_sbuf *out) {
+static void print_node(const ic_graph *g, ic_value v, sbuf *out) {
   const graph_node *n = &g->nodes.items[v];
   if (n->kind == GRAPH_INPUT) {
-    ic_sbuf_printf(out, "input %s : ", n->name);
+    sbuf_printf(out, "input %s : ", n->name);
     graph_print_type(g, n->dtype, n->ndim, n->dims, out);
-    if (n->layout != IC_LAYOUT_CONTIGUOUS && (size_t)n->layout < IC_ARRAY_LEN(layout_names))
-      ic_sbuf_printf(out, " %s", layout_names[n->layout]);
-    ic_sbuf_puts(out, "\n");
+    if (n->layout != IC_LAYOUT_CONTIGUOUS && (size_t)n->layout < ARRAY_LEN(layout_names))
+      sbuf_printf(out, " %s", layout_names[n->layout]);
+    sbuf_puts(out, "\n");
     return;
   }
   print_value_ref(g, v, out);
-  ic_sbuf_puts(out, " = ");
+  sbuf_puts(out, " = ");
   switch (n->kind) {
   case GRAPH_CONST:
-    ic_sbuf_puts(out, "const ");
+    sbuf_puts(out, "const ");
     print_number(n->value, out);
-    if (!n->weak) ic_sbuf_printf(out, " : %s", ic_dtype_name(n->dtype));
+    if (!n->weak) sbuf_printf(out, " : %s", ic_dtype_name(n->dtype));
     break;
   case GRAPH_OP:
-    ic_sbuf_printf(out, "%s(", ic_op_name(n->op));
+    sbuf_printf(out, "%s(", ic_op_name(n->op));
     for (int32_t i = 0; i < n->nargs; i++) {
-      if (i) ic_sbuf_puts(out, ", ");
+      if (i) sbuf_puts(out, ", ");
       print_value_ref(g, n->args[i], out);
     }
-    if (op_get(n->op)->result == OP_RESULT_TARGET) ic_sbuf_printf(out, ", %s", ic_dtype_name(n->dtype));
-    ic_sbuf_puts(out, ")");
+    if (op_get(n->op)->result == OP_RESULT_TARGET) sbuf_printf(out, ", %s", ic_dtype_name(n->dtype));
+    sbuf_puts(out, ")");
     break;
   case GRAPH_RESHAPE:
   case GRAPH_EXPAND:
-    ic_sbuf_puts(out, n->kind == GRAPH_RESHAPE ? "reshape(" : "expand(");
+    sbuf_puts(out, n->kind == GRAPH_RESHAPE ? "reshape(" : "expand(");
     print_value_ref(g, n->args[0], out);
-    ic_sbuf_puts(out, ", ");
+    sbuf_puts(out, ", ");
     print_dim_list(g, n->ndim, n->dims, out);
-    ic_sbuf_puts(out, ")");
+    sbuf_puts(out, ")");
     break;
   case GRAPH_PERMUTE:
-    ic_sbuf_puts(out, "permute(");
+    sbuf_puts(out, "permute(");
     print_value_ref(g, n->args[0], out);
-    ic_sbuf_puts(out, ", [");
-    for (int32_t i = 0; i < n->ndim; i++) ic_sbuf_printf(out, i ? ", %" PRId32 : "%" PRId32, n->perm[i]);
-    ic_sbuf_puts(out, "])");
+    sbuf_puts(out, ", [");
+    for (int32_t i = 0; i < n->ndim; i++) sbuf_printf(out, i ? ", %" PRId32 : "%" PRId32, n->perm[i]);
+    sbuf_puts(out, "])");
     break;
   case GRAPH_SLICE:
-    ic_sbuf_puts(out, "slice(");
+    sbuf_puts(out, "slice(");
     print_value_ref(g, n->args[0], out);
-    ic_sbuf_printf(out, ", %" PRId32 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")", n->axis, n->start, n->stop, n->step);
+    sbuf_printf(out, ", %" PRId32 ", %" PRId64 ", %" PRId64 ", %" PRId64 ")", n->axis, n->start, n->stop, n->step);
     break;
   case GRAPH_CONCAT:
-    ic_sbuf_puts(out, "concat([");
+    sbuf_puts(out, "concat([");
     for (int32_t i = 0; i < n->nargs; i++) {
-      if (i) ic_sbuf_puts(out, ", ");
+      if (i) sbuf_puts(out, ", ");
       print_value_ref(g, graph_node_arg(g, n, i), out);
     }
-    ic_sbuf_printf(out, "], %" PRId32 ")", n->axis);
+    sbuf_printf(out, "], %" PRId32 ")", n->axis);
     break;
   case GRAPH_PAD: {
     /* pairs from the last dim back to the first padded one, as ic_graph_pad takes them */
     int32_t outer = 0;
     while (outer < n->ndim && n->pad[outer][0] == 0 && n->pad[outer][1] == 0) outer++;
-    ic_sbuf_puts(out, "pad(");
+    sbuf_puts(out, "pad(");
     print_value_ref(g, n->args[0], out);
-    ic_sbuf_puts(out, ", [");
+    sbuf_puts(out, ", [");
     for (int32_t d = n->ndim - 1; d >= outer; d--)
-      ic_sbuf_printf(out, "%s%" PRId64 ", %" PRId64, d == n->ndim - 1 ? "" : ", ", n->pad[d][0], n->pad[d][1]);
-    ic_sbuf_puts(out, "], ");
+      sbuf_printf(out, "%s%" PRId64 ", %" PRId64, d == n->ndim - 1 ? "" : ", ", n->pad[d][0], n->pad[d][1]);
+    sbuf_puts(out, "], ");
     print_number(n->value, out);
-    ic_sbuf_puts(out, ")");
+    sbuf_puts(out, ")");
     break;
   }
   case GRAPH_INPUT: break;
   }
-  ic_sbuf_puts(out, "\n");
+  sbuf_puts(out, "\n");
 }
 
-void graph_print(const ic_graph *g, ic_sbuf *out) {
-  for (int32_t k = 0; k < g->symbols.count; k++) ic_sbuf_printf(out, "symbol %s\n", g->symbols.items[k]);
+void graph_print(const ic_graph *g, sbuf *out) {
+  for (int32_t k = 0; k < g->symbols.count; k++) sbuf_printf(out, "symbol %s\n", g->symbols.items[k]);
   for (ic_value v = 0; v < g->nodes.count; v++) print_node(g, v, out);
   for (int32_t i = 0; i < g->outputs.count; i++) {
     const graph_output *o = &g->outputs.items[i];
     const char *value_name = g->nodes.items[o->value].name;
     if (value_name && strcmp(value_name, o->name) == 0) {
-      ic_sbuf_printf(out, "output %s\n", o->name);
+      sbuf_printf(out, "output %s\n", o->name);
     } else {
-      ic_sbuf_printf(out, "output %s = ", o->name);
+      sbuf_printf(out, "output %s = ", o->name);
       print_value_ref(g, o->value, out);
-      ic_sbuf_puts(out, "\n");
+      sbuf_puts(out, "\n");
     }
   }
 }
@@ -165,29 +164,29 @@ void graph_print(const ic_graph *g, ic_sbuf *out) {
 static ic_status check_printable_names(const ic_graph *g) {
   for (int32_t k = 0; k < g->symbols.count; k++)
     if (!graph_name_valid(g->symbols.items[k]))
-      return ic_set_error(IC_ERR_UNSUPPORTED, "ic_graph_print: symbol name '%s' cannot be written in the text format",
+      return error_set(IC_ERR_UNSUPPORTED, "ic_graph_print: symbol name '%s' cannot be written in the text format",
                           g->symbols.items[k]);
   for (int32_t v = 0; v < g->nodes.count; v++)
     if (g->nodes.items[v].name && !graph_name_valid(g->nodes.items[v].name))
-      return ic_set_error(IC_ERR_UNSUPPORTED, "ic_graph_print: name '%s' cannot be written in the text format",
+      return error_set(IC_ERR_UNSUPPORTED, "ic_graph_print: name '%s' cannot be written in the text format",
                           g->nodes.items[v].name);
   for (int32_t i = 0; i < g->outputs.count; i++)
     if (!graph_name_valid(g->outputs.items[i].name))
-      return ic_set_error(IC_ERR_UNSUPPORTED, "ic_graph_print: output name '%s' cannot be written in the text format",
+      return error_set(IC_ERR_UNSUPPORTED, "ic_graph_print: output name '%s' cannot be written in the text format",
                           g->outputs.items[i].name);
   return IC_OK;
 }
 
 ic_status ic_graph_print(const ic_graph *graph, char **out) {
-  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_print: out is NULL");
+  if (!out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_print: out is NULL");
   *out = NULL;
-  if (!graph) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_print: graph is NULL");
+  if (!graph) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_print: graph is NULL");
   ic_status st = check_printable_names(graph);
   if (st != IC_OK) return st;
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   graph_print(graph, &sb);
-  *out = ic_sbuf_take(&sb);
-  if (!*out) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_graph_print: out of memory");
+  *out = sbuf_take(&sb);
+  if (!*out) return error_set(IC_ERR_OUT_OF_MEMORY, "ic_graph_print: out of memory");
   return IC_OK;
 }
 
@@ -315,7 +314,7 @@ static const char *tok_describe(const token *t, char *buf, size_t size) {
 }
 
 /* Records the first error, "line L, column C: message", and returns false. */
-IC_PRINTF(3, 4)
+PRINTF_LIKE(3, 4)
 static bool fail_at(parser *ps, const token *at, const char *fmt, ...) {
   if (ps->status != IC_OK) return false;
   char msg[512];
@@ -323,7 +322,7 @@ static bool fail_at(parser *ps, const token *at, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  ps->status = ic_set_error(IC_ERR_INVALID_GRAPH, "line %" PRId64 ", column %" PRId64 ": %s", at->line, at->col, msg);
+  ps->status = error_set(IC_ERR_INVALID_GRAPH, "line %" PRId64 ", column %" PRId64 ": %s", at->line, at->col, msg);
   return false;
 }
 
@@ -335,7 +334,7 @@ static bool fail_expected(parser *ps, const char *what) {
 
 static bool fail_oom(parser *ps, const token *at) {
   if (ps->status == IC_OK) {
-    ps->status = ic_set_error(IC_ERR_OUT_OF_MEMORY, "line %" PRId64 ", column %" PRId64 ": out of memory", at->line,
+    ps->status = error_set(IC_ERR_OUT_OF_MEMORY, "line %" PRId64 ", column %" PRId64 ": out of memory", at->line,
                               at->col);
   }
   return false;
@@ -860,7 +859,7 @@ static bool parse_value_item(parser *ps, int32_t i, void *ctx) {
   value_list *vl = ctx;
   ic_value v = IC_INVALID_VALUE;
   if (!parse_value_ref(ps, &v)) return false;
-  if (!IC_VEC_PUSH(vl->values, v)) return fail_oom(ps, &ps->tok);
+  if (!VEC_PUSH(vl->values, v)) return fail_oom(ps, &ps->tok);
   return true;
 }
 
@@ -1004,8 +1003,8 @@ static bool parse_input(parser *ps) {
   ic_layout layout = IC_LAYOUT_CONTIGUOUS;
   if (ps->tok.kind == TOK_NAME) {
     size_t l = 0;
-    while (l < IC_ARRAY_LEN(layout_names) && !tok_is_word(&ps->tok, layout_names[l])) l++;
-    if (l == IC_ARRAY_LEN(layout_names))
+    while (l < ARRAY_LEN(layout_names) && !tok_is_word(&ps->tok, layout_names[l])) l++;
+    if (l == ARRAY_LEN(layout_names))
       return fail_at(ps, &ps->tok, "unknown layout '%.*s' (contiguous, inner_contiguous or strided)",
                      (int)ps->tok.len, ps->tok.start);
     layout = (ic_layout)l;
@@ -1068,9 +1067,9 @@ static bool parse_line(parser *ps) {
 }
 
 ic_status ic_graph_parse(const char *text, ic_graph **out) {
-  if (!out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_parse: out is NULL");
+  if (!out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_parse: out is NULL");
   *out = NULL;
-  if (!text) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_graph_parse: text is NULL");
+  if (!text) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_parse: text is NULL");
   parser ps = {.lx = {.p = text, .line_start = text, .line = 1}};
   ic_status st = ic_graph_create(&ps.g);
   if (st != IC_OK) return st;

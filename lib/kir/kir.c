@@ -41,7 +41,7 @@ static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
   }
   for (int32_t i = 0; i < KIR_MAX_LEAF; i++) {
     kir_param_kind kind_of_leaf = pk == KIR_PARAM_STRIDE && i >= KIR_SIZE_PARAM_BASE ? KIR_PARAM_SIZE : pk;
-    if (used[i] && !IC_VEC_PUSH(k->params, ((kir_param){kind_of_leaf, i}))) return false;
+    if (used[i] && !VEC_PUSH(k->params, ((kir_param){kind_of_leaf, i}))) return false;
   }
   return true;
 }
@@ -49,7 +49,7 @@ static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
 bool kir_collect_params(kir_kernel *k) {
   k->params.count = 0;
   for (int32_t b = 0; b < k->buffers.count; b++)
-    if (!IC_VEC_PUSH(k->params, ((kir_param){KIR_PARAM_BUFFER, b}))) return false;
+    if (!VEC_PUSH(k->params, ((kir_param){KIR_PARAM_BUFFER, b}))) return false;
   return kir_push_leaves(k, SYM_SYMBOL, KIR_PARAM_SYMBOL) && kir_push_leaves(k, SYM_PARAM, KIR_PARAM_STRIDE);
 }
 
@@ -58,66 +58,66 @@ static const char *const kir_param_names[KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES] = 
     [KIR_SIZE_PARAM_BASE] = "size0", [KIR_SIZE_PARAM_BASE + 1] = "size1", [KIR_SIZE_PARAM_BASE + 2] = "size2",
     [KIR_SIZE_PARAM_BASE + 3] = "size3"};
 
-void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out) {
+void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   sym_names named = {.params = kir_param_names, .nparams = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES};
   if (with_names && k->names) {
     named.symbols = k->names->symbols;
     named.nsymbols = k->names->nsymbols;
   }
   const sym_names *names = &named;
-  ic_sbuf_printf(out, "kernel %s [", with_names ? k->name : "");
+  sbuf_printf(out, "kernel %s [", with_names ? k->name : "");
   for (int32_t d = 0; d < k->ndim; d++) {
-    if (d) ic_sbuf_puts(out, ", ");
+    if (d) sbuf_puts(out, ", ");
     sym_print(k->syms, k->dims[d], names, out);
   }
-  ic_sbuf_puts(out, "]\n");
+  sbuf_puts(out, "]\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {
-    ic_sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
+    sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
                    k->buffers.items[b].written ? "out" : "in");
-    if (with_names) ic_sbuf_printf(out, " (program buffer %" PRId32 ")", k->buffers.items[b].ref);
-    ic_sbuf_puts(out, "\n");
+    if (with_names) sbuf_printf(out, " (program buffer %" PRId32 ")", k->buffers.items[b].ref);
+    sbuf_puts(out, "\n");
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     switch (in->kind) {
     case KIR_LOAD:
-      ic_sbuf_printf(out, "  v%" PRId32 " = load.%s b%" PRId32 "[", i, ic_dtype_name(in->dtype), in->buffer);
+      sbuf_printf(out, "  v%" PRId32 " = load.%s b%" PRId32 "[", i, ic_dtype_name(in->dtype), in->buffer);
       sym_print(k->syms, in->offset, names, out);
-      ic_sbuf_puts(out, "]");
-      if (in->nargs == 1) ic_sbuf_printf(out, " if v%" PRId32, in->args[0]);
-      ic_sbuf_puts(out, "\n");
+      sbuf_puts(out, "]");
+      if (in->nargs == 1) sbuf_printf(out, " if v%" PRId32, in->args[0]);
+      sbuf_puts(out, "\n");
       break;
     case KIR_RANGE:
-      ic_sbuf_printf(out, "  v%" PRId32 " = range ", i);
+      sbuf_printf(out, "  v%" PRId32 " = range ", i);
       sym_print(k->syms, in->lo, names, out);
-      ic_sbuf_puts(out, " <= ");
+      sbuf_puts(out, " <= ");
       sym_print(k->syms, in->offset, names, out);
-      ic_sbuf_puts(out, " < ");
+      sbuf_puts(out, " < ");
       sym_print(k->syms, in->hi, names, out);
-      if (in->nargs == 1) ic_sbuf_printf(out, " and v%" PRId32, in->args[0]);
-      ic_sbuf_puts(out, "\n");
+      if (in->nargs == 1) sbuf_printf(out, " and v%" PRId32, in->args[0]);
+      sbuf_puts(out, "\n");
       break;
     case KIR_CONST:
-      ic_sbuf_printf(out, "  v%" PRId32 " = const.%s %.17g\n", i, ic_dtype_name(in->dtype), in->value);
+      sbuf_printf(out, "  v%" PRId32 " = const.%s %.17g\n", i, ic_dtype_name(in->dtype), in->value);
       break;
     case KIR_OP:
-      ic_sbuf_printf(out, "  v%" PRId32 " = %s.%s", i, ic_op_name(in->op), ic_dtype_name(in->dtype));
-      for (int32_t a = 0; a < in->nargs; a++) ic_sbuf_printf(out, a ? ", v%" PRId32 : " v%" PRId32, in->args[a]);
-      ic_sbuf_puts(out, "\n");
+      sbuf_printf(out, "  v%" PRId32 " = %s.%s", i, ic_op_name(in->op), ic_dtype_name(in->dtype));
+      for (int32_t a = 0; a < in->nargs; a++) sbuf_printf(out, a ? ", v%" PRId32 : " v%" PRId32, in->args[a]);
+      sbuf_puts(out, "\n");
       break;
     case KIR_STORE:
-      ic_sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
+      sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
       sym_print(k->syms, in->offset, names, out);
-      ic_sbuf_printf(out, "] = v%" PRId32 "\n", in->args[0]);
+      sbuf_printf(out, "] = v%" PRId32 "\n", in->args[0]);
       break;
     }
   }
 }
 
 uint64_t kir_content_hash(const kir_kernel *k) {
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   kir_print(k, false, &sb);
   uint64_t h = sb.data ? XXH3_64bits(sb.data, sb.len) : 0;
-  ic_sbuf_free(&sb);
+  sbuf_free(&sb);
   return h;
 }

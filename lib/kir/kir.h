@@ -13,7 +13,7 @@
 #ifndef IC_KIR_H
 #define IC_KIR_H
 
-#include "common.h"
+#include "base/base.h"
 #include "sym/sym.h"
 
 /* KIR_RANGE is a bool that depends on the point only: lo <= offset < hi, where offset
@@ -52,9 +52,8 @@ typedef enum kir_param_kind {
   KIR_PARAM_SIZE    /* index: sym param KIR_SIZE_PARAM_BASE + j, value size_exprs[j]; int64 */
 } kir_param_kind;
 
-/* Sym params at and above this index are sizes the launch passes (kir_generalize_sizes);
- * below it they are input strides. */
-enum { KIR_SIZE_PARAM_BASE = 1024, KIR_MAX_SIZES = 4 };
+/* Sym params at and above KIR_SIZE_PARAM_BASE (base/limits.h) are sizes the launch
+ * passes (kir_generalize_sizes); below it they are input strides. */
 
 typedef struct kir_param {
   kir_param_kind kind;
@@ -80,7 +79,7 @@ void kir_kernel_free(kir_kernel *k);
 /* Appends the kernel as text ("kernel k0 [n, 4] ..."). Without names, the text leaves
  * out the kernel's name, symbol names and program buffers: it is then the same for every
  * kernel that computes the same thing, whatever program it belongs to. */
-void kir_print(const kir_kernel *k, bool with_names, ic_sbuf *out);
+void kir_print(const kir_kernel *k, bool with_names, sbuf *out);
 /* A hash of the kernel's content (kir_print without names): equal kernels, equal hash. */
 uint64_t kir_content_hash(const kir_kernel *k);
 /* Fills params from the buffers and the symbols, strides and sizes the dims and offsets

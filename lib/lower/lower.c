@@ -88,11 +88,11 @@ static int32_t lower_push_range(lower_state *st, const lower_consumer *c, sym_id
   for (int32_t d = 0; d < c->ndim; d++)
     if (index == sym_var(a, d) && sym_is_const(a, lo, &lo_c) && lo_c <= 0 && hi == c->dims[d]) return parent;
   lower_range r = {index, lo, hi, parent};
-  return IC_VEC_PUSH(st->l->ranges, r) ? st->l->ranges.count - 1 : -2;
+  return VEC_PUSH(st->l->ranges, r) ? st->l->ranges.count - 1 : -2;
 }
 
 static int32_t lower_push_select_arg(lower_state *st, lower_arg arg) {
-  return IC_VEC_PUSH(st->l->select_args, arg) ? st->l->select_args.count - 1 : -1;
+  return VEC_PUSH(st->l->select_args, arg) ? st->l->select_args.count - 1 : -1;
 }
 
 static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_value v, sym_id *idx, int32_t guard,
@@ -238,7 +238,7 @@ static bool lower_push_node(lower_state *st, ic_op op, ic_dtype dt, int32_t ndim
   for (int32_t d = 0; d < ndim; d++) ln.dims[d] = sym_import(st->l->syms, st->g->syms, dims[d]);
   ln.numel = sym_const(st->l->syms, 1);
   for (int32_t d = 0; d < ndim; d++) ln.numel = sym_mul(st->l->syms, ln.numel, ln.dims[d]);
-  return IC_VEC_PUSH(st->l->nodes, ln);
+  return VEC_PUSH(st->l->nodes, ln);
 }
 
 /* Marks every value the outputs depend on. */
@@ -260,7 +260,7 @@ static ic_status lower_inputs(lower_state *st) {
   for (int32_t i = 0; i < l->ninputs; i++) {
     const graph_node *n = graph_node_get(g, g->inputs.items[i]);
     lower_input *in = &l->inputs[i];
-    in->name = ic_strdup(n->name);
+    in->name = str_dup(n->name);
     if (!in->name) return IC_ERR_OUT_OF_MEMORY;
     in->dtype = n->dtype;
     in->ndim = n->ndim;
@@ -284,7 +284,7 @@ static ic_status lower_run(lower_state *st) {
   l->symbol_names = calloc((size_t)l->nsymbols + 1, sizeof(char *));
   if (!l->symbol_names) return IC_ERR_OUT_OF_MEMORY;
   for (int32_t k = 0; k < l->nsymbols; k++)
-    if (!(l->symbol_names[k] = ic_strdup(g->symbols.items[k]))) return IC_ERR_OUT_OF_MEMORY;
+    if (!(l->symbol_names[k] = str_dup(g->symbols.items[k]))) return IC_ERR_OUT_OF_MEMORY;
 
   bool *live = calloc((size_t)g->nodes.count + 1, sizeof(bool));
   if (!live) return IC_ERR_OUT_OF_MEMORY;
@@ -315,7 +315,7 @@ static ic_status lower_run(lower_state *st) {
   for (int32_t o = 0; o < l->noutputs && !s; o++) {
     const graph_output *go = &g->outputs.items[o];
     const graph_node *n = graph_node_get(g, go->value);
-    l->outputs[o].name = ic_strdup(go->name);
+    l->outputs[o].name = str_dup(go->name);
     bool own = n->kind == GRAPH_OP && !claimed[st->node_of[go->value]];
     if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims))) {
       s = IC_ERR_OUT_OF_MEMORY;
@@ -341,7 +341,7 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
   if (!l || !node_of || !(l->syms = sym_arena_create())) {
     free(node_of);
     lowered_destroy(l);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "lowering: out of memory");
+    return error_set(IC_ERR_OUT_OF_MEMORY, "lowering: out of memory");
   }
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
   lower_state st = {g, l, node_of, false};
@@ -349,7 +349,7 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
   free(node_of);
   if (s) {
     lowered_destroy(l);
-    return ic_set_error(s, "lowering: out of memory");
+    return error_set(s, "lowering: out of memory");
   }
   *out = l;
   return IC_OK;

@@ -4,16 +4,16 @@
 #include "program/program.h"
 
 ic_status ic_program_dump(const ic_program *p, char **out) {
-  if (!p || !out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_dump: NULL argument");
-  ic_sbuf sb = {0};
+  if (!p || !out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_dump: NULL argument");
+  sbuf sb = {0};
   program_print(p, &sb);
   for (int32_t i = 0; i < p->kernels.count; i++) {
     const program_kernel *k = &p->kernels.items[i];
-    ic_sbuf_printf(&sb, "\n%s", k->ir_text);
-    if (k->compiled && k->compiled->source) ic_sbuf_printf(&sb, "\n%s", k->compiled->source);
+    sbuf_printf(&sb, "\n%s", k->ir_text);
+    if (k->compiled && k->compiled->source) sbuf_printf(&sb, "\n%s", k->compiled->source);
   }
-  *out = ic_sbuf_take(&sb);
-  return *out ? IC_OK : ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_program_dump: out of memory");
+  *out = sbuf_take(&sb);
+  return *out ? IC_OK : error_set(IC_ERR_OUT_OF_MEMORY, "ic_program_dump: out of memory");
 }
 
 int32_t ic_program_buffer_count(const ic_program *p) { return p ? p->buffers.count : 0; }
@@ -26,7 +26,7 @@ const char *ic_program_symbol_name(const ic_program *p, int32_t i) {
 
 ic_status ic_program_buffer(const ic_program *p, int32_t i, ic_buffer_info *out) {
   if (!p || !out || i < 0 || i >= p->buffers.count)
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_buffer: no buffer %d", (int)i);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_buffer: no buffer %d", (int)i);
   const program_buffer *b = &p->buffers.items[i];
   static const ic_buffer_kind kinds[] = {[PROGRAM_INPUT] = IC_BUFFER_INPUT, [PROGRAM_OUTPUT] = IC_BUFFER_OUTPUT,
                                          [PROGRAM_TEMP] = IC_BUFFER_TEMP};
@@ -40,7 +40,7 @@ ic_status ic_program_buffer(const ic_program *p, int32_t i, ic_buffer_info *out)
 
 ic_status ic_program_step(const ic_program *p, int32_t i, ic_step *out) {
   if (!p || !out || i < 0 || i >= p->steps.count)
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_step: no step %d", (int)i);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_step: no step %d", (int)i);
   const program_step *st = &p->steps.items[i];
   static const ic_step_kind kinds[] = {[PROGRAM_STEP_OUTPUT] = IC_STEP_OUTPUT, [PROGRAM_STEP_ALLOC] = IC_STEP_ALLOC,
                                        [PROGRAM_STEP_LAUNCH] = IC_STEP_LAUNCH, [PROGRAM_STEP_FREE] = IC_STEP_FREE};
@@ -77,11 +77,11 @@ static bool program_is_handle(const ic_program *p, int32_t expr) {
 
 ic_status ic_program_eval(const ic_program *p, int32_t expr, const int64_t *symbols, int64_t *value) {
   if (!p || !value || (!symbols && p->names.nsymbols > 0))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: NULL argument");
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: NULL argument");
   if (!program_is_handle(p, expr))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: %d is not an expression of this program", (int)expr);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: %d is not an expression of this program", (int)expr);
   sym_env env = {.symbols = symbols, .nsymbols = p->names.nsymbols};
   if (!sym_eval(p->syms, expr, &env, value))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: the expression divides by zero for these sizes");
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: the expression divides by zero for these sizes");
   return IC_OK;
 }

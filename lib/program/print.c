@@ -3,55 +3,55 @@
 
 #include "program/program.h"
 
-static void program_print_buffer(const ic_program *p, int32_t b, ic_sbuf *out) {
+static void program_print_buffer(const ic_program *p, int32_t b, sbuf *out) {
   static const char *const kinds[] = {"input", "output", "temp"};
   const program_buffer *buf = &p->buffers.items[b];
-  ic_sbuf_printf(out, "buf%" PRId32 " = %s %" PRId32 " : %s[", b, kinds[buf->kind], buf->index, ic_dtype_name(buf->dtype));
+  sbuf_printf(out, "buf%" PRId32 " = %s %" PRId32 " : %s[", b, kinds[buf->kind], buf->index, ic_dtype_name(buf->dtype));
   for (int32_t d = 0; d < buf->ndim; d++) {
-    if (d) ic_sbuf_puts(out, ", ");
+    if (d) sbuf_puts(out, ", ");
     sym_print(p->syms, buf->dims[d], &p->names, out);
   }
-  ic_sbuf_puts(out, "]");
-  if (buf->kind == PROGRAM_TEMP) ic_sbuf_printf(out, " slot %" PRId32, buf->slot);
-  if (buf->kind == PROGRAM_INPUT) ic_sbuf_printf(out, " \"%s\"", p->inputs[buf->index].name);
-  if (buf->kind == PROGRAM_OUTPUT) ic_sbuf_printf(out, " \"%s\"", p->outputs[buf->index].name);
-  ic_sbuf_puts(out, " (bytes ");
+  sbuf_puts(out, "]");
+  if (buf->kind == PROGRAM_TEMP) sbuf_printf(out, " slot %" PRId32, buf->slot);
+  if (buf->kind == PROGRAM_INPUT) sbuf_printf(out, " \"%s\"", p->inputs[buf->index].name);
+  if (buf->kind == PROGRAM_OUTPUT) sbuf_printf(out, " \"%s\"", p->outputs[buf->index].name);
+  sbuf_puts(out, " (bytes ");
   sym_print(p->syms, buf->bytes, &p->names, out);
-  ic_sbuf_puts(out, ")\n");
+  sbuf_puts(out, ")\n");
 }
 
-void program_print(const ic_program *p, ic_sbuf *out) {
-  ic_sbuf_printf(out, "program: %" PRId32 " inputs, %" PRId32 " outputs, %" PRId32 " kernels, %" PRId32
+void program_print(const ic_program *p, sbuf *out) {
+  sbuf_printf(out, "program: %" PRId32 " inputs, %" PRId32 " outputs, %" PRId32 " kernels, %" PRId32
                       " temporary slots, backend %s\n",
                  p->ninputs, p->noutputs, p->kernels.count, p->nslots, p->backend->name);
   for (int32_t b = 0; b < p->buffers.count; b++) program_print_buffer(p, b, out);
   for (int32_t i = 0; i < p->steps.count; i++) {
     const program_step *st = &p->steps.items[i];
     switch (st->kind) {
-    case PROGRAM_STEP_OUTPUT: ic_sbuf_printf(out, "output buf%" PRId32 "\n", st->buffer); break;
+    case PROGRAM_STEP_OUTPUT: sbuf_printf(out, "output buf%" PRId32 "\n", st->buffer); break;
     case PROGRAM_STEP_ALLOC:
-      ic_sbuf_printf(out, "alloc buf%" PRId32 " in slot %" PRId32 "%s\n", st->buffer, p->buffers.items[st->buffer].slot,
+      sbuf_printf(out, "alloc buf%" PRId32 " in slot %" PRId32 "%s\n", st->buffer, p->buffers.items[st->buffer].slot,
                      st->reuse ? " (reused)" : "");
       break;
     case PROGRAM_STEP_FREE:
-      ic_sbuf_printf(out, "free buf%" PRId32 "%s\n", st->buffer, st->release ? " (slot released)" : "");
+      sbuf_printf(out, "free buf%" PRId32 "%s\n", st->buffer, st->release ? " (slot released)" : "");
       break;
     case PROGRAM_STEP_LAUNCH: {
       const kir_kernel *k = &p->kernels.items[st->kernel].kir;
-      ic_sbuf_printf(out, "launch %s grid ", k->name);
+      sbuf_printf(out, "launch %s grid ", k->name);
       if (st->grid != SYM_NONE) sym_print(p->syms, st->grid, &p->names, out);
-      else ic_sbuf_puts(out, "?");
-      ic_sbuf_puts(out, " (");
+      else sbuf_puts(out, "?");
+      sbuf_puts(out, " (");
       for (int32_t a = 0; a < k->params.count; a++) {
         const kir_param *pa = &k->params.items[a];
-        if (a) ic_sbuf_puts(out, ", ");
-        if (pa->kind == KIR_PARAM_BUFFER) ic_sbuf_printf(out, "buf%" PRId32, k->buffers.items[pa->index].ref);
+        if (a) sbuf_puts(out, ", ");
+        if (pa->kind == KIR_PARAM_BUFFER) sbuf_printf(out, "buf%" PRId32, k->buffers.items[pa->index].ref);
         else if (pa->kind == KIR_PARAM_SYMBOL) sym_print(p->syms, sym_symbol(p->syms, pa->index), &p->names, out);
         else if (pa->kind == KIR_PARAM_STRIDE)
-          ic_sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
+          sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
         else sym_print(p->syms, k->size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &p->names, out);
       }
-      ic_sbuf_puts(out, ")\n");
+      sbuf_puts(out, ")\n");
       break;
     }
     }

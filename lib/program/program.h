@@ -16,8 +16,6 @@
 #include "lower/lower.h"
 #include "sched/sched.h"
 
-enum { PROGRAM_MAX_BUFFERS = 512, PROGRAM_MAX_SYMBOLS = 64, PROGRAM_MAX_INPUTS = 128, PROGRAM_MAX_PARAMS = 256 };
-
 typedef enum program_buffer_kind { PROGRAM_INPUT, PROGRAM_OUTPUT, PROGRAM_TEMP } program_buffer_kind;
 
 typedef struct program_buffer {
@@ -55,8 +53,8 @@ typedef struct program_output {
 
 struct ic_program {
   atomic_int refs;
-  ic_context *ctx;
-  const ic_backend *backend;
+  const backend_vtable *backend;
+  backend_state *bs;   /* the backend's state in the compiling context */
   lowered *graph;      /* owned once compiled: the arena, symbol names and inputs */
   sym_arena *syms;     /* graph->syms */
   sym_names names;     /* symbol names for printing */
@@ -74,7 +72,8 @@ struct ic_program {
  * schedule. The program borrows l (its arena, names, inputs) until the caller hands it
  * over by setting p->graph. Kernels are not compiled yet; program_set_grids sets the
  * launch grids once they are. */
-ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, const schedule *s, ic_program **out);
+ic_status program_build(const backend_vtable *backend, backend_state *bs, lowered *l, const schedule *s,
+                        ic_program **out);
 /* Memory planning (plan.c): gives every temporary a slot, reusing the slot of a freed
  * temporary of the same symbolic size, and marks the alloc/free steps that take and give
  * back memory. */
@@ -83,6 +82,6 @@ void program_plan_memory(ic_program *p);
 ic_status program_finish(ic_program *p);
 void program_destroy(ic_program *p);
 /* The program as text: buffers, then one line a step. */
-void program_print(const ic_program *p, ic_sbuf *out);
+void program_print(const ic_program *p, sbuf *out);
 
 #endif

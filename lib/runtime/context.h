@@ -1,30 +1,45 @@
-/* The context: target, device, driver and NVRTC tables, logging. */
+/* The context: logging, the GPU (when there is one), the kernel caches and the backends'
+ * states, each opened on first use. The program cache above it belongs to the top level
+ * (lib/program_cache.h); the context only holds it. */
 #ifndef IC_CONTEXT_H
 #define IC_CONTEXT_H
 
+#include <pthread.h>
+
+#include "backend/backend.h"
 #include "cache/kernel_cache.h"
-#include "cache/program_cache.h"
-#include "runtime/cuda_api.h"
+#include "cuda/device.h"
+
+struct program_cache;
+
+/* Backends a context opens at most: cuda, ref, and tests' own. */
+enum { CTX_MAX_BACKENDS = 8 };
 
 struct ic_context {
-  ic_logger log;
-  const ic_driver_api *drv;  /* NULL in compile-only mode */
-  const ic_nvrtc_api *nvrtc;
-  CUdevice device;
-  int32_t ordinal;           /* the device's ordinal (options.device) */
-  CUcontext cuctx;           /* the device's retained primary context */
-  char arch[16];             /* "sm_90a" */
-  int32_t sm;                /* 90 */
+  logger log;
+  int32_t ordinal;           /* options.device */
+  cuda_device *device;       /* NULL: no GPU, or compile-only */
+  char arch[16];             /* the CUDA target: options.arch, IC_ARCH or the device's; "" for none */
   bool strict_env;           /* IC_STRICT=1 */
   char *dump_dir;            /* IC_DUMP */
-  uint64_t nvrtc_fingerprint; /* of the loaded libnvrtc file: part of every kernel key */
   disk_cache *disk;
   kernel_cache *kernels;
-  program_cache *programs;
+  struct program_cache *programs; /* created and destroyed by lib/context.c */
+  pthread_mutex_t lock;      /* guards opening backends */
+  struct { const backend_vtable *vt; backend_state *bs; } backends[CTX_MAX_BACKENDS];
 };
 
-/* Makes the context's CUDA context current for a call; ctx_leave restores. Both are
- * no-ops in compile-only mode. ctx_enter fails with IC_ERR_NO_DEVICE there. */
+/* Everything of ic_context_create but the program cache; ctx_close undoes it (the
+ * context's programs must be gone). */
+ic_status ctx_open(const ic_context_options *opts, ic_context **out);
+void ctx_close(ic_context *ctx);
+
+/* The backend's state in this context, opened on first use (thread-safe). A backend
+ * that cannot open (the cuda backend without NVRTC or a target) says why, every time. */
+ic_status ctx_backend(ic_context *ctx, const backend_vtable *vt, backend_state **out);
+
+/* Makes the context's GPU current for a call; ctx_leave restores. ctx_enter fails with
+ * IC_ERR_NO_DEVICE when the context has no GPU. */
 ic_status ctx_enter(ic_context *ctx);
 void ctx_leave(ic_context *ctx);
 

@@ -26,29 +26,29 @@ static bool dlpack_device_ok(DLDeviceType t) {
 }
 
 ic_status ic_tensor_from_dlpack(const DLTensor *t, ic_tensor *out) {
-  if (!t || !out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_tensor_from_dlpack: NULL argument");
+  if (!t || !out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_tensor_from_dlpack: NULL argument");
   if (!dlpack_device_ok(t->device.device_type))
-    return ic_set_error(IC_ERR_UNSUPPORTED, "DLPack device type %d: ic runs on CUDA and (ref backend) CPU memory",
+    return error_set(IC_ERR_UNSUPPORTED, "DLPack device type %d: ic runs on CUDA and (ref backend) CPU memory",
                         (int)t->device.device_type);
   if (t->dtype.lanes != 1)
-    return ic_set_error(IC_ERR_UNSUPPORTED, "DLPack dtype with %u lanes: ic takes 1", (unsigned)t->dtype.lanes);
+    return error_set(IC_ERR_UNSUPPORTED, "DLPack dtype with %u lanes: ic takes 1", (unsigned)t->dtype.lanes);
   ic_dtype dt = IC_DTYPE_INVALID;
-  for (size_t i = 0; i < IC_ARRAY_LEN(dlpack_dtypes); i++)
+  for (size_t i = 0; i < ARRAY_LEN(dlpack_dtypes); i++)
     if (dlpack_dtypes[i].code == t->dtype.code && dlpack_dtypes[i].bits == t->dtype.bits) dt = dlpack_dtypes[i].dtype;
   if (!dt)
-    return ic_set_error(IC_ERR_UNSUPPORTED, "DLPack dtype (code %u, %u bits) has no ic equivalent",
+    return error_set(IC_ERR_UNSUPPORTED, "DLPack dtype (code %u, %u bits) has no ic equivalent",
                         (unsigned)t->dtype.code, (unsigned)t->dtype.bits);
   if (t->ndim < 0 || t->ndim > IC_MAX_DIMS || (t->ndim > 0 && !t->shape))
-    return ic_set_error(IC_ERR_UNSUPPORTED, "DLPack tensor of %d dims: ic takes 0 to %d", (int)t->ndim, IC_MAX_DIMS);
+    return error_set(IC_ERR_UNSUPPORTED, "DLPack tensor of %d dims: ic takes 0 to %d", (int)t->ndim, IC_MAX_DIMS);
   for (int32_t d = 0; d < t->ndim; d++)
-    if (t->shape[d] < 0) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "DLPack tensor with a negative size");
+    if (t->shape[d] < 0) return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack tensor with a negative size");
   *out = (ic_tensor){.data = t->data ? (char *)t->data + t->byte_offset : NULL, .dtype = dt, .ndim = t->ndim,
                      .shape = t->shape, .strides = t->strides};
   return IC_OK;
 }
 
 ic_status ic_tensor_from_dlpack_managed(const DLManagedTensor *t, ic_tensor *out) {
-  if (!t) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_tensor_from_dlpack_managed: NULL argument");
+  if (!t) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_tensor_from_dlpack_managed: NULL argument");
   return ic_tensor_from_dlpack(&t->dl_tensor, out);
 }
 
@@ -69,18 +69,18 @@ static void dlpack_deleter(DLManagedTensor *self) {
 
 ic_status ic_tensor_to_dlpack(ic_context *ctx, const ic_tensor *t, DLDeviceType device_type, int owned,
                               DLManagedTensor **out) {
-  if (!ctx || !t || !out) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_tensor_to_dlpack: NULL argument");
+  if (!ctx || !t || !out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_tensor_to_dlpack: NULL argument");
   *out = NULL;
   if (device_type != kDLCUDA && device_type != kDLCPU)
-    return ic_set_error(IC_ERR_UNSUPPORTED, "ic_tensor_to_dlpack: export to kDLCUDA or kDLCPU, not %d", (int)device_type);
+    return error_set(IC_ERR_UNSUPPORTED, "ic_tensor_to_dlpack: export to kDLCUDA or kDLCPU, not %d", (int)device_type);
   if (t->ndim < 0 || t->ndim > IC_MAX_DIMS || (t->ndim > 0 && !t->shape))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_tensor_to_dlpack: %d dims", (int)t->ndim);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_tensor_to_dlpack: %d dims", (int)t->ndim);
   const dlpack_dtype *map = NULL;
-  for (size_t i = 0; i < IC_ARRAY_LEN(dlpack_dtypes); i++)
+  for (size_t i = 0; i < ARRAY_LEN(dlpack_dtypes); i++)
     if (dlpack_dtypes[i].dtype == t->dtype) map = &dlpack_dtypes[i];
-  if (!map) return ic_set_error(IC_ERR_UNSUPPORTED, "ic_tensor_to_dlpack: dtype %s has no DLPack equivalent", ic_dtype_name(t->dtype));
+  if (!map) return error_set(IC_ERR_UNSUPPORTED, "ic_tensor_to_dlpack: dtype %s has no DLPack equivalent", ic_dtype_name(t->dtype));
   dlpack_export *e = calloc(1, sizeof *e);
-  if (!e) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ic_tensor_to_dlpack: out of memory");
+  if (!e) return error_set(IC_ERR_OUT_OF_MEMORY, "ic_tensor_to_dlpack: out of memory");
   int64_t contiguous = 1;
   for (int32_t d = t->ndim - 1; d >= 0; d--) {
     e->shape[d] = t->shape[d];

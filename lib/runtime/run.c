@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "program/program.h"
-#include "runtime/context.h"
 
 typedef struct run_state {
   int64_t symbols[PROGRAM_MAX_SYMBOLS];
@@ -25,14 +24,14 @@ static int64_t run_numel(int32_t ndim, const int64_t *shape) {
 static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, const ic_tensor *t) {
   const lower_input *in = &p->inputs[i];
   if (t->dtype != in->dtype || t->ndim != in->ndim)
-    return ic_set_error(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': got %s with %" PRId32 " dims, compiled for %s with %" PRId32,
+    return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': got %s with %" PRId32 " dims, compiled for %s with %" PRId32,
                         i, in->name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(in->dtype), in->ndim);
   if (in->ndim > 0 && !t->shape)
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': shape is NULL", i, in->name);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': shape is NULL", i, in->name);
   for (int32_t d = 0; d < in->ndim; d++) {
     int64_t got = t->shape[d], want;
     if (got < 0)
-      return ic_set_error(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': dim %" PRId32 " is negative", i, in->name, d);
+      return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': dim %" PRId32 " is negative", i, in->name, d);
     if (sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL) {
       int32_t k = sym_leaf_index(p->syms, in->dims[d]);
       if (!rs->bound[k]) {
@@ -42,10 +41,10 @@ static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, c
       }
       want = rs->symbols[k];
     } else if (!sym_eval(p->syms, in->dims[d], &rs->env, &want)) {
-      return ic_set_error(IC_ERR_INTERNAL, "input '%s': cannot evaluate dim %" PRId32, in->name, d);
+      return error_set(IC_ERR_INTERNAL, "input '%s': cannot evaluate dim %" PRId32, in->name, d);
     }
     if (got != want)
-      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", expected %" PRId64 "%s%s",
+      return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", expected %" PRId64 "%s%s",
                           i, in->name, d, got, want, sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL ? " (symbol " : "",
                           sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL ? "bound by an earlier input)" : "");
   }
@@ -61,17 +60,17 @@ static ic_status run_check_strides(const ic_program *p, run_state *rs, int32_t i
     int64_t stride = t->strides ? t->strides[d] : contiguous;
     int64_t size = t->shape[d];
     if (stride < 0)
-      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': negative stride in dim %" PRId32, i, in->name, d);
+      return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': negative stride in dim %" PRId32, i, in->name, d);
     bool must_be_contiguous = in->layout == IC_LAYOUT_CONTIGUOUS || (in->layout == IC_LAYOUT_INNER_CONTIGUOUS && d == in->ndim - 1);
     if (must_be_contiguous && !empty && size > 1 && stride != contiguous)
-      return ic_set_error(IC_ERR_SHAPE_MISMATCH,
+      return error_set(IC_ERR_SHAPE_MISMATCH,
                           "input %" PRId32 " '%s': stride %" PRId64 " in dim %" PRId32 " breaks its %s layout (expected %" PRId64 ")", i,
                           in->name, stride, d, in->layout == IC_LAYOUT_CONTIGUOUS ? "contiguous" : "inner-contiguous", contiguous);
     rs->strides[lower_stride_param(i, d)] = stride;
     contiguous *= size;
   }
   if (!t->data && !empty)
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': data is NULL", i, in->name);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': data is NULL", i, in->name);
   return IC_OK;
 }
 
@@ -80,7 +79,7 @@ static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_te
   rs->env = (sym_env){.symbols = rs->symbols, .nsymbols = p->names.nsymbols, .params = rs->strides,
                       .nparams = p->ninputs * IC_MAX_DIMS};
   if (ninputs != p->ninputs || (ninputs > 0 && !inputs))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "the program takes %" PRId32 " inputs, got %" PRId32, p->ninputs, ninputs);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "the program takes %" PRId32 " inputs, got %" PRId32, p->ninputs, ninputs);
   for (int32_t i = 0; i < ninputs; i++) {
     ic_status s = run_bind_input(p, rs, i, &inputs[i]);
     if (!s) s = run_check_strides(p, rs, i, &inputs[i]);
@@ -92,15 +91,15 @@ static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_te
 static ic_status run_buffer_shape(const ic_program *p, const run_state *rs, const program_buffer *b, int64_t *shape) {
   for (int32_t d = 0; d < b->ndim; d++)
     if (!sym_eval(p->syms, b->dims[d], &rs->env, &shape[d]))
-      return ic_set_error(IC_ERR_INTERNAL, "cannot evaluate a buffer size");
+      return error_set(IC_ERR_INTERNAL, "cannot evaluate a buffer size");
   return IC_OK;
 }
 
 ic_status ic_program_output_shape(const ic_program *p, int32_t output, const ic_tensor *inputs, int32_t *ndim,
                                   int64_t *shape) {
-  if (!p || !ndim || !shape) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_output_shape: NULL argument");
+  if (!p || !ndim || !shape) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_output_shape: NULL argument");
   if (output < 0 || output >= p->noutputs)
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " out of range (%" PRId32 " outputs)", output, p->noutputs);
+    return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " out of range (%" PRId32 " outputs)", output, p->noutputs);
   run_state rs;
   ic_status s = run_bind_inputs(p, &rs, inputs, p->ninputs);
   if (s) return s;
@@ -117,15 +116,15 @@ static ic_status run_check_output(const ic_program *p, const run_state *rs, int3
   ic_status s = run_buffer_shape(p, rs, b, shape);
   if (s) return s;
   if (t->dtype != b->dtype || t->ndim != b->ndim)
-    return ic_set_error(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': got %s with %" PRId32 " dims, the program makes %s with %" PRId32,
+    return error_set(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': got %s with %" PRId32 " dims, the program makes %s with %" PRId32,
                         o, name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(b->dtype), b->ndim);
   int64_t contiguous = 1;
   for (int32_t d = b->ndim - 1; d >= 0; d--) {
     if (t->shape && t->shape[d] != shape[d])
-      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", the program makes %" PRId64,
+      return error_set(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", the program makes %" PRId64,
                           o, name, d, t->shape[d], shape[d]);
     if (t->strides && shape[d] > 1 && t->strides[d] != contiguous)
-      return ic_set_error(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': outputs must be contiguous (dim %" PRId32 " stride %" PRId64 ")",
+      return error_set(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': outputs must be contiguous (dim %" PRId32 " stride %" PRId64 ")",
                           o, name, d, t->strides[d]);
     contiguous *= shape[d];
   }
@@ -160,14 +159,14 @@ static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs
       uintptr_t ilo = 0, ihi = 0;
       run_extent(&inputs[i], inputs[i].shape, -1, &ilo, &ihi);
       if (ilo < ihi && ilo < ohi && olo < ihi)
-        return ic_set_error(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s' overlaps input %" PRId32 " '%s' (in-place runs are not supported)",
+        return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s' overlaps input %" PRId32 " '%s' (in-place runs are not supported)",
                             o, p->outputs[o].name, i, p->inputs[i].name);
     }
     for (int32_t q = 0; olo < ohi && q < o; q++) {
       uintptr_t qlo = 0, qhi = 0;
       run_extent(&outputs[q], NULL, out_bytes[q], &qlo, &qhi);
       if (qlo < ohi && olo < qhi)
-        return ic_set_error(IC_ERR_INVALID_ARGUMENT, "outputs %" PRId32 " and %" PRId32 " overlap", q, o);
+        return error_set(IC_ERR_INVALID_ARGUMENT, "outputs %" PRId32 " and %" PRId32 " overlap", q, o);
     }
   }
   return IC_OK;
@@ -176,7 +175,7 @@ static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs
 /* Walks the steps. On failure, frees what it allocated (outputs it allocated too). */
 static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, const int64_t *out_bytes, void **ptr,
                            void *stream) {
-  const ic_backend *be = p->backend;
+  const backend_vtable *be = p->backend;
   bool out_alloc[PROGRAM_MAX_BUFFERS] = {false}, slot_held[PROGRAM_MAX_BUFFERS] = {false};
   void *slot_ptr[PROGRAM_MAX_BUFFERS];
   ic_status s = IC_OK;
@@ -188,7 +187,7 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
     case PROGRAM_STEP_OUTPUT:
       ptr[st->buffer] = outputs[b->index].data;
       if (ptr[st->buffer] || out_bytes[b->index] == 0) break;
-      s = be->mem_alloc(p->ctx, (size_t)out_bytes[b->index], stream, &ptr[st->buffer]);
+      s = be->mem_alloc(p->bs, (size_t)out_bytes[b->index], stream, &ptr[st->buffer]);
       out_alloc[b->index] = !s;
       break;
     case PROGRAM_STEP_ALLOC:
@@ -197,25 +196,25 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
         break;
       }
       slot_ptr[b->slot] = NULL;
-      if (!sym_eval(p->syms, b->bytes, &rs->env, &bytes)) s = ic_set_error(IC_ERR_INTERNAL, "cannot size a temporary");
-      else if (bytes > 0) s = be->mem_alloc(p->ctx, (size_t)bytes, stream, &slot_ptr[b->slot]);
+      if (!sym_eval(p->syms, b->bytes, &rs->env, &bytes)) s = error_set(IC_ERR_INTERNAL, "cannot size a temporary");
+      else if (bytes > 0) s = be->mem_alloc(p->bs, (size_t)bytes, stream, &slot_ptr[b->slot]);
       slot_held[b->slot] = !s && bytes > 0;
       ptr[st->buffer] = slot_ptr[b->slot];
       break;
     case PROGRAM_STEP_FREE:
-      if (st->release && slot_held[b->slot]) s = be->mem_free(p->ctx, slot_ptr[b->slot], stream);
+      if (st->release && slot_held[b->slot]) s = be->mem_free(p->bs, slot_ptr[b->slot], stream);
       if (st->release) slot_held[b->slot] = false;
       break;
     case PROGRAM_STEP_LAUNCH: {
       const program_kernel *k = &p->kernels.items[st->kernel];
       int64_t blocks = 0;
       if (!sym_eval(p->syms, st->grid, &rs->env, &blocks)) {
-        s = ic_set_error(IC_ERR_INTERNAL, "cannot evaluate the grid of %s", k->kir.name);
+        s = error_set(IC_ERR_INTERNAL, "cannot evaluate the grid of %s", k->kir.name);
         break;
       }
       if (blocks == 0) break; /* an empty iteration space launches nothing */
       if (blocks > INT32_MAX) {
-        s = ic_set_error(IC_ERR_UNSUPPORTED, "%s: %" PRId64 " blocks exceed the grid limit", k->kir.name, blocks);
+        s = error_set(IC_ERR_UNSUPPORTED, "%s: %" PRId64 " blocks exceed the grid limit", k->kir.name, blocks);
         break;
       }
       uint64_t slots[PROGRAM_MAX_PARAMS];
@@ -228,22 +227,22 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
         else {
           int64_t v = 0;
           if (!sym_eval(p->syms, k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &rs->env, &v))
-            s = ic_set_error(IC_ERR_INTERNAL, "cannot evaluate a size of %s", k->kir.name);
+            s = error_set(IC_ERR_INTERNAL, "cannot evaluate a size of %s", k->kir.name);
           slots[a] = (uint64_t)v;
         }
         args[a] = &slots[a];
       }
-      if (!s) s = be->launch(p->ctx, k->compiled, (uint32_t)blocks, args, stream);
-      if (s) ic_error_prefix("running %s", k->kir.name);
+      if (!s) s = be->launch(p->bs, k->compiled, (uint32_t)blocks, args, stream);
+      if (s) error_prefix("running %s", k->kir.name);
       break;
     }
     }
   }
   if (s) {
     for (int32_t k = 0; k < p->nslots; k++)
-      if (slot_held[k]) be->mem_free(p->ctx, slot_ptr[k], stream);
+      if (slot_held[k]) be->mem_free(p->bs, slot_ptr[k], stream);
     for (int32_t o = 0; o < p->noutputs; o++)
-      if (out_alloc[o]) be->mem_free(p->ctx, ptr[p->outputs[o].buffer], stream);
+      if (out_alloc[o]) be->mem_free(p->bs, ptr[p->outputs[o].buffer], stream);
   } else {
     for (int32_t o = 0; o < p->noutputs; o++) outputs[o].data = ptr[p->outputs[o].buffer];
   }
@@ -252,22 +251,24 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
 
 ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs, ic_tensor *outputs, int32_t noutputs,
                          void *stream) {
-  if (!p) return ic_set_error(IC_ERR_INVALID_ARGUMENT, "ic_program_run: program is NULL");
+  if (!p) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_run: program is NULL");
   if (noutputs != p->noutputs || (noutputs > 0 && !outputs))
-    return ic_set_error(IC_ERR_INVALID_ARGUMENT, "the program makes %" PRId32 " outputs, got %" PRId32, p->noutputs, noutputs);
-  bool device = p->backend->on_device;
-  if (device && !p->ctx->drv) return ctx_enter(p->ctx); /* compile-only: the NO_DEVICE error */
+    return error_set(IC_ERR_INVALID_ARGUMENT, "the program makes %" PRId32 " outputs, got %" PRId32, p->noutputs, noutputs);
+  const backend_vtable *be = p->backend;
+  /* The device is current for the checks too: a compile-only context fails here first. */
+  ic_status s = be->enter ? be->enter(p->bs) : IC_OK;
+  if (s) return s;
   run_state rs;
-  ic_status s = run_bind_inputs(p, &rs, inputs, ninputs);
+  s = run_bind_inputs(p, &rs, inputs, ninputs);
   int64_t out_bytes[PROGRAM_MAX_BUFFERS];
   for (int32_t o = 0; o < noutputs; o++) out_bytes[o] = 0;
   for (int32_t o = 0; o < noutputs && !s; o++) s = run_check_output(p, &rs, o, &outputs[o], &out_bytes[o]);
   if (!s) s = run_check_aliasing(p, inputs, outputs, out_bytes);
-  if (s) return s;
-  void *ptr[PROGRAM_MAX_BUFFERS];
-  for (int32_t b = 0; b < p->buffers.count; b++) ptr[b] = b < p->ninputs ? inputs[b].data : NULL;
-  if (device && (s = ctx_enter(p->ctx))) return s;
-  s = run_steps(p, &rs, outputs, out_bytes, ptr, stream);
-  if (device) ctx_leave(p->ctx);
+  if (!s) {
+    void *ptr[PROGRAM_MAX_BUFFERS];
+    for (int32_t b = 0; b < p->buffers.count; b++) ptr[b] = b < p->ninputs ? inputs[b].data : NULL;
+    s = run_steps(p, &rs, outputs, out_bytes, ptr, stream);
+  }
+  if (be->leave) be->leave(p->bs);
   return s;
 }

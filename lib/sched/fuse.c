@@ -62,12 +62,12 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     }
     if (g < 0) {
       sched_group fresh = {.ndim = node->ndim, .dims = node->dims};
-      if (!ic_grow((void **)&s->groups, &s->cap, s->count + 1, sizeof *s->groups)) goto oom;
+      if (!vec_grow((void **)&s->groups, &s->cap, s->count + 1, sizeof *s->groups)) goto oom;
       s->groups[s->count] = fresh;
       g = s->count++;
     }
     sched_group *grp = &s->groups[g];
-    if (!ic_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
+    if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;
     sched_visit reader = {s, g};
@@ -77,7 +77,7 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
   return IC_OK;
 oom:
   schedule_free(s);
-  return ic_set_error(IC_ERR_OUT_OF_MEMORY, "scheduling: out of memory");
+  return error_set(IC_ERR_OUT_OF_MEMORY, "scheduling: out of memory");
 }
 
 void schedule_free(schedule *s) {

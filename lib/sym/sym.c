@@ -153,7 +153,7 @@ static sym_id intern(sym_arena *a, sym_kind kind, int64_t value, const sym_id *o
   int32_t first = a->pool.count;
   if (a->nodes.count == INT32_MAX || !pool_append(a, ops, n)) return fail(a);
   sym_node nd = {value, h, first, n, kind};
-  if (!IC_VEC_PUSH(a->nodes, nd)) return fail(a);
+  if (!VEC_PUSH(a->nodes, nd)) return fail(a);
   a->table[slot] = a->nodes.count - 1;
   return a->nodes.count - 1;
 }
@@ -235,7 +235,7 @@ static sym_id split_coef(sym_arena *a, sym_id e, int64_t *coef) {
 
 static bool lin_push(sym_arena *a, lin *l, sym_id base, int64_t coef) {
   term t = {base, coef};
-  if (IC_VEC_PUSH(l->terms, t)) return true;
+  if (VEC_PUSH(l->terms, t)) return true;
   a->failed = true;
   return false;
 }
@@ -263,12 +263,12 @@ static sym_id make_term(sym_arena *a, int64_t coef, sym_id base) {
   if (coef == 1) return base;
   id_vec ops = {0};
   sym_id c = sym_const(a, coef), r = SYM_NONE;
-  if (c != SYM_NONE && IC_VEC_PUSH(ops, c)) {
+  if (c != SYM_NONE && VEC_PUSH(ops, c)) {
     bool ok = true;
     if (kind_of(a, base) == SYM_MUL) {
-      for (int32_t i = 0; ok && i < nops_of(a, base); i++) ok = IC_VEC_PUSH(ops, op_of(a, base, i));
+      for (int32_t i = 0; ok && i < nops_of(a, base); i++) ok = VEC_PUSH(ops, op_of(a, base, i));
     } else {
-      ok = IC_VEC_PUSH(ops, base);
+      ok = VEC_PUSH(ops, base);
     }
     if (ok) r = intern(a, SYM_MUL, 0, ops.items, ops.count);
   }
@@ -348,11 +348,11 @@ static sym_id lin_build(sym_arena *a, lin *l) {
   } else {
     for (int32_t i = 0; i < n; i++) {
       sym_id t = make_term(a, l->terms.items[i].coef, l->terms.items[i].base);
-      if (t == SYM_NONE || !IC_VEC_PUSH(ops, t)) goto done;
+      if (t == SYM_NONE || !VEC_PUSH(ops, t)) goto done;
     }
     if (l->konst != 0) {
       sym_id c = sym_const(a, l->konst);
-      if (c == SYM_NONE || !IC_VEC_PUSH(ops, c)) goto done;
+      if (c == SYM_NONE || !VEC_PUSH(ops, c)) goto done;
     }
     r = intern(a, SYM_ADD, 0, ops.items, ops.count);
   }
@@ -384,11 +384,11 @@ static bool gather_factors(sym_arena *a, sym_id e, id_vec *f, int64_t *coef) {
     *coef = wmul(*coef, v);
     return true;
   }
-  if (kind_of(a, e) != SYM_MUL) return IC_VEC_PUSH(*f, e);
+  if (kind_of(a, e) != SYM_MUL) return VEC_PUSH(*f, e);
   for (int32_t i = 0; i < nops_of(a, e); i++) {
     sym_id op = op_of(a, e, i);
     if (const_of(a, op, &v)) *coef = wmul(*coef, v);
-    else if (!IC_VEC_PUSH(*f, op)) return false;
+    else if (!VEC_PUSH(*f, op)) return false;
   }
   return true;
 }
@@ -439,7 +439,7 @@ sym_id sym_mul(sym_arena *a, sym_id x, sym_id y) {
     sort_ids(a, f.items, f.count);
     if (coef != 1) {
       sym_id c = sym_const(a, coef);
-      if (c == SYM_NONE || !IC_VEC_PUSH(f, c)) goto done;
+      if (c == SYM_NONE || !VEC_PUSH(f, c)) goto done;
       memmove(f.items + 1, f.items, (size_t)(f.count - 1) * sizeof *f.items);
       f.items[0] = c;
     }
@@ -728,15 +728,15 @@ bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out) {
 typedef struct printer {
   const sym_arena *a;
   const sym_names *names;
-  ic_sbuf *out;
+  sbuf *out;
 } printer;
 
 static void print_expr(printer *p, sym_id e);
 
-static void print_const(ic_sbuf *out, int64_t v) {
-  if (v == INT64_MIN) ic_sbuf_puts(out, "(-9223372036854775807LL - 1)"); /* no literal for it */
-  else if (v < INT32_MIN || v > INT32_MAX) ic_sbuf_printf(out, "%lldLL", (long long)v);
-  else ic_sbuf_printf(out, "%lld", (long long)v);
+static void print_const(sbuf *out, int64_t v) {
+  if (v == INT64_MIN) sbuf_puts(out, "(-9223372036854775807LL - 1)"); /* no literal for it */
+  else if (v < INT32_MIN || v > INT32_MAX) sbuf_printf(out, "%lldLL", (long long)v);
+  else sbuf_printf(out, "%lld", (long long)v);
 }
 
 static void print_leaf(printer *p, sym_kind kind, int64_t index) {
@@ -747,8 +747,8 @@ static void print_leaf(printer *p, sym_kind kind, int64_t index) {
   if (nm && kind == SYM_SYMBOL) table = nm->symbols, n = nm->nsymbols;
   if (nm && kind == SYM_VAR) table = nm->vars, n = nm->nvars;
   if (nm && kind == SYM_PARAM) table = nm->params, n = nm->nparams;
-  if (table && index < n && table[index]) ic_sbuf_puts(p->out, table[index]);
-  else ic_sbuf_printf(p->out, "%c%lld", prefix, (long long)index);
+  if (table && index < n && table[index]) sbuf_puts(p->out, table[index]);
+  else sbuf_printf(p->out, "%c%lld", prefix, (long long)index);
 }
 
 /* Sums always, and products too where a following operator would bind wrongly (as a
@@ -756,9 +756,9 @@ static void print_leaf(printer *p, sym_kind kind, int64_t index) {
 static void print_operand(printer *p, sym_id e, bool wrap_product) {
   sym_kind k = kind_of(p->a, e);
   bool wrap = k == SYM_ADD || (wrap_product && k == SYM_MUL);
-  if (wrap) ic_sbuf_puts(p->out, "(");
+  if (wrap) sbuf_puts(p->out, "(");
   print_expr(p, e);
-  if (wrap) ic_sbuf_puts(p->out, ")");
+  if (wrap) sbuf_puts(p->out, ")");
 }
 
 /* A product; `negate` prints it with its (negative) coefficient's sign flipped. */
@@ -766,10 +766,10 @@ static void print_product(printer *p, sym_id e, bool negate) {
   int64_t c = 1;
   int32_t i = const_of(p->a, op_of(p->a, e, 0), &c) ? 1 : 0;
   if (negate) c = wneg(c);
-  if (c == -1) ic_sbuf_puts(p->out, "-");
-  else if (c != 1) print_const(p->out, c), ic_sbuf_puts(p->out, " * ");
+  if (c == -1) sbuf_puts(p->out, "-");
+  else if (c != 1) print_const(p->out, c), sbuf_puts(p->out, " * ");
   for (int32_t first = i; i < nops_of(p->a, e); i++) {
-    if (i > first) ic_sbuf_puts(p->out, " * ");
+    if (i > first) sbuf_puts(p->out, " * ");
     print_operand(p, op_of(p->a, e, i), false);
   }
 }
@@ -784,10 +784,10 @@ static void print_sum(printer *p, sym_id e) {
     if (i == 0) {
       print_expr(p, t);
     } else if (!neg) {
-      ic_sbuf_puts(p->out, " + ");
+      sbuf_puts(p->out, " + ");
       print_expr(p, t);
     } else {
-      ic_sbuf_puts(p->out, " - ");
+      sbuf_puts(p->out, " - ");
       if (kind_of(p->a, t) == SYM_CONST) print_const(p->out, -c);
       else print_product(p, t, true);
     }
@@ -819,18 +819,18 @@ static void print_division(printer *p, sym_id e) {
   sym_kind k = kind_of(a, e);
   sym_id x = op_of(a, e, 0), y = op_of(a, e, 1);
   int64_t b;
-  ic_sbuf *o = p->out;
+  sbuf *o = p->out;
   if (nonneg(a, x) && nonneg(a, y)) {
-    ic_sbuf_puts(o, k == SYM_CEILDIV ? "((" : "(");
+    sbuf_puts(o, k == SYM_CEILDIV ? "((" : "(");
     print_operand(p, x, false);
     if (k == SYM_CEILDIV && const_of(a, y, &b)) {
-      ic_sbuf_puts(o, " + "), print_const(o, b - 1), ic_sbuf_puts(o, ")");
+      sbuf_puts(o, " + "), print_const(o, b - 1), sbuf_puts(o, ")");
     } else if (k == SYM_CEILDIV) {
-      ic_sbuf_puts(o, " + "), print_operand(p, y, true), ic_sbuf_puts(o, " - 1)");
+      sbuf_puts(o, " + "), print_operand(p, y, true), sbuf_puts(o, " - 1)");
     }
-    ic_sbuf_puts(o, k == SYM_MOD ? " % " : " / ");
+    sbuf_puts(o, k == SYM_MOD ? " % " : " / ");
     print_operand(p, y, true);
-    ic_sbuf_puts(o, ")");
+    sbuf_puts(o, ")");
     return;
   }
   /* Exact forms; X and N stand for the dividend (N where it is already parenthesized),
@@ -842,7 +842,7 @@ static void print_division(printer *p, sym_id e) {
     if (*s == 'X') print_operand(p, x, false);
     else if (*s == 'N') print_expr(p, x); /* already inside parentheses */
     else if (*s == 'Y') print_operand(p, y, true);
-    else ic_sbuf_printf(o, "%c", *s);
+    else sbuf_printf(o, "%c", *s);
   }
 }
 
@@ -854,20 +854,20 @@ static void print_expr(printer *p, sym_id e) {
   case SYM_ADD: print_sum(p, e); break;
   case SYM_MUL: print_product(p, e, false); break;
   case SYM_MIN: case SYM_MAX:
-    ic_sbuf_puts(p->out, nd->kind == SYM_MIN ? "ic_min(" : "ic_max(");
+    sbuf_puts(p->out, nd->kind == SYM_MIN ? "ic_min(" : "ic_max(");
     print_expr(p, op_of(p->a, e, 0));
-    ic_sbuf_puts(p->out, ", ");
+    sbuf_puts(p->out, ", ");
     print_expr(p, op_of(p->a, e, 1));
-    ic_sbuf_puts(p->out, ")");
+    sbuf_puts(p->out, ")");
     break;
   default: print_division(p, e); break;
   }
 }
 
-void sym_print(const sym_arena *a, sym_id e, const sym_names *names, ic_sbuf *out) {
+void sym_print(const sym_arena *a, sym_id e, const sym_names *names, sbuf *out) {
   if (!out) return;
   if (!valid(a, e)) {
-    ic_sbuf_puts(out, "<SYM_NONE>");
+    sbuf_puts(out, "<SYM_NONE>");
     return;
   }
   printer p = {a, names, out};

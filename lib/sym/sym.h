@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "base/base.h"
 
 typedef int32_t sym_id;
 #define SYM_NONE ((sym_id)-1)
@@ -114,6 +114,6 @@ typedef struct sym_names {
   const char *const *vars;    int32_t nvars;
   const char *const *params;  int32_t nparams;
 } sym_names;
-void sym_print(const sym_arena *a, sym_id e, const sym_names *names, ic_sbuf *out);
+void sym_print(const sym_arena *a, sym_id e, const sym_names *names, sbuf *out);
 
 #endif

@@ -9,8 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/cuda/cuda_backend.h"
 #include "cache/kernel_cache.h"
-#include "cache/program_cache.h"
+#include "program_cache.h"
 
 #include "check_main.h"
 
@@ -48,18 +49,17 @@ static ic_cache_stats stats_of(ic_context *ctx) {
 
 /* ---------------------------------------------------------------- keys */
 
-static bool key_eq(ic_key a, ic_key b) { return a.lo == b.lo && a.hi == b.hi; }
+static bool key_eq(key128 a, key128 b) { return a.lo == b.lo && a.hi == b.hi; }
 
 START_TEST(test_kernel_key_sensitivity) {
   const char *opts[2] = {"-fmad=false", "--gpu-architecture=sm_90a"};
   const char *opts2[2] = {"-fmad=true", "--gpu-architecture=sm_90a"};
-  kernel_key_parts base = {.source = "src", .options = opts, .noptions = 2, .nvrtc_major = 13, .nvrtc_minor = 0,
-                           .nvrtc_fingerprint = 42, .arch = "sm_90a", .ic_version = "0.1.0", .schema = 1,
-                           .backend_config = 7};
-  ic_key k0 = kernel_key(&base);
-  ck_assert(key_eq(k0, kernel_key(&base)));
-  kernel_key_parts v[10];
-  for (int i = 0; i < 10; i++) v[i] = base;
+  cuda_key_parts base = {.source = "src", .options = opts, .noptions = 2, .nvrtc_major = 13, .nvrtc_minor = 0,
+                           .nvrtc_fingerprint = 42, .arch = "sm_90a", .ic_version = "0.1.0", .schema = 1};
+  key128 k0 = cuda_kernel_key(&base);
+  ck_assert(key_eq(k0, cuda_kernel_key(&base)));
+  cuda_key_parts v[9];
+  for (int i = 0; i < 9; i++) v[i] = base;
   v[0].source = "src ";
   v[1].options = opts2;
   v[2].noptions = 1;
@@ -69,19 +69,18 @@ START_TEST(test_kernel_key_sensitivity) {
   v[6].arch = "sm_80";
   v[7].ic_version = "0.1.1";
   v[8].schema = 2;
-  v[9].backend_config = 8;
-  for (int i = 0; i < 10; i++) {
-    ic_key k = kernel_key(&v[i]);
+  for (int i = 0; i < 9; i++) {
+    key128 k = cuda_kernel_key(&v[i]);
     ck_assert_msg(!key_eq(k, k0), "ingredient %d does not change the key", i);
-    for (int j = 0; j < i; j++) ck_assert(!key_eq(k, kernel_key(&v[j])));
+    for (int j = 0; j < i; j++) ck_assert(!key_eq(k, cuda_kernel_key(&v[j])));
   }
   /* length prefixes: moving a character between parts changes the key */
-  kernel_key_parts a = base, b = base;
+  cuda_key_parts a = base, b = base;
   a.source = "ab";
   a.arch = "c";
   b.source = "a";
   b.arch = "bc";
-  ck_assert(!key_eq(kernel_key(&a), kernel_key(&b)));
+  ck_assert(!key_eq(cuda_kernel_key(&a), cuda_kernel_key(&b)));
 }
 END_TEST
 
@@ -108,24 +107,26 @@ static ic_graph *graph_variant(int order, const char *out_name, ic_dtype dt) {
 
 START_TEST(test_program_key_is_canonical) {
   ic_compile_options o = {.struct_size = sizeof o};
-  ic_key k[2], other;
+  key128 k[2], other;
   for (int i = 0; i < 2; i++) {
     ic_graph *g = graph_variant(i, "y", IC_F32);
-    ck_assert(program_cache_key(g, &o, "sm_90a", &k[i]));
+    ck_assert(program_cache_key(g, &o, "cuda", 90, &k[i]));
     ic_graph_destroy(g);
   }
   ck_assert(key_eq(k[0], k[1]));
   ic_graph *g = graph_variant(0, "z", IC_F32);
-  ck_assert(program_cache_key(g, &o, "sm_90a", &other));
+  ck_assert(program_cache_key(g, &o, "cuda", 90, &other));
   ck_assert(!key_eq(other, k[0])); /* output names are part of the program */
   ic_graph_destroy(g);
   g = graph_variant(0, "y", IC_F16);
-  ck_assert(program_cache_key(g, &o, "sm_90a", &other));
+  ck_assert(program_cache_key(g, &o, "cuda", 90, &other));
   ck_assert(!key_eq(other, k[0]));
-  ck_assert(program_cache_key(g, &o, "sm_80", &k[1]));
+  ck_assert(program_cache_key(g, &o, "cuda", 80, &k[1]));
+  ck_assert(!key_eq(other, k[1]));
+  ck_assert(program_cache_key(g, &o, "ref", 90, &k[1])); /* the backend's name */
   ck_assert(!key_eq(other, k[1]));
   o.mode = IC_MODE_EAGER;
-  ck_assert(program_cache_key(g, &o, "sm_90a", &k[1]));
+  ck_assert(program_cache_key(g, &o, "cuda", 90, &k[1]));
   ck_assert(!key_eq(other, k[1]));
   ic_graph_destroy(g);
 }
@@ -309,7 +310,7 @@ static void *ask(void *arg) {
   void *bin;
   size_t size;
   kernel_origin origin;
-  ic_key key = {1, 2};
+  key128 key = {1, 2};
   if (kernel_cache_get(f->cache, key, slow_compile, f, &bin, &size, &origin) != IC_OK || size != 5 ||
       memcmp(bin, "CUBIN", 5) != 0)
     f->ok = false;
@@ -348,15 +349,15 @@ START_TEST(test_memory_cap) {
   size_t size;
   kernel_origin origin;
   for (uint64_t k = 0; k < 4; k++) {
-    OK(kernel_cache_get(c, (ic_key){k, 0}, sized_compile, &sz, &bin, &size, &origin));
+    OK(kernel_cache_get(c, (key128){k, 0}, sized_compile, &sz, &bin, &size, &origin));
     free(bin);
-    OK(kernel_cache_get(c, (ic_key){0, 0}, sized_compile, &sz, &bin, &size, &origin)); /* keep 0 recent */
+    OK(kernel_cache_get(c, (key128){0, 0}, sized_compile, &sz, &bin, &size, &origin)); /* keep 0 recent */
     free(bin);
   }
-  OK(kernel_cache_get(c, (ic_key){0, 0}, sized_compile, &sz, &bin, &size, &origin));
+  OK(kernel_cache_get(c, (key128){0, 0}, sized_compile, &sz, &bin, &size, &origin));
   ck_assert_int_eq(origin, KERNEL_FROM_MEMORY);
   free(bin);
-  OK(kernel_cache_get(c, (ic_key){1, 0}, sized_compile, &sz, &bin, &size, &origin));
+  OK(kernel_cache_get(c, (key128){1, 0}, sized_compile, &sz, &bin, &size, &origin));
   ck_assert_int_eq(origin, KERNEL_COMPILED); /* evicted */
   free(bin);
   kernel_cache_destroy(c);

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cuda/cuda.h"
+#include "backend/cuda/cuda_backend.h"
 #include "compile.h"
+#include "runtime/context.h"
 
 #include "check_main.h"
 
@@ -36,21 +37,32 @@ static int32_t kernels_of(ic_context *ctx, ic_graph *g, ic_compile_mode mode) {
 START_TEST(test_context_without_gpu) {
   ic_context *ctx = (ic_context *)1;
   unsetenv("IC_ARCH");
-  ic_status st = ic_context_create(NULL, &ctx);
-  if (st == IC_OK) { /* a machine with a GPU */
-    ck_assert_int_eq(ic_context_has_device(ctx), 1);
-    ic_context_destroy(ctx);
-  } else {
-    ck_assert_int_eq(st, IC_ERR_NO_DEVICE);
-    ck_assert_ptr_null(ctx);
+  /* A context always opens: without a GPU and an arch it serves the ref backend, and
+   * compiling for cuda says what is missing. */
+  OK(ic_context_create(NULL, &ctx));
+  if (!ic_context_has_device(ctx)) {
+    ck_assert_str_eq(ic_context_arch(ctx), "");
+    ic_graph *g;
+    OK(ic_graph_create(&g));
+    OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){4}, 0))));
+    ic_program *p = (ic_program *)1;
+    ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_ERR_NO_DEVICE);
+    ck_assert_ptr_null(p);
     ck_assert_ptr_nonnull(strstr(ic_last_error(), "IC_ARCH"));
+    ic_compile_options ref = {.struct_size = sizeof ref, .backend = "ref"};
+    OK(ic_compile(ctx, g, &ref, &p));
+    ic_program_release(p);
+    ic_graph_destroy(g);
   }
+  ic_context_destroy(ctx);
   ic_context_options o = {.struct_size = sizeof o, .arch = "gfx90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT);
   o.arch = "sm_75";
   ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_UNSUPPORTED);
-  o.arch = NULL;
-  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT); /* compile-only needs an arch */
+  o.arch = NULL; /* compile-only without an arch: the ref backend only */
+  OK(ic_context_create(&o, &ctx));
+  ck_assert_int_eq(ic_context_has_device(ctx), 0);
+  ic_context_destroy(ctx);
   o.struct_size = 2;
   ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT);
   o.struct_size = sizeof o;
@@ -263,6 +275,23 @@ END_TEST
 START_TEST(test_every_op_compiles_sm80) { compile_everything("sm_80"); }
 END_TEST
 
+/* A test backend: the cuda backend, except that a kernel of more than one op fails to
+ * compile, so the eager fallback and strict mode can be exercised. */
+static ic_status fail_fused_compile(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch,
+                                    backend_kernel **out) {
+  int32_t ops = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) ops += k->instrs.items[i].kind == KIR_OP;
+  if (ops > 1) return error_set(IC_ERR_COMPILE, "%s: compile failure of the test backend", k->name);
+  return backend_cuda.compile(bs, k, flags, batch, out);
+}
+
+static backend_vtable fail_fused_backend(void) {
+  backend_vtable vt = backend_cuda;
+  vt.name = "cuda-fail-fused";
+  vt.compile = fail_fused_compile;
+  return vt;
+}
+
 static void log_to_counter(void *user, ic_log_level level, const char *msg) {
   if (level == IC_LOG_WARN && strstr(msg, "eager kernels")) (*(int *)user)++;
 }
@@ -280,21 +309,22 @@ START_TEST(test_eager_fallback_and_strict) {
   ic_value y = ic_graph_unary(g, IC_OP_EXP, ic_graph_unary(g, IC_OP_NEG, ic_graph_unary(g, IC_OP_RELU, x)));
   OK(ic_graph_output(g, "y", y));
   OK(ic_graph_output(g, "z", ic_graph_unary(g, IC_OP_SQRT, x)));
-  ic_debug_fail_fused_compile = 1;
+  const backend_vtable failing = fail_fused_backend();
+  ic_compile_options plain = {.struct_size = sizeof plain};
   ic_program *p;
-  OK(ic_compile(ctx, g, NULL, &p));
+  OK(compile_graph(ctx, g, &plain, &failing, &p));
   ck_assert_int_eq(ic_program_kernel_count(p), 4);
   ck_assert_int_eq(warnings, 1);
   ic_program_release(p);
   ic_compile_options strict = {.struct_size = sizeof strict, .flags = IC_COMPILE_STRICT};
-  ck_assert_int_eq(ic_compile(ctx, g, &strict, &p), IC_ERR_COMPILE);
+  ck_assert_int_eq(compile_graph(ctx, g, &strict, &failing, &p), IC_ERR_COMPILE);
   ck_assert_ptr_nonnull(strstr(ic_last_error(), "strict"));
   setenv("IC_STRICT", "1", 1);
   ic_context *strict_ctx;
   OK(ic_context_create(&o, &strict_ctx));
-  ck_assert_int_eq(ic_compile(strict_ctx, g, NULL, &p), IC_ERR_COMPILE);
+  ck_assert_int_eq(compile_graph(strict_ctx, g, &plain, &failing, &p), IC_ERR_COMPILE);
   ic_context_destroy(strict_ctx);
-  ic_debug_fail_fused_compile = 0;
+  unsetenv("IC_STRICT");
   OK(ic_compile(ctx, g, &strict, &p));
   ck_assert_int_eq(ic_program_kernel_count(p), 1);
   ic_program_release(p);
@@ -303,11 +333,45 @@ START_TEST(test_eager_fallback_and_strict) {
 }
 END_TEST
 
+/* A context that only uses the ref backend needs no libnvrtc: NVRTC loads when the cuda
+ * backend opens, and a cuda compile then says it is missing. Runs in a forked child
+ * (NVRTC loads once per process). */
+START_TEST(test_ref_context_needs_no_nvrtc) {
+  const char *fork_mode = getenv("CK_FORK");
+  if (fork_mode && strcmp(fork_mode, "no") == 0) return;
+  setenv("IC_NVRTC", "/nonexistent/libnvrtc.so.13", 1);
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){3}, 0);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, x)));
+  ic_compile_options ref = {.struct_size = sizeof ref, .backend = "ref"};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &ref, &p));
+  float in[3] = {1, -2, 3}, out[3] = {0};
+  int64_t shape[1] = {3};
+  ic_tensor ti = {in, IC_F32, 1, shape, NULL}, to = {out, IC_F32, 1, shape, NULL};
+  OK(ic_program_run(p, &ti, 1, &to, 1, NULL));
+  ck_assert(out[0] == 1 && out[1] == 4 && out[2] == 9);
+  ic_program_release(p);
+  ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_ERR_NO_NVRTC);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "/nonexistent/libnvrtc.so.13"));
+  ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_ERR_NO_NVRTC); /* says so every time */
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+  unsetenv("IC_NVRTC");
+}
+END_TEST
+
 START_TEST(test_nvrtc_error_carries_log) {
   ic_context *ctx = make_ctx("sm_90a");
+  backend_state *bs;
+  OK(ctx_backend(ctx, &backend_cuda, &bs));
   void *cubin = (void *)1;
   size_t size = 7;
-  ck_assert_int_eq(cuda_nvrtc_compile(ctx, "broken", "extern \"C\" __global__ void k() { undeclared_thing(); }", &cubin, &size),
+  ck_assert_int_eq(cuda_nvrtc_compile((const cuda_state *)bs, "broken", "extern \"C\" __global__ void k() { undeclared_thing(); }", &cubin, &size),
                    IC_ERR_COMPILE);
   ck_assert_ptr_null(cubin);
   ck_assert_int_eq(size, 0);
@@ -358,6 +422,7 @@ int main(void) {
   tcase_add_test(tc, test_every_op_compiles_sm89);
   tcase_add_test(tc, test_every_op_compiles_sm80);
   tcase_add_test(tc, test_eager_fallback_and_strict);
+  tcase_add_test(tc, test_ref_context_needs_no_nvrtc);
   tcase_add_test(tc, test_nvrtc_error_carries_log);
   tcase_add_test(tc, test_ic_dump);
   suite_add_tcase(s, tc);

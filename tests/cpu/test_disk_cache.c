@@ -47,7 +47,7 @@ static void count_log(void *user, ic_log_level level, const char *message) {
   pthread_mutex_unlock(&logs.mu);
 }
 
-static const ic_logger counting_logger = {count_log, NULL, IC_LOG_DEBUG};
+static const logger counting_logger = {count_log, NULL, IC_LOG_DEBUG};
 
 static void reset_logs(void) {
   logs.warn = logs.info = logs.other = 0;
@@ -110,9 +110,9 @@ static uint64_t splitmix64(uint64_t *s) {
   return z ^ (z >> 31);
 }
 
-static ic_key key_of(uint64_t i) {
+static key128 key_of(uint64_t i) {
   uint64_t s = i * 2654435761u + 17;
-  ic_key k;
+  key128 k;
   k.lo = splitmix64(&s);
   k.hi = splitmix64(&s);
   return k;
@@ -130,7 +130,7 @@ static unsigned char *payload_of(uint64_t i, size_t size, size_t *n) {
 }
 
 /* Whether the cache holds exactly these bytes under key. */
-static bool get_equals(disk_cache *c, ic_key key, const void *want, size_t want_n) {
+static bool get_equals(disk_cache *c, key128 key, const void *want, size_t want_n) {
   void *p = NULL;
   size_t n = 0;
   if (!disk_cache_get(c, key, &p, &n)) return false;
@@ -139,7 +139,7 @@ static bool get_equals(disk_cache *c, ic_key key, const void *want, size_t want_
   return same;
 }
 
-static bool is_miss(disk_cache *c, ic_key key) {
+static bool is_miss(disk_cache *c, key128 key) {
   void *p = (void *)1;
   size_t n = 1;
   bool hit = disk_cache_get(c, key, &p, &n);
@@ -240,7 +240,7 @@ START_TEST(test_round_trip) {
   /* The entry's name, place and modes. */
   char path[PATH_MAX], want[PATH_MAX + 64];
   entry_path_of(c, 1, path);
-  ic_key k1 = key_of(1);
+  key128 k1 = key_of(1);
   char hex[33];
   snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)k1.hi,
            (unsigned long long)k1.lo);

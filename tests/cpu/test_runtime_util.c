@@ -9,9 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "runtime/cuda_api.h"
-#include "runtime/half.h"
+#include "base/base.h"
+#include "cuda/cuda_api.h"
+#include "base/dtype.h"
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -85,15 +85,15 @@ END_TEST
 static void *thread_reads_error(void *arg) {
   char *seen = arg;
   snprintf(seen, 64, "%s", ic_last_error());
-  ic_set_error(IC_ERR_INTERNAL, "thread message");
+  error_set(IC_ERR_INTERNAL, "thread message");
   snprintf(seen + 64, 64, "%s", ic_last_error());
   return NULL;
 }
 
 START_TEST(test_last_error_per_thread) {
-  ic_set_error(IC_OK, "%s", "");
+  error_set(IC_OK, "%s", "");
   ck_assert_str_eq(ic_last_error(), "");
-  ck_assert_int_eq(ic_set_error(IC_ERR_INVALID_ARGUMENT, "bad %s %d", "dim", 3),
+  ck_assert_int_eq(error_set(IC_ERR_INVALID_ARGUMENT, "bad %s %d", "dim", 3),
                    IC_ERR_INVALID_ARGUMENT);
   ck_assert_str_eq(ic_last_error(), "bad dim 3");
   char seen[128] = {0};
@@ -104,16 +104,16 @@ START_TEST(test_last_error_per_thread) {
   ck_assert_str_eq(seen + 64, "thread message");
   ck_assert_str_eq(ic_last_error(), "bad dim 3");
   /* A message may quote the current one. */
-  ic_set_error(IC_ERR_COMPILE, "again: %s", ic_last_error());
+  error_set(IC_ERR_COMPILE, "again: %s", ic_last_error());
   ck_assert_str_eq(ic_last_error(), "again: bad dim 3");
 }
 END_TEST
 
 START_TEST(test_error_prefix) {
-  ic_set_error(IC_ERR_COMPILE, "line 3: syntax");
-  ic_error_prefix("compiling kernel k%d", 0);
+  error_set(IC_ERR_COMPILE, "line 3: syntax");
+  error_prefix("compiling kernel k%d", 0);
   ck_assert_str_eq(ic_last_error(), "compiling kernel k0: line 3: syntax");
-  ic_error_prefix("ic_compile");
+  error_prefix("ic_compile");
   ck_assert_str_eq(ic_last_error(), "ic_compile: compiling kernel k0: line 3: syntax");
 
   /* Over-long messages truncate and stay terminated. */
@@ -121,20 +121,20 @@ START_TEST(test_error_prefix) {
   ck_assert_ptr_nonnull(big);
   memset(big, 'x', 9999);
   big[9999] = '\0';
-  ic_set_error(IC_ERR_INTERNAL, "%s", big);
+  error_set(IC_ERR_INTERNAL, "%s", big);
   size_t n = strlen(ic_last_error());
   ck_assert_uint_gt(n, 1000);
   ck_assert_uint_lt(n, 10000);
-  ic_error_prefix("pre");
+  error_prefix("pre");
   ck_assert_uint_eq(strlen(ic_last_error()), n);
   ck_assert_int_eq(strncmp(ic_last_error(), "pre: xxx", 8), 0);
-  ic_error_prefix("%s", big);
+  error_prefix("%s", big);
   ck_assert_uint_eq(strlen(ic_last_error()), n);
   ck_assert_int_eq(ic_last_error()[0], 'x');
   free(big);
 
-  ic_set_error(IC_OK, "%s", "");
-  ic_error_prefix("only");
+  error_set(IC_OK, "%s", "");
+  error_prefix("only");
   ck_assert_str_eq(ic_last_error(), "only");
 }
 END_TEST
@@ -142,15 +142,15 @@ END_TEST
 /* ---------------------------------------------------------------- arrays and strings */
 
 START_TEST(test_sbuf) {
-  ic_sbuf sb = {0};
-  char *s = ic_sbuf_take(&sb);
+  sbuf sb = {0};
+  char *s = sbuf_take(&sb);
   ck_assert_ptr_nonnull(s);
   ck_assert_str_eq(s, "");
   free(s);
 
-  ic_sbuf_puts(&sb, "a");
-  ic_sbuf_printf(&sb, "%d-%s", 42, "b");
-  ic_sbuf_puts(&sb, "");
+  sbuf_puts(&sb, "a");
+  sbuf_printf(&sb, "%d-%s", 42, "b");
+  sbuf_puts(&sb, "");
   ck_assert_uint_eq(sb.len, 5);
   ck_assert_str_eq(sb.data, "a42-b");
 
@@ -160,8 +160,8 @@ START_TEST(test_sbuf) {
   for (int i = 0; i < 5000; i++) chunk[i] = (char)('a' + i % 26);
   chunk[5000] = '\0';
   for (int i = 0; i < 20; i++) {
-    ic_sbuf_printf(&sb, "[%d]%s", i, chunk);
-    ic_sbuf_puts(&sb, chunk);
+    sbuf_printf(&sb, "[%d]%s", i, chunk);
+    sbuf_puts(&sb, chunk);
   }
   size_t want = 5;
   for (int i = 0; i < 20; i++) want += (size_t)snprintf(NULL, 0, "[%d]", i) + 10000;
@@ -169,7 +169,7 @@ START_TEST(test_sbuf) {
   ck_assert_uint_eq(strlen(sb.data), want);
   ck_assert_int_eq(memcmp(sb.data + 5, "[0]abc", 6), 0);
   ck_assert_int_eq(memcmp(sb.data + want - 5000, chunk, 5000), 0);
-  s = ic_sbuf_take(&sb);
+  s = sbuf_take(&sb);
   ck_assert_ptr_nonnull(s);
   ck_assert_uint_eq(strlen(s), want);
   ck_assert_ptr_null(sb.data);
@@ -177,25 +177,25 @@ START_TEST(test_sbuf) {
   free(s);
 
   /* A single printf much larger than the buffer. */
-  ic_sbuf_printf(&sb, "%s%s%s", chunk, chunk, chunk);
+  sbuf_printf(&sb, "%s%s%s", chunk, chunk, chunk);
   ck_assert_uint_eq(sb.len, 15000);
-  ic_sbuf_free(&sb);
+  sbuf_free(&sb);
   ck_assert_ptr_null(sb.data);
   free(chunk);
 
   /* oom is sticky: appends are ignored and take gives NULL. */
-  ic_sbuf_puts(&sb, "x");
+  sbuf_puts(&sb, "x");
   sb.oom = true;
-  ic_sbuf_puts(&sb, "y");
-  ic_sbuf_printf(&sb, "%d", 1);
-  ck_assert_ptr_null(ic_sbuf_take(&sb));
+  sbuf_puts(&sb, "y");
+  sbuf_printf(&sb, "%d", 1);
+  ck_assert_ptr_null(sbuf_take(&sb));
   ck_assert(!sb.oom);
   ck_assert_ptr_null(sb.data);
 
-  s = ic_strdup("hello");
+  s = str_dup("hello");
   ck_assert_str_eq(s, "hello");
   free(s);
-  ck_assert_ptr_null(ic_strdup(NULL));
+  ck_assert_ptr_null(str_dup(NULL));
 }
 END_TEST
 
@@ -206,19 +206,19 @@ typedef struct ints {
 
 START_TEST(test_grow) {
   ints v = {0};
-  for (int64_t i = 0; i < 10000; i++) ck_assert(IC_VEC_PUSH(v, i * 3));
+  for (int64_t i = 0; i < 10000; i++) ck_assert(VEC_PUSH(v, i * 3));
   ck_assert_int_eq(v.count, 10000);
   ck_assert_int_ge(v.cap, 10000);
   for (int32_t i = 0; i < v.count; i++) ck_assert_int_eq(v.items[i], (int64_t)i * 3);
 
   void *items = v.items;
   int32_t cap = v.cap;
-  ck_assert(ic_grow((void **)&v.items, &v.cap, 5, sizeof *v.items)); /* already room */
+  ck_assert(vec_grow((void **)&v.items, &v.cap, 5, sizeof *v.items)); /* already room */
   ck_assert_ptr_eq(v.items, items);
   ck_assert_int_eq(v.cap, cap);
   /* An impossible size fails and leaves the array intact. */
-  ck_assert(!ic_grow((void **)&v.items, &v.cap, INT32_MAX, SIZE_MAX / 4));
-  ck_assert(!ic_grow((void **)&v.items, &v.cap, -1, sizeof *v.items));
+  ck_assert(!vec_grow((void **)&v.items, &v.cap, INT32_MAX, SIZE_MAX / 4));
+  ck_assert(!vec_grow((void **)&v.items, &v.cap, -1, sizeof *v.items));
   ck_assert_ptr_eq(v.items, items);
   ck_assert_int_eq(v.cap, cap);
   ck_assert_int_eq(v.items[9999], 29997);
@@ -226,9 +226,9 @@ START_TEST(test_grow) {
 
   char *c = NULL;
   int32_t ccap = 0;
-  ck_assert(ic_grow((void **)&c, &ccap, 1, 1));
+  ck_assert(vec_grow((void **)&c, &ccap, 1, 1));
   ck_assert_int_ge(ccap, 1);
-  ck_assert(ic_grow((void **)&c, &ccap, 1000, 1));
+  ck_assert(vec_grow((void **)&c, &ccap, 1000, 1));
   ck_assert_int_ge(ccap, 1000);
   free(c);
 }
@@ -251,27 +251,27 @@ static void capture(void *user, ic_log_level level, const char *message) {
 
 START_TEST(test_logger) {
   captured c = {0};
-  ic_logger lg;
+  logger lg;
   unsetenv("IC_LOG");
-  ic_logger_init(&lg, capture, &c, IC_LOG_WARN);
+  logger_init(&lg, capture, &c, IC_LOG_WARN);
   ck_assert_int_eq(lg.level, IC_LOG_WARN);
-  ic_log(&lg, IC_LOG_ERROR, "bad %d", 1);
+  log_msg(&lg, IC_LOG_ERROR, "bad %d", 1);
   ck_assert_int_eq(c.calls, 1);
   ck_assert_int_eq(c.level, IC_LOG_ERROR);
   ck_assert_str_eq(c.message, "ic: error: bad 1");
-  ic_log(&lg, IC_LOG_WARN, "careful %s", "now");
+  log_msg(&lg, IC_LOG_WARN, "careful %s", "now");
   ck_assert_int_eq(c.calls, 2);
   ck_assert_int_eq(c.level, IC_LOG_WARN);
   ck_assert_str_eq(c.message, "ic: warn: careful now");
-  ic_log(&lg, IC_LOG_INFO, "hidden");
-  ic_log(&lg, IC_LOG_DEBUG, "hidden");
-  ic_log(&lg, IC_LOG_OFF, "hidden");
+  log_msg(&lg, IC_LOG_INFO, "hidden");
+  log_msg(&lg, IC_LOG_DEBUG, "hidden");
+  log_msg(&lg, IC_LOG_OFF, "hidden");
   ck_assert_int_eq(c.calls, 2);
 
-  ic_logger_init(&lg, capture, &c, IC_LOG_DEBUG);
-  ic_log(&lg, IC_LOG_DEBUG, "d");
+  logger_init(&lg, capture, &c, IC_LOG_DEBUG);
+  log_msg(&lg, IC_LOG_DEBUG, "d");
   ck_assert_str_eq(c.message, "ic: debug: d");
-  ic_log(&lg, IC_LOG_INFO, "i");
+  log_msg(&lg, IC_LOG_INFO, "i");
   ck_assert_str_eq(c.message, "ic: info: i");
   ck_assert_int_eq(c.level, IC_LOG_INFO);
   ck_assert_int_eq(c.calls, 4);
@@ -281,7 +281,7 @@ START_TEST(test_logger) {
   ck_assert_ptr_nonnull(big);
   memset(big, 'z', 5000);
   big[5000] = '\0';
-  ic_log(&lg, IC_LOG_INFO, "%s", big);
+  log_msg(&lg, IC_LOG_INFO, "%s", big);
   ck_assert_int_eq(c.calls, 5);
   ck_assert_int_eq(strncmp(c.message, "ic: info: zzz", 13), 0);
   free(big);
@@ -295,26 +295,26 @@ START_TEST(test_logger) {
                {"1", IC_LOG_ERROR},     {"2", IC_LOG_WARN},      {"3", IC_LOG_INFO},
                {"4", IC_LOG_DEBUG},     {"5", IC_LOG_OFF},       {"verbose", IC_LOG_OFF},
                {"", IC_LOG_OFF},        {"-1", IC_LOG_OFF},      {"2x", IC_LOG_OFF}};
-  for (size_t i = 0; i < IC_ARRAY_LEN(cases); i++) {
+  for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
     setenv("IC_LOG", cases[i].env, 1);
-    ic_logger_init(&lg, NULL, NULL, IC_LOG_OFF);
+    logger_init(&lg, NULL, NULL, IC_LOG_OFF);
     ck_assert_msg(lg.level == cases[i].want, "IC_LOG=%s gave %d", cases[i].env, (int)lg.level);
   }
   /* An explicit level wins over IC_LOG. */
   setenv("IC_LOG", "debug", 1);
-  ic_logger_init(&lg, capture, &c, IC_LOG_ERROR);
+  logger_init(&lg, capture, &c, IC_LOG_ERROR);
   ck_assert_int_eq(lg.level, IC_LOG_ERROR);
   ck_assert_ptr_eq(lg.user, &c);
-  ic_logger_init(&lg, capture, &c, IC_LOG_OFF);
+  logger_init(&lg, capture, &c, IC_LOG_OFF);
   ck_assert_int_eq(lg.level, IC_LOG_DEBUG);
   unsetenv("IC_LOG");
-  ic_logger_init(&lg, capture, &c, IC_LOG_OFF);
+  logger_init(&lg, capture, &c, IC_LOG_OFF);
   ck_assert_int_eq(lg.level, IC_LOG_OFF);
   int before = c.calls;
-  ic_log(&lg, IC_LOG_ERROR, "off");
+  log_msg(&lg, IC_LOG_ERROR, "off");
   ck_assert_int_eq(c.calls, before);
 
-  ic_log(NULL, IC_LOG_ERROR, "nothing");
+  log_msg(NULL, IC_LOG_ERROR, "nothing");
 }
 END_TEST
 
@@ -334,181 +334,181 @@ START_TEST(test_dtype_tables) {
       {IC_F32, "f32", 4, true, false},     {IC_F64, "f64", 8, true, false},
       {IC_F8E4M3, "f8e4m3", 1, true, false}, {IC_F8E5M2, "f8e5m2", 1, true, false},
   };
-  ck_assert_int_eq(IC_ARRAY_LEN(cases), IC_DTYPE_COUNT - 1);
-  for (size_t i = 0; i < IC_ARRAY_LEN(cases); i++) {
+  ck_assert_int_eq(ARRAY_LEN(cases), IC_DTYPE_COUNT - 1);
+  for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
     ck_assert_str_eq(ic_dtype_name(cases[i].dt), cases[i].name);
     ck_assert_uint_eq(ic_dtype_size(cases[i].dt), cases[i].size);
-    ck_assert(ic_dtype_valid(cases[i].dt));
-    ck_assert_int_eq(ic_dtype_is_float(cases[i].dt), cases[i].is_float);
-    ck_assert_int_eq(ic_dtype_is_integer(cases[i].dt), cases[i].is_integer);
+    ck_assert(dtype_valid(cases[i].dt));
+    ck_assert_int_eq(dtype_is_float(cases[i].dt), cases[i].is_float);
+    ck_assert_int_eq(dtype_is_integer(cases[i].dt), cases[i].is_integer);
   }
   static const ic_dtype bad[] = {IC_DTYPE_INVALID, IC_DTYPE_COUNT, IC_DTYPE_AUTO, (ic_dtype)-1};
-  for (size_t i = 0; i < IC_ARRAY_LEN(bad); i++) {
+  for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
     ck_assert_str_eq(ic_dtype_name(bad[i]), "invalid");
     ck_assert_uint_eq(ic_dtype_size(bad[i]), 0);
-    ck_assert(!ic_dtype_valid(bad[i]));
-    ck_assert(!ic_dtype_is_float(bad[i]));
-    ck_assert(!ic_dtype_is_integer(bad[i]));
+    ck_assert(!dtype_valid(bad[i]));
+    ck_assert(!dtype_is_float(bad[i]));
+    ck_assert(!dtype_is_integer(bad[i]));
   }
 }
 END_TEST
 
 START_TEST(test_round_f16) {
   const ic_dtype H = IC_F16;
-  ck_assert_same(ic_dtype_round(H, 1.0 / 3.0), f16_value(0x3555));
-  ck_assert_same(ic_dtype_round(H, 1.0), 1.0);
-  ck_assert_same(ic_dtype_round(H, 65504.0), 65504.0);
-  ck_assert_same(ic_dtype_round(H, 65519.99), 65504.0);
-  ck_assert_same(ic_dtype_round(H, 65520.0), INFINITY);
-  ck_assert_same(ic_dtype_round(H, -65520.0), -INFINITY);
-  ck_assert_same(ic_dtype_round(H, 1e300), INFINITY);
-  ck_assert_same(ic_dtype_round(H, -INFINITY), -INFINITY);
+  ck_assert_same(dtype_round(H, 1.0 / 3.0), f16_value(0x3555));
+  ck_assert_same(dtype_round(H, 1.0), 1.0);
+  ck_assert_same(dtype_round(H, 65504.0), 65504.0);
+  ck_assert_same(dtype_round(H, 65519.99), 65504.0);
+  ck_assert_same(dtype_round(H, 65520.0), INFINITY);
+  ck_assert_same(dtype_round(H, -65520.0), -INFINITY);
+  ck_assert_same(dtype_round(H, 1e300), INFINITY);
+  ck_assert_same(dtype_round(H, -INFINITY), -INFINITY);
   /* Subnormals. */
-  ck_assert_same(ic_dtype_round(H, ldexp(1, -24)), ldexp(1, -24));
-  ck_assert_same(ic_dtype_round(H, ldexp(1, -25)), 0.0); /* tie to even: zero */
-  ck_assert_same(ic_dtype_round(H, -ldexp(1, -25)), -0.0);
-  ck_assert_same(ic_dtype_round(H, ldexp(1, -25) * (1 + ldexp(1, -30))), ldexp(1, -24));
-  ck_assert_same(ic_dtype_round(H, 3 * ldexp(1, -25)), ldexp(2, -24)); /* tie to even: 2 */
-  ck_assert_same(ic_dtype_round(H, 5 * ldexp(1, -25)), ldexp(2, -24));
-  ck_assert_same(ic_dtype_round(H, ldexp(1, -14) - ldexp(1, -25)), ldexp(1, -14));
-  ck_assert_same(ic_dtype_round(H, ldexp(1023, -24)), ldexp(1023, -24));
-  ck_assert_same(ic_dtype_round(H, 1e-30), 0.0);
-  ck_assert_same(ic_dtype_round(H, 4.9e-324), 0.0);
+  ck_assert_same(dtype_round(H, ldexp(1, -24)), ldexp(1, -24));
+  ck_assert_same(dtype_round(H, ldexp(1, -25)), 0.0); /* tie to even: zero */
+  ck_assert_same(dtype_round(H, -ldexp(1, -25)), -0.0);
+  ck_assert_same(dtype_round(H, ldexp(1, -25) * (1 + ldexp(1, -30))), ldexp(1, -24));
+  ck_assert_same(dtype_round(H, 3 * ldexp(1, -25)), ldexp(2, -24)); /* tie to even: 2 */
+  ck_assert_same(dtype_round(H, 5 * ldexp(1, -25)), ldexp(2, -24));
+  ck_assert_same(dtype_round(H, ldexp(1, -14) - ldexp(1, -25)), ldexp(1, -14));
+  ck_assert_same(dtype_round(H, ldexp(1023, -24)), ldexp(1023, -24));
+  ck_assert_same(dtype_round(H, 1e-30), 0.0);
+  ck_assert_same(dtype_round(H, 4.9e-324), 0.0);
   /* Ties to even between normals. */
-  ck_assert_same(ic_dtype_round(H, 1 + ldexp(1, -11)), 1.0);
-  ck_assert_same(ic_dtype_round(H, 1 + 3 * ldexp(1, -11)), 1 + ldexp(1, -9));
-  ck_assert_same(ic_dtype_round(H, 2049.0), 2048.0);
-  ck_assert_same(ic_dtype_round(H, 2051.0), 2052.0);
+  ck_assert_same(dtype_round(H, 1 + ldexp(1, -11)), 1.0);
+  ck_assert_same(dtype_round(H, 1 + 3 * ldexp(1, -11)), 1 + ldexp(1, -9));
+  ck_assert_same(dtype_round(H, 2049.0), 2048.0);
+  ck_assert_same(dtype_round(H, 2051.0), 2052.0);
   /* Rounds once, from the double: through float the 2^-40 would be lost and the tie
    * would go to 1. */
-  ck_assert_same(ic_dtype_round(H, 1 + ldexp(1, -11) + ldexp(1, -40)), 1 + ldexp(1, -10));
-  ck_assert_same(ic_dtype_round(H, 65504 + 16 - ldexp(1, -30)), 65504.0);
-  ck_assert(isnan(ic_dtype_round(H, NAN)));
-  ck_assert_same(ic_dtype_round(H, -0.0), -0.0);
-  ck_assert_same(ic_dtype_round(H, 0.0), 0.0);
+  ck_assert_same(dtype_round(H, 1 + ldexp(1, -11) + ldexp(1, -40)), 1 + ldexp(1, -10));
+  ck_assert_same(dtype_round(H, 65504 + 16 - ldexp(1, -30)), 65504.0);
+  ck_assert(isnan(dtype_round(H, NAN)));
+  ck_assert_same(dtype_round(H, -0.0), -0.0);
+  ck_assert_same(dtype_round(H, 0.0), 0.0);
 
   /* The bits helpers on the same cases. */
-  ck_assert_uint_eq(ic_f32_to_f16_bits(1.0f / 3.0f), 0x3555);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(65504.0f), 0x7bff);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(65519.996f), 0x7bff);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(65520.0f), 0x7c00);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(-65520.0f), 0xfc00);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(1e30f), 0x7c00);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(INFINITY), 0x7c00);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(ldexpf(1, -24)), 0x0001);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(ldexpf(1, -25)), 0x0000);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(-ldexpf(1, -25)), 0x8000);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(3 * ldexpf(1, -25)), 0x0002);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(ldexpf(1, -14) - ldexpf(1, -25)), 0x0400);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(1 + ldexpf(1, -11)), 0x3c00);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(1 + 3 * ldexpf(1, -11)), 0x3c02);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(bits_f32(0x00000001)), 0x0000); /* f32 subnormal */
-  ck_assert_uint_eq(ic_f32_to_f16_bits(-0.0f), 0x8000);
+  ck_assert_uint_eq(f32_to_f16_bits(1.0f / 3.0f), 0x3555);
+  ck_assert_uint_eq(f32_to_f16_bits(65504.0f), 0x7bff);
+  ck_assert_uint_eq(f32_to_f16_bits(65519.996f), 0x7bff);
+  ck_assert_uint_eq(f32_to_f16_bits(65520.0f), 0x7c00);
+  ck_assert_uint_eq(f32_to_f16_bits(-65520.0f), 0xfc00);
+  ck_assert_uint_eq(f32_to_f16_bits(1e30f), 0x7c00);
+  ck_assert_uint_eq(f32_to_f16_bits(INFINITY), 0x7c00);
+  ck_assert_uint_eq(f32_to_f16_bits(ldexpf(1, -24)), 0x0001);
+  ck_assert_uint_eq(f32_to_f16_bits(ldexpf(1, -25)), 0x0000);
+  ck_assert_uint_eq(f32_to_f16_bits(-ldexpf(1, -25)), 0x8000);
+  ck_assert_uint_eq(f32_to_f16_bits(3 * ldexpf(1, -25)), 0x0002);
+  ck_assert_uint_eq(f32_to_f16_bits(ldexpf(1, -14) - ldexpf(1, -25)), 0x0400);
+  ck_assert_uint_eq(f32_to_f16_bits(1 + ldexpf(1, -11)), 0x3c00);
+  ck_assert_uint_eq(f32_to_f16_bits(1 + 3 * ldexpf(1, -11)), 0x3c02);
+  ck_assert_uint_eq(f32_to_f16_bits(bits_f32(0x00000001)), 0x0000); /* f32 subnormal */
+  ck_assert_uint_eq(f32_to_f16_bits(-0.0f), 0x8000);
   /* Every NaN becomes 0x7fff, as cvt.rn.f16.f32 does on the GPU. */
-  ck_assert_uint_eq(ic_f32_to_f16_bits(bits_f32(0x7fc00000)), 0x7fff);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(bits_f32(0x7f800001)), 0x7fff);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(bits_f32(0xffa00000)), 0x7fff);
-  ck_assert_uint_eq(ic_f32_to_f16_bits(bits_f32(0x7fffffff)), 0x7fff);
+  ck_assert_uint_eq(f32_to_f16_bits(bits_f32(0x7fc00000)), 0x7fff);
+  ck_assert_uint_eq(f32_to_f16_bits(bits_f32(0x7f800001)), 0x7fff);
+  ck_assert_uint_eq(f32_to_f16_bits(bits_f32(0xffa00000)), 0x7fff);
+  ck_assert_uint_eq(f32_to_f16_bits(bits_f32(0x7fffffff)), 0x7fff);
 
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0x3c00)), f32_bits(1.0f));
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0x0001)), f32_bits(ldexpf(1, -24)));
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0x8000)), 0x80000000u);
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0x7c00)), 0x7f800000u);
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0xfc00)), 0xff800000u);
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0x7e00)), 0x7fffffffu); /* as cvt.f32.f16 */
-  ck_assert_uint_eq(f32_bits(ic_f16_bits_to_f32(0xfc01)), 0x7fffffffu);
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0x3c00)), f32_bits(1.0f));
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0x0001)), f32_bits(ldexpf(1, -24)));
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0x8000)), 0x80000000u);
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0x7c00)), 0x7f800000u);
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0xfc00)), 0xff800000u);
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0x7e00)), 0x7fffffffu); /* as cvt.f32.f16 */
+  ck_assert_uint_eq(f32_bits(f16_bits_to_f32(0xfc01)), 0x7fffffffu);
 
   /* Every f16: decodes exactly and encodes back to itself. */
   for (uint32_t h = 0; h < 0x10000; h++) {
-    float f = ic_f16_bits_to_f32((uint16_t)h);
+    float f = f16_bits_to_f32((uint16_t)h);
     double want = f16_value((uint16_t)h);
     if (isnan(want)) {
       ck_assert_uint_eq(f32_bits(f), 0x7fffffffu);
-      ck_assert_uint_eq(ic_f32_to_f16_bits(f), 0x7fff);
+      ck_assert_uint_eq(f32_to_f16_bits(f), 0x7fff);
       continue;
     }
     ck_assert_same((double)f, want);
-    ck_assert_uint_eq(ic_f32_to_f16_bits(f), h);
-    ck_assert_same(ic_dtype_round(IC_F16, want), want);
+    ck_assert_uint_eq(f32_to_f16_bits(f), h);
+    ck_assert_same(dtype_round(IC_F16, want), want);
   }
 }
 END_TEST
 
 START_TEST(test_round_bf16) {
   const ic_dtype B = IC_BF16;
-  ck_assert_same(ic_dtype_round(B, 1.0 / 3.0), bf16_value(0x3eab));
-  ck_assert_same(ic_dtype_round(B, 1.0), 1.0);
+  ck_assert_same(dtype_round(B, 1.0 / 3.0), bf16_value(0x3eab));
+  ck_assert_same(dtype_round(B, 1.0), 1.0);
   const double max = bf16_value(0x7f7f);
-  ck_assert_same(ic_dtype_round(B, max), max);
-  ck_assert_same(ic_dtype_round(B, max + ldexp(1, 119) - ldexp(1, 90)), max);
-  ck_assert_same(ic_dtype_round(B, max + ldexp(1, 119)), INFINITY); /* tie, odd: up */
-  ck_assert_same(ic_dtype_round(B, 1e39), INFINITY); /* beyond f32 too */
-  ck_assert_same(ic_dtype_round(B, -1e39), -INFINITY);
-  ck_assert_same(ic_dtype_round(B, ldexp(1, -133)), ldexp(1, -133));
-  ck_assert_same(ic_dtype_round(B, ldexp(1, -134)), 0.0);
-  ck_assert_same(ic_dtype_round(B, 3 * ldexp(1, -134)), ldexp(2, -133));
-  ck_assert_same(ic_dtype_round(B, 1 + ldexp(1, -8)), 1.0);
-  ck_assert_same(ic_dtype_round(B, 1 + 3 * ldexp(1, -8)), 1 + ldexp(1, -6));
-  ck_assert_same(ic_dtype_round(B, 1 + ldexp(1, -8) + ldexp(1, -40)), 1 + ldexp(1, -7));
-  ck_assert_same(ic_dtype_round(B, 257.0), 256.0);
-  ck_assert_same(ic_dtype_round(B, 259.0), 260.0);
-  ck_assert(isnan(ic_dtype_round(B, NAN)));
-  ck_assert_same(ic_dtype_round(B, -0.0), -0.0);
+  ck_assert_same(dtype_round(B, max), max);
+  ck_assert_same(dtype_round(B, max + ldexp(1, 119) - ldexp(1, 90)), max);
+  ck_assert_same(dtype_round(B, max + ldexp(1, 119)), INFINITY); /* tie, odd: up */
+  ck_assert_same(dtype_round(B, 1e39), INFINITY); /* beyond f32 too */
+  ck_assert_same(dtype_round(B, -1e39), -INFINITY);
+  ck_assert_same(dtype_round(B, ldexp(1, -133)), ldexp(1, -133));
+  ck_assert_same(dtype_round(B, ldexp(1, -134)), 0.0);
+  ck_assert_same(dtype_round(B, 3 * ldexp(1, -134)), ldexp(2, -133));
+  ck_assert_same(dtype_round(B, 1 + ldexp(1, -8)), 1.0);
+  ck_assert_same(dtype_round(B, 1 + 3 * ldexp(1, -8)), 1 + ldexp(1, -6));
+  ck_assert_same(dtype_round(B, 1 + ldexp(1, -8) + ldexp(1, -40)), 1 + ldexp(1, -7));
+  ck_assert_same(dtype_round(B, 257.0), 256.0);
+  ck_assert_same(dtype_round(B, 259.0), 260.0);
+  ck_assert(isnan(dtype_round(B, NAN)));
+  ck_assert_same(dtype_round(B, -0.0), -0.0);
 
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(1.0f / 3.0f), 0x3eab);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x7f7fffff)), 0x7f80);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x7f7f7fff)), 0x7f7f);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x3f808000)), 0x3f80);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x3f818000)), 0x3f82);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x00008000)), 0x0000);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x00018000)), 0x0002);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(-0.0f), 0x8000);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(-INFINITY), 0xff80);
+  ck_assert_uint_eq(f32_to_bf16_bits(1.0f / 3.0f), 0x3eab);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x7f7fffff)), 0x7f80);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x7f7f7fff)), 0x7f7f);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x3f808000)), 0x3f80);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x3f818000)), 0x3f82);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x00008000)), 0x0000);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x00018000)), 0x0002);
+  ck_assert_uint_eq(f32_to_bf16_bits(-0.0f), 0x8000);
+  ck_assert_uint_eq(f32_to_bf16_bits(-INFINITY), 0xff80);
   /* Every NaN becomes 0x7fff, as cvt.rn.bf16.f32 does on the GPU. */
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x7fc00000)), 0x7fff);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x7f800001)), 0x7fff);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0xffa00000)), 0x7fff);
-  ck_assert_uint_eq(ic_f32_to_bf16_bits(bits_f32(0x7fffffff)), 0x7fff);
-  ck_assert_uint_eq(f32_bits(ic_bf16_bits_to_f32(0x3eab)), 0x3eab0000u);
-  ck_assert_uint_eq(f32_bits(ic_bf16_bits_to_f32(0xffe0)), 0xffe00000u);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x7fc00000)), 0x7fff);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x7f800001)), 0x7fff);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0xffa00000)), 0x7fff);
+  ck_assert_uint_eq(f32_to_bf16_bits(bits_f32(0x7fffffff)), 0x7fff);
+  ck_assert_uint_eq(f32_bits(bf16_bits_to_f32(0x3eab)), 0x3eab0000u);
+  ck_assert_uint_eq(f32_bits(bf16_bits_to_f32(0xffe0)), 0xffe00000u);
 }
 END_TEST
 
 START_TEST(test_round_other) {
   const ic_dtype I = IC_I32;
-  ck_assert_same(ic_dtype_round(I, 3.7), 3.0);
-  ck_assert_same(ic_dtype_round(I, -3.7), -3.0);
-  ck_assert_same(ic_dtype_round(I, 2147483647.0), 2147483647.0);
-  ck_assert_same(ic_dtype_round(I, 2147483647.9), 2147483647.0);
-  ck_assert_same(ic_dtype_round(I, 3e9), 2147483647.0);
-  ck_assert_same(ic_dtype_round(I, -2147483648.9), -2147483648.0);
-  ck_assert_same(ic_dtype_round(I, -3e9), -2147483648.0);
-  ck_assert_same(ic_dtype_round(I, INFINITY), 2147483647.0);
-  ck_assert_same(ic_dtype_round(I, -INFINITY), -2147483648.0);
-  ck_assert(ic_dtype_round(I, NAN) == 0.0);
-  ck_assert(ic_dtype_round(I, -0.5) == 0.0);
+  ck_assert_same(dtype_round(I, 3.7), 3.0);
+  ck_assert_same(dtype_round(I, -3.7), -3.0);
+  ck_assert_same(dtype_round(I, 2147483647.0), 2147483647.0);
+  ck_assert_same(dtype_round(I, 2147483647.9), 2147483647.0);
+  ck_assert_same(dtype_round(I, 3e9), 2147483647.0);
+  ck_assert_same(dtype_round(I, -2147483648.9), -2147483648.0);
+  ck_assert_same(dtype_round(I, -3e9), -2147483648.0);
+  ck_assert_same(dtype_round(I, INFINITY), 2147483647.0);
+  ck_assert_same(dtype_round(I, -INFINITY), -2147483648.0);
+  ck_assert(dtype_round(I, NAN) == 0.0);
+  ck_assert(dtype_round(I, -0.5) == 0.0);
 
-  ck_assert_same(ic_dtype_round(IC_BOOL, 0.0), 0.0);
-  ck_assert_same(ic_dtype_round(IC_BOOL, -0.0), 0.0);
-  ck_assert_same(ic_dtype_round(IC_BOOL, 0.5), 1.0);
-  ck_assert_same(ic_dtype_round(IC_BOOL, -7.0), 1.0);
-  ck_assert_same(ic_dtype_round(IC_BOOL, NAN), 1.0);
+  ck_assert_same(dtype_round(IC_BOOL, 0.0), 0.0);
+  ck_assert_same(dtype_round(IC_BOOL, -0.0), 0.0);
+  ck_assert_same(dtype_round(IC_BOOL, 0.5), 1.0);
+  ck_assert_same(dtype_round(IC_BOOL, -7.0), 1.0);
+  ck_assert_same(dtype_round(IC_BOOL, NAN), 1.0);
 
-  ck_assert_same(ic_dtype_round(IC_F32, 1.0 / 3.0), (double)(1.0f / 3.0f));
-  ck_assert_same(ic_dtype_round(IC_F32, 1e39), INFINITY);
-  ck_assert_same(ic_dtype_round(IC_F64, 1.0 / 3.0), 1.0 / 3.0);
+  ck_assert_same(dtype_round(IC_F32, 1.0 / 3.0), (double)(1.0f / 3.0f));
+  ck_assert_same(dtype_round(IC_F32, 1e39), INFINITY);
+  ck_assert_same(dtype_round(IC_F64, 1.0 / 3.0), 1.0 / 3.0);
 
   /* fp8 (not compiled yet, but rounded like a cast): e4m3fn has no inf, e5m2 has. */
-  ck_assert_same(ic_dtype_round(IC_F8E4M3, 448.0), 448.0);
-  ck_assert_same(ic_dtype_round(IC_F8E4M3, 464.0), 448.0);
-  ck_assert(isnan(ic_dtype_round(IC_F8E4M3, 465.0)));
-  ck_assert(isnan(ic_dtype_round(IC_F8E4M3, INFINITY)));
-  ck_assert_same(ic_dtype_round(IC_F8E4M3, ldexp(1, -9)), ldexp(1, -9));
-  ck_assert_same(ic_dtype_round(IC_F8E4M3, 0.3), 0.3125);
-  ck_assert_same(ic_dtype_round(IC_F8E5M2, 57344.0), 57344.0);
-  ck_assert_same(ic_dtype_round(IC_F8E5M2, 61440.0), INFINITY);
-  ck_assert_same(ic_dtype_round(IC_F8E5M2, ldexp(1, -16)), ldexp(1, -16));
-  ck_assert_same(ic_dtype_round(IC_F8E5M2, 0.3), 0.3125);
+  ck_assert_same(dtype_round(IC_F8E4M3, 448.0), 448.0);
+  ck_assert_same(dtype_round(IC_F8E4M3, 464.0), 448.0);
+  ck_assert(isnan(dtype_round(IC_F8E4M3, 465.0)));
+  ck_assert(isnan(dtype_round(IC_F8E4M3, INFINITY)));
+  ck_assert_same(dtype_round(IC_F8E4M3, ldexp(1, -9)), ldexp(1, -9));
+  ck_assert_same(dtype_round(IC_F8E4M3, 0.3), 0.3125);
+  ck_assert_same(dtype_round(IC_F8E5M2, 57344.0), 57344.0);
+  ck_assert_same(dtype_round(IC_F8E5M2, 61440.0), INFINITY);
+  ck_assert_same(dtype_round(IC_F8E5M2, ldexp(1, -16)), ldexp(1, -16));
+  ck_assert_same(dtype_round(IC_F8E5M2, 0.3), 0.3125);
 }
 END_TEST
 
@@ -534,31 +534,31 @@ START_TEST(test_round_sweep) {
     uint32_t u = rnd32();
     if (i & 1) u = (u & 0x8fffffffu) | 0x30000000u; /* bias towards f16's range */
     float x = bits_f32(u);
-    uint16_t h = ic_f32_to_f16_bits(x);
-    uint16_t b = ic_f32_to_bf16_bits(x);
+    uint16_t h = f32_to_f16_bits(x);
+    uint16_t b = f32_to_bf16_bits(x);
     if (isnan(x)) {
       ck_assert_uint_eq(h, 0x7fff);
       ck_assert_uint_eq(b, 0x7fff);
       continue;
     }
-    double rh = ic_dtype_round(IC_F16, (double)x);
-    double rb = ic_dtype_round(IC_BF16, (double)x);
-    ck_assert_msg(same_double((double)ic_f16_bits_to_f32(h), rh), "f16 of 0x%08x", u);
-    ck_assert_msg(same_double((double)ic_bf16_bits_to_f32(b), rb), "bf16 of 0x%08x", u);
+    double rh = dtype_round(IC_F16, (double)x);
+    double rb = dtype_round(IC_BF16, (double)x);
+    ck_assert_msg(same_double((double)f16_bits_to_f32(h), rh), "f16 of 0x%08x", u);
+    ck_assert_msg(same_double((double)bf16_bits_to_f32(b), rb), "bf16 of 0x%08x", u);
     ck_assert_msg(b == ref_bf16_bits(x), "bf16 of 0x%08x: 0x%04x", u, b);
 #ifdef HAVE_FLOAT16
     ck_assert_msg(h == ref_f16_bits_from_double((double)x), "f16 of 0x%08x: 0x%04x", u, h);
 #endif
   }
 #ifdef HAVE_FLOAT16
-  /* Doubles that are no floats: ic_dtype_round rounds once, like the compiler's
+  /* Doubles that are no floats: dtype_round rounds once, like the compiler's
    * double -> _Float16. */
   for (int i = 0; i < 500000; i++) {
     uint64_t u = ((uint64_t)rnd32() << 32) | rnd32();
     u = (u & 0x800fffffffffffffull) | ((uint64_t)(1023 - 30 + (rnd32() % 48)) << 52);
     double d;
     memcpy(&d, &u, sizeof d);
-    ck_assert_msg(same_double(ic_dtype_round(IC_F16, d), f16_value(ref_f16_bits_from_double(d))),
+    ck_assert_msg(same_double(dtype_round(IC_F16, d), f16_value(ref_f16_bits_from_double(d))),
                   "f16 of %a", d);
   }
 #endif
@@ -568,27 +568,27 @@ END_TEST
 /* ---------------------------------------------------------------- libcuda, libnvrtc */
 
 START_TEST(test_driver) {
-  ic_set_error(IC_OK, "%s", "");
-  const ic_driver_api *drv = ic_driver_get();
+  error_set(IC_OK, "%s", "");
+  const cuda_driver_api *drv = cuda_driver_get();
   if (drv) {
     /* A machine with a GPU: the table is complete. */
     ck_assert(drv->cuInit != NULL);
     ck_assert(drv->cuStreamSynchronize != NULL && drv->cuMemAllocAsync != NULL);
     ck_assert_int_ge(drv->driver_version, 12000);
-    ck_assert_ptr_eq(ic_driver_get(), drv);
+    ck_assert_ptr_eq(cuda_driver_get(), drv);
     return;
   }
   ck_assert_str_ne(ic_last_error(), "");
   ck_assert_ptr_nonnull(strstr(ic_last_error(), "CUDA"));
   /* The failure is remembered and recorded again, on every thread. */
-  ic_set_error(IC_OK, "%s", "");
-  ck_assert_ptr_null(ic_driver_get());
+  error_set(IC_OK, "%s", "");
+  ck_assert_ptr_null(cuda_driver_get());
   ck_assert_ptr_nonnull(strstr(ic_last_error(), "CUDA"));
 
-  ck_assert_int_eq(ic_cuda_error(NULL, CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc"),
+  ck_assert_int_eq(cuda_error(NULL, CUDA_ERROR_OUT_OF_MEMORY, "cuMemAlloc"),
                    IC_ERR_OUT_OF_MEMORY);
   ck_assert_str_eq(ic_last_error(), "cuMemAlloc: CUDA error 2");
-  ck_assert_int_eq(ic_cuda_error(NULL, CUDA_ERROR_INVALID_VALUE, "launch"), IC_ERR_CUDA);
+  ck_assert_int_eq(cuda_error(NULL, CUDA_ERROR_INVALID_VALUE, "launch"), IC_ERR_CUDA);
   ck_assert_str_eq(ic_last_error(), "launch: CUDA error 1");
 }
 END_TEST
@@ -596,12 +596,12 @@ END_TEST
 static const char *const k_kernel = "extern \"C\" __global__ void k(float *p){ p[0] = 1.0f; }";
 
 START_TEST(test_nvrtc) {
-  const ic_nvrtc_api *nv = ic_nvrtc_get(0);
+  const cuda_nvrtc_api *nv = cuda_nvrtc_get(0);
   ck_assert_msg(nv != NULL, "%s", ic_last_error());
   ck_assert_int_ge(nv->major, 12);
   ck_assert_int_ge(nv->minor, 0);
   ck_assert_str_ne(nv->path, "");
-  ck_assert_ptr_eq(ic_nvrtc_get(12), nv); /* later majors are ignored */
+  ck_assert_ptr_eq(cuda_nvrtc_get(12), nv); /* later majors are ignored */
 
   int narchs = 0;
   ck_assert_int_eq(nv->nvrtcGetNumSupportedArchs(&narchs), NVRTC_SUCCESS);
@@ -641,11 +641,11 @@ START_TEST(test_nvrtc_env) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     setenv("IC_NVRTC", "/nonexistent/libnvrtc.so.99", 1);
-    const ic_nvrtc_api *nv = ic_nvrtc_get(0);
+    const cuda_nvrtc_api *nv = cuda_nvrtc_get(0);
     int ok = nv == NULL && strstr(ic_last_error(), "/nonexistent/libnvrtc.so.99") != NULL &&
              strstr(ic_last_error(), "libnvrtc.so.13") == NULL;
-    ic_set_error(IC_OK, "%s", "");
-    ok = ok && ic_nvrtc_get(0) == NULL && strstr(ic_last_error(), "IC_NVRTC") != NULL;
+    error_set(IC_OK, "%s", "");
+    ok = ok && cuda_nvrtc_get(0) == NULL && strstr(ic_last_error(), "IC_NVRTC") != NULL;
     _exit(ok ? 0 : 1);
   }
   int status = 0;

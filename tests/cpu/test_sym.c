@@ -56,9 +56,9 @@ static uint32_t rnd(uint32_t n) {
 static int64_t rnd_range(int64_t lo, int64_t hi) { return lo + (int64_t)rnd((uint32_t)(hi - lo + 1)); }
 
 static char *print_str(sym_id e, const sym_names *names) {
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   sym_print(A, e, names, &sb);
-  char *s = ic_sbuf_take(&sb);
+  char *s = sbuf_take(&sb);
   ck_assert_ptr_nonnull(s);
   return s;
 }
@@ -315,10 +315,10 @@ START_TEST(test_import) {
   sym_id direct = sym_add(B, sym_mul(B, bn, sym_floordiv(B, sym_add(B, bx, sym_const(B, 5)), sym_const(B, 4))),
                           sym_min(B, sym_param(B, 2), sym_var(B, 1)));
   ck_assert_int_eq(b1, direct);
-  ic_sbuf sa = {0}, sb = {0};
+  sbuf sa = {0}, sb = {0};
   sym_print(A, e1, NULL, &sa);
   sym_print(B, b1, NULL, &sb);
-  char *ta = ic_sbuf_take(&sa), *tb = ic_sbuf_take(&sb);
+  char *ta = sbuf_take(&sa), *tb = sbuf_take(&sb);
   ck_assert_str_eq(ta, tb);
   free(ta);
   free(tb);
@@ -392,7 +392,7 @@ static int gen(tree *t, int depth) {
                                      : -1;
   nd = &t->n[i];
   nd->op = op, nd->l = l, nd->r = r;
-  nd->c = op >= T_FDIV_SYM ? rnd_range(1, 3) : divisors[rnd(IC_ARRAY_LEN(divisors))];
+  nd->c = op >= T_FDIV_SYM ? rnd_range(1, 3) : divisors[rnd(ARRAY_LEN(divisors))];
   return i;
 }
 

@@ -29,10 +29,10 @@ static char *print_graph(const ic_graph *g) {
   char *text = NULL;
   ck_assert_msg(ic_graph_print(g, &text) == IC_OK, "print failed: %s", ic_last_error());
   ck_assert_ptr_nonnull(text);
-  ic_sbuf sb = {0};
+  sbuf sb = {0};
   graph_print(g, &sb);
   ck_assert_str_eq(sb.data ? sb.data : "", text);
-  ic_sbuf_free(&sb);
+  sbuf_free(&sb);
   return text;
 }
 
@@ -216,10 +216,10 @@ START_TEST(test_print_unprintable_names) {
       ck_assert_int_eq(ic_graph_print(g, &text), IC_ERR_UNSUPPORTED);
       ck_assert_ptr_null(text);
       ck_assert_ptr_nonnull(strstr(ic_last_error(), "cannot be written in the text format"));
-      ic_sbuf sb = {0};
+      sbuf sb = {0};
       graph_print(g, &sb);
       ck_assert_ptr_nonnull(strstr(sb.data, bad[i]));
-      ic_sbuf_free(&sb);
+      sbuf_free(&sb);
       ic_graph_destroy(g);
     }
   }

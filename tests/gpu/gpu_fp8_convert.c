@@ -4,7 +4,7 @@
  * and this is the one place it can be run on an sm_90 device. Exits 77 without a GPU. */
 #include <string.h>
 
-#include "backend/cuda/cuda.h"
+#include "backend/cuda/cuda_backend.h"
 #include "gpu_harness.h"
 #include "runtime/context.h"
 
@@ -24,7 +24,10 @@ static const char kernel_src[] =
 START_TEST(test_soft_fp8_matches_ptx) {
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(NULL, &ctx));
-  if (ctx->sm < 89) {
+  backend_state *bs;
+  IC_OK_OR_FAIL(ctx_backend(ctx, &backend_cuda, &bs));
+  const cuda_state *cs = (const cuda_state *)bs;
+  if (cs->sm < 89) {
     ic_context_destroy(ctx);
     return; /* no PTX fp8 cvt to compare with */
   }
@@ -34,9 +37,9 @@ START_TEST(test_soft_fp8_matches_ptx) {
   snprintf(src, n, "%s%s", cuda_prelude, kernel_src);
   void *cubin = NULL;
   size_t size = 0;
-  IC_OK_OR_FAIL(cuda_nvrtc_compile(ctx, "fp8_check", src, &cubin, &size));
+  IC_OK_OR_FAIL(cuda_nvrtc_compile(cs, "fp8_check", src, &cubin, &size));
   IC_OK_OR_FAIL(ctx_enter(ctx));
-  const ic_driver_api *drv = ctx->drv;
+  const cuda_driver_api *drv = ctx->device->drv;
   CUmodule mod;
   CUfunction fn;
   ck_assert_int_eq(drv->cuModuleLoadData(&mod, cubin), CUDA_SUCCESS);
@@ -46,7 +49,7 @@ START_TEST(test_soft_fp8_matches_ptx) {
   void *mism = gpu_upload(ctx, zeros, sizeof zeros), *first = gpu_upload(ctx, none, sizeof none);
   void *args[2] = {&mism, &first};
   ck_assert_int_eq(drv->cuLaunchKernel(fn, 132 * 16, 1, 1, 256, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuCtxSynchronize(), CUDA_SUCCESS);
+  ck_assert_int_eq(drv->cuStreamSynchronize(NULL), CUDA_SUCCESS);
   unsigned long long *got = gpu_download(ctx, mism, sizeof zeros);
   unsigned *at = gpu_download(ctx, first, sizeof none);
   static const char *const what[4] = {"e4m3fn", "e5m2", "e4m3fn saturating", "e5m2 saturating"};

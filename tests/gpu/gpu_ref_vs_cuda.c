@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "gpu_harness.h"
-#include "ref_ops.h"
+#include "host_ref.h"
 
 static ic_context *ctx;
 static int mismatches;

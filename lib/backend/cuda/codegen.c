@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cuda/cuda.h"
+#include "backend/cuda/cuda_backend.h"
+#include "ops/ops.h"
 
 typedef enum access_mode {
   ACCESS_VECTOR,  /* V contiguous elements, one vector access */
@@ -29,7 +30,7 @@ typedef struct codegen {
   const kir_kernel *k;
   const char *entry; /* the kernel's entry point */
   sym_arena *a;
-  ic_sbuf out;
+  sbuf out;
   int32_t vec;                      /* V */
   access_mode *mode;                /* per instruction (loads and stores) */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
@@ -73,7 +74,7 @@ static void cg_expr(codegen *cg, sym_id e, const char *last_var) {
 static void cg_require_aligned(codegen *cg, sym_id e) {
   for (int32_t i = 0; i < cg->aligned.count; i++)
     if (cg->aligned.items[i] == e) return;
-  if (!IC_VEC_PUSH(cg->aligned, e)) cg->oom = true;
+  if (!VEC_PUSH(cg->aligned, e)) cg->oom = true;
 }
 
 /* Vector when the offset is affine in every var, with coefficient 1 for the innermost
@@ -108,76 +109,76 @@ static access_mode cg_classify(codegen *cg, sym_id offset, size_t elem) {
 /* ---------------------------------------------------------------- the body function */
 
 static void cg_const(codegen *cg, const kir_instr *in) {
-  ic_sbuf *o = &cg->out;
+  sbuf *o = &cg->out;
   if (in->dtype == IC_BOOL) {
-    ic_sbuf_puts(o, in->value != 0 ? "true" : "false");
+    sbuf_puts(o, in->value != 0 ? "true" : "false");
   } else if (in->dtype == IC_I64) {
     /* the builder rounded the value to i64's range; 2^63 (saturated) is INT64_MAX */
     int64_t v = in->value >= 9223372036854775807.0 ? INT64_MAX : (int64_t)in->value;
-    if (v == INT64_MIN) ic_sbuf_puts(o, "(-9223372036854775807ll - 1)");
-    else ic_sbuf_printf(o, "%" PRId64 "ll", v);
-  } else if (ic_dtype_is_integer(in->dtype)) {
+    if (v == INT64_MIN) sbuf_puts(o, "(-9223372036854775807ll - 1)");
+    else sbuf_printf(o, "%" PRId64 "ll", v);
+  } else if (dtype_is_integer(in->dtype)) {
     int32_t v = (int32_t)in->value;
-    if (v == INT32_MIN) ic_sbuf_puts(o, "(-2147483647 - 1)");
-    else ic_sbuf_printf(o, "%" PRId32, v);
+    if (v == INT32_MIN) sbuf_puts(o, "(-2147483647 - 1)");
+    else sbuf_printf(o, "%" PRId32, v);
   } else if (in->dtype == IC_F64) {
     uint64_t bits;
     memcpy(&bits, &in->value, sizeof bits);
-    ic_sbuf_printf(o, "__longlong_as_double(0x%016" PRIx64 "ll) /* %.17g */", bits, in->value);
+    sbuf_printf(o, "__longlong_as_double(0x%016" PRIx64 "ll) /* %.17g */", bits, in->value);
   } else {
     float f = (float)in->value; /* exact: rounded to the dtype by the builder */
     uint32_t bits;
     memcpy(&bits, &f, sizeof bits);
-    ic_sbuf_printf(o, "__uint_as_float(0x%08" PRIx32 "u) /* %.9g */", bits, (double)f);
+    sbuf_printf(o, "__uint_as_float(0x%08" PRIx32 "u) /* %.9g */", bits, (double)f);
   }
 }
 
 /* The C expression of a conversion (cast, cast_saturate) from dtype `from` (value text v)
  * to `to`, through the compute types: bool, int, ic_i64, float, double. */
 static void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v) {
-  ic_sbuf *o = &cg->out;
+  sbuf *o = &cg->out;
   const char *tn = cg_dtname(to), *tct = cg_ctype(to);
-  bool from_int = ic_dtype_is_integer(from), from_i64 = from == IC_I64, from_f64 = from == IC_F64;
-  if (from == to && !(saturate && ic_dtype_is_float(to))) {
-    ic_sbuf_puts(o, v);
+  bool from_int = dtype_is_integer(from), from_i64 = from == IC_I64, from_f64 = from == IC_F64;
+  if (from == to && !(saturate && dtype_is_float(to))) {
+    sbuf_puts(o, v);
   } else if (to == IC_BOOL) {
-    ic_sbuf_printf(o, "(%s != 0)", v);
+    sbuf_printf(o, "(%s != 0)", v);
   } else if (from == IC_BOOL) {
-    ic_sbuf_printf(o, "((%s)(%s ? 1 : 0))", tct, v);
-  } else if (ic_dtype_is_integer(to)) {
+    sbuf_printf(o, "((%s)(%s ? 1 : 0))", tct, v);
+  } else if (dtype_is_integer(to)) {
     bool wide = to == IC_I64;
     int64_t lo = to == IC_U8 ? 0 : to == IC_I8 ? -128 : to == IC_I16 ? -32768 : INT32_MIN;
     int64_t hi = to == IC_U8 ? 255 : to == IC_I8 ? 127 : to == IC_I16 ? 32767 : INT32_MAX;
     if (!from_int) {
       /* float -> integer saturates either way (cvt.rzi.sat), then clamps to the width */
       const char *cvt = wide ? (from_f64 ? "ic_d2i64" : "ic_f2i64") : (from_f64 ? "ic_d2i32" : "ic_f2i32");
-      if (wide || to == IC_I32) ic_sbuf_printf(o, "%s(%s)", cvt, v);
-      else ic_sbuf_printf(o, "ic_clampi(%s(%s), %" PRId64 ", %" PRId64 ")", cvt, v, lo, hi);
+      if (wide || to == IC_I32) sbuf_printf(o, "%s(%s)", cvt, v);
+      else sbuf_printf(o, "ic_clampi(%s(%s), %" PRId64 ", %" PRId64 ")", cvt, v, lo, hi);
     } else if (wide) {
-      ic_sbuf_printf(o, "((ic_i64)%s)", v);
+      sbuf_printf(o, "((ic_i64)%s)", v);
     } else if (saturate) {
-      ic_sbuf_printf(o, "ic_clampi((ic_i64)%s, %" PRId64 "ll, %" PRId64 "ll)", v, lo, hi);
+      sbuf_printf(o, "ic_clampi((ic_i64)%s, %" PRId64 "ll, %" PRId64 "ll)", v, lo, hi);
     } else {
-      if (to == IC_I32) ic_sbuf_printf(o, "((int)%s)", v);
-      else ic_sbuf_printf(o, "ic_rnd_%s((int)%s)", tn, v); /* wraps to the width */
+      if (to == IC_I32) sbuf_printf(o, "((int)%s)", v);
+      else sbuf_printf(o, "ic_rnd_%s((int)%s)", tn, v); /* wraps to the width */
     }
   } else if (to == IC_F64) {
-    ic_sbuf_printf(o, saturate ? "ic_sat_f64((double)%s)" : "((double)%s)", v);
+    sbuf_printf(o, saturate ? "ic_sat_f64((double)%s)" : "((double)%s)", v);
   } else {
     /* to a dtype computed in float: f32 rounds once directly; narrower dtypes get a
      * round-to-odd f32 first so that their own rounding is the only one */
     bool f32 = to == IC_F32;
-    if (saturate) ic_sbuf_printf(o, "ic_sat_%s(", tn);
-    else if (!f32) ic_sbuf_printf(o, "ic_rnd_%s(", tn);
-    if (f32 && from_f64) ic_sbuf_printf(o, "ic_d2f(%s)", v);
-    else if (f32 || (!from_int && !from_f64)) ic_sbuf_printf(o, "((float)%s)", v);
-    else ic_sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
-    if (saturate || !f32) ic_sbuf_puts(o, ")");
+    if (saturate) sbuf_printf(o, "ic_sat_%s(", tn);
+    else if (!f32) sbuf_printf(o, "ic_rnd_%s(", tn);
+    if (f32 && from_f64) sbuf_printf(o, "ic_d2f(%s)", v);
+    else if (f32 || (!from_int && !from_f64)) sbuf_printf(o, "((float)%s)", v);
+    else sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
+    if (saturate || !f32) sbuf_puts(o, ")");
   }
 }
 
 static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
-  ic_sbuf *o = &cg->out;
+  sbuf *o = &cg->out;
   char a[24], b[24], c[24];
   snprintf(a, sizeof a, "v%" PRId32, in->args[0]);
   snprintf(b, sizeof b, "v%" PRId32, in->args[1]);
@@ -186,56 +187,56 @@ static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
   const op_info *info = op_get(in->op);
   /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it */
   bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
-  if (round) ic_sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
+  if (round) sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
   const char *helper = info->name; /* the prelude names its helpers ic_<op spelling> */
   switch (in->op) {
-  case IC_OP_LOGICAL_NOT: ic_sbuf_printf(o, "(%s == 0)", a); break;
-  case IC_OP_BITWISE_NOT: ic_sbuf_printf(o, dt == IC_BOOL ? "(!%s)" : "(~%s)", a); break;
+  case IC_OP_LOGICAL_NOT: sbuf_printf(o, "(%s == 0)", a); break;
+  case IC_OP_BITWISE_NOT: sbuf_printf(o, dt == IC_BOOL ? "(!%s)" : "(~%s)", a); break;
   case IC_OP_LOGICAL_AND: case IC_OP_LOGICAL_OR: case IC_OP_LOGICAL_XOR: {
     const char *join = in->op == IC_OP_LOGICAL_AND ? "&&" : in->op == IC_OP_LOGICAL_OR ? "||" : "!=";
-    ic_sbuf_printf(o, "((%s != 0) %s (%s != 0))", a, join, b);
+    sbuf_printf(o, "((%s != 0) %s (%s != 0))", a, join, b);
     break;
   }
-  case IC_OP_BITWISE_AND: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s && %s)" : "(%s & %s)", a, b); break;
-  case IC_OP_BITWISE_OR: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s || %s)" : "(%s | %s)", a, b); break;
-  case IC_OP_BITWISE_XOR: ic_sbuf_printf(o, dt == IC_BOOL ? "(%s != %s)" : "(%s ^ %s)", a, b); break;
-  case IC_OP_EQ: ic_sbuf_printf(o, "(%s == %s)", a, b); break;
-  case IC_OP_NE: ic_sbuf_printf(o, "(%s != %s)", a, b); break;
-  case IC_OP_LT: ic_sbuf_printf(o, "(%s < %s)", a, b); break;
-  case IC_OP_LE: ic_sbuf_printf(o, "(%s <= %s)", a, b); break;
-  case IC_OP_GT: ic_sbuf_printf(o, "(%s > %s)", a, b); break;
-  case IC_OP_GE: ic_sbuf_printf(o, "(%s >= %s)", a, b); break;
-  case IC_OP_WHERE: ic_sbuf_printf(o, "(%s ? %s : %s)", a, b, c); break;
+  case IC_OP_BITWISE_AND: sbuf_printf(o, dt == IC_BOOL ? "(%s && %s)" : "(%s & %s)", a, b); break;
+  case IC_OP_BITWISE_OR: sbuf_printf(o, dt == IC_BOOL ? "(%s || %s)" : "(%s | %s)", a, b); break;
+  case IC_OP_BITWISE_XOR: sbuf_printf(o, dt == IC_BOOL ? "(%s != %s)" : "(%s ^ %s)", a, b); break;
+  case IC_OP_EQ: sbuf_printf(o, "(%s == %s)", a, b); break;
+  case IC_OP_NE: sbuf_printf(o, "(%s != %s)", a, b); break;
+  case IC_OP_LT: sbuf_printf(o, "(%s < %s)", a, b); break;
+  case IC_OP_LE: sbuf_printf(o, "(%s <= %s)", a, b); break;
+  case IC_OP_GT: sbuf_printf(o, "(%s > %s)", a, b); break;
+  case IC_OP_GE: sbuf_printf(o, "(%s >= %s)", a, b); break;
+  case IC_OP_WHERE: sbuf_printf(o, "(%s ? %s : %s)", a, b, c); break;
   case IC_OP_CAST: cg_convert(cg, dt, in->dtype, false, a); break;
   case IC_OP_CAST_SATURATE: cg_convert(cg, dt, in->dtype, true, a); break;
-  case IC_OP_BITCAST: ic_sbuf_printf(o, "ic_unpack_%s(ic_pack_%s(%s))", cg_dtname(in->dtype), cg_dtname(dt), a); break;
+  case IC_OP_BITCAST: sbuf_printf(o, "ic_unpack_%s(ic_pack_%s(%s))", cg_dtname(in->dtype), cg_dtname(dt), a); break;
   default:
-    if (in->nargs == 1) ic_sbuf_printf(o, "ic_%s(%s)", helper, a);
-    else if (in->nargs == 2) ic_sbuf_printf(o, "ic_%s(%s, %s)", helper, a, b);
-    else ic_sbuf_printf(o, "ic_%s(%s, %s, %s)", helper, a, b, c);
+    if (in->nargs == 1) sbuf_printf(o, "ic_%s(%s)", helper, a);
+    else if (in->nargs == 2) sbuf_printf(o, "ic_%s(%s, %s)", helper, a, b);
+    else sbuf_printf(o, "ic_%s(%s, %s, %s)", helper, a, b, c);
     break;
   }
-  if (round) ic_sbuf_puts(o, ")");
+  if (round) sbuf_puts(o, ")");
 }
 
 /* __device__ void <name>_body(loads..., stores&...): the ops of one point. */
 static void cg_body(codegen *cg) {
   const kir_kernel *k = cg->k;
-  ic_sbuf *o = &cg->out;
-  ic_sbuf_printf(o, "__device__ __forceinline__ void %s_body(", cg->entry);
+  sbuf *o = &cg->out;
+  sbuf_printf(o, "__device__ __forceinline__ void %s_body(", cg->entry);
   const char *sep = "";
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) ic_sbuf_printf(o, "%sconst %s v%" PRId32, sep, cg_ctype(in->dtype), i);
-    else if (in->kind == KIR_STORE) ic_sbuf_printf(o, "%s%s &r%" PRId32, sep, cg_ctype(in->dtype), i);
+    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) sbuf_printf(o, "%sconst %s v%" PRId32, sep, cg_ctype(in->dtype), i);
+    else if (in->kind == KIR_STORE) sbuf_printf(o, "%s%s &r%" PRId32, sep, cg_ctype(in->dtype), i);
     else continue;
     sep = ", ";
   }
-  ic_sbuf_puts(o, ") {\n");
+  sbuf_puts(o, ") {\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_CONST || in->kind == KIR_OP)
-      ic_sbuf_printf(o, "  const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+      sbuf_printf(o, "  const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
     if (in->kind == KIR_CONST) cg_const(cg, in);
     else if (in->kind == KIR_OP) {
       kir_instr args[3] = {{0}};
@@ -244,13 +245,13 @@ static void cg_body(codegen *cg) {
       if (in->op == IC_OP_WHERE) args[0] = args[1];
       cg_op(cg, in, args);
     } else if (in->kind == KIR_STORE) {
-      ic_sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
+      sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
     } else {
       continue;
     }
-    ic_sbuf_puts(o, ";\n");
+    sbuf_puts(o, ";\n");
   }
-  ic_sbuf_puts(o, "}\n\n");
+  sbuf_puts(o, "}\n\n");
 }
 
 /* ---------------------------------------------------------------- the kernel */
@@ -261,56 +262,56 @@ static const char *cg_scalar_width(ic_dtype dt) {
 }
 
 static void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
-  ic_sbuf_printf(&cg->out, "b%" PRId32 " + (", in->buffer);
+  sbuf_printf(&cg->out, "b%" PRId32 " + (", in->buffer);
   cg_expr(cg, in->offset, last_var);
-  ic_sbuf_printf(&cg->out, ") * %zu", ic_dtype_size(in->dtype));
+  sbuf_printf(&cg->out, ") * %zu", ic_dtype_size(in->dtype));
 }
 
 /* A range's value: [parent && ](lo <= index && index < hi), the innermost var named
  * last_var (NULL: i<last>), the parent's value suffixed (an array's "[k]"). */
 static void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix) {
-  ic_sbuf *o = &cg->out;
-  if (in->nargs == 1) ic_sbuf_printf(o, "v%" PRId32 "%s && ", in->args[0], suffix);
-  ic_sbuf_puts(o, "(");
+  sbuf *o = &cg->out;
+  if (in->nargs == 1) sbuf_printf(o, "v%" PRId32 "%s && ", in->args[0], suffix);
+  sbuf_puts(o, "(");
   cg_expr(cg, in->lo, last_var);
-  ic_sbuf_puts(o, ") <= (");
+  sbuf_puts(o, ") <= (");
   cg_expr(cg, in->offset, last_var);
-  ic_sbuf_puts(o, ") && (");
+  sbuf_puts(o, ") && (");
   cg_expr(cg, in->offset, last_var);
-  ic_sbuf_puts(o, ") < (");
+  sbuf_puts(o, ") < (");
   cg_expr(cg, in->hi, last_var);
-  ic_sbuf_puts(o, ")");
+  sbuf_puts(o, ")");
 }
 
 /* Index vars of point `e` (a C variable name), innermost first. */
 static void cg_decompose(codegen *cg, const char *e, const char *indent) {
   const kir_kernel *k = cg->k;
   if (k->ndim == 0) return;
-  ic_sbuf_printf(&cg->out, "%sic_i64 rem = %s;\n", indent, e);
+  sbuf_printf(&cg->out, "%sic_i64 rem = %s;\n", indent, e);
   for (int32_t d = k->ndim - 1; d > 0; d--)
-    ic_sbuf_printf(&cg->out, "%sconst ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", indent, d,
+    sbuf_printf(&cg->out, "%sconst ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", indent, d,
                    d, d);
-  ic_sbuf_printf(&cg->out, "%sconst ic_i64 i0 = rem;\n", indent);
+  sbuf_printf(&cg->out, "%sconst ic_i64 i0 = rem;\n", indent);
 }
 
 static void cg_body_call(codegen *cg, const char *index) {
   const kir_kernel *k = cg->k;
   const char *sep = "";
-  ic_sbuf_printf(&cg->out, "%s_body(", cg->entry);
+  sbuf_printf(&cg->out, "%s_body(", cg->entry);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_LOAD && in->kind != KIR_STORE && in->kind != KIR_RANGE) continue;
-    ic_sbuf_printf(&cg->out, "%s%c%" PRId32 "%s", sep, in->kind == KIR_STORE ? 'r' : 'v', i, index);
+    sbuf_printf(&cg->out, "%s%c%" PRId32 "%s", sep, in->kind == KIR_STORE ? 'r' : 'v', i, index);
     sep = ", ";
   }
-  ic_sbuf_puts(&cg->out, ");\n");
+  sbuf_puts(&cg->out, ");\n");
 }
 
 static void cg_vector_path(codegen *cg) {
   const kir_kernel *k = cg->k;
-  ic_sbuf *o = &cg->out;
+  sbuf *o = &cg->out;
   int32_t V = cg->vec;
-  ic_sbuf_puts(o, "  if (");
+  sbuf_puts(o, "  if (");
   for (int32_t i = 0; i < k->buffers.count; i++) {
     bool vector_use = false;
     for (int32_t j = 0; j < k->instrs.count; j++) {
@@ -318,66 +319,66 @@ static void cg_vector_path(codegen *cg) {
       vector_use |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == i && cg->mode[j] == ACCESS_VECTOR;
     }
     if (vector_use)
-      ic_sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", i, (size_t)V * ic_dtype_size(k->buffers.items[i].dtype) - 1);
+      sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", i, (size_t)V * ic_dtype_size(k->buffers.items[i].dtype) - 1);
   }
   for (int32_t i = 0; i < cg->aligned.count; i++) {
-    ic_sbuf_puts(o, "(");
+    sbuf_puts(o, "(");
     cg_expr(cg, cg->aligned.items[i], NULL);
-    ic_sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
+    sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
   }
-  if (k->ndim > 1) ic_sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && ", k->ndim - 1, V);
-  ic_sbuf_printf(o, "e0 + %" PRId32 " <= n) {\n", V);
+  if (k->ndim > 1) sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && ", k->ndim - 1, V);
+  sbuf_printf(o, "e0 + %" PRId32 " <= n) {\n", V);
   cg_decompose(cg, "e0", "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_RANGE) {
-      ic_sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
+      sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
                         " + k; v%" PRId32 "[k] = ",
                      i, V, V, k->ndim - 1, i);
       cg_range(cg, in, "j", "[k]");
-      ic_sbuf_puts(o, "; }\n");
+      sbuf_puts(o, "; }\n");
       continue;
     }
     if (in->kind != KIR_LOAD) continue;
     const char *dt = cg_dtname(in->dtype), *ct = cg_ctype(in->dtype);
-    ic_sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
+    sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
     if (kir_is_guarded_load(in)) {
-      ic_sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
                         "[k] = v%" PRId32 "[k] ? ic_unpack_%s(ic_ld_s%s(",
                      V, k->ndim - 1, i, in->args[0], dt, cg_scalar_width(in->dtype));
       cg_address(cg, in, "j");
-      ic_sbuf_printf(o, ")) : (%s)0; }\n", ct);
+      sbuf_printf(o, ")) : (%s)0; }\n", ct);
     } else if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
+      sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
       cg_address(cg, in, NULL);
       if (ic_dtype_size(in->dtype) == 8) {
-        ic_sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
+        sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
                           "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
                        V, i, dt);
       } else {
         int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        ic_sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
+        sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
                           "] >> (k %% %" PRId32 ") * %d); }\n",
                        V, i, dt, per_word, per_word, 32 / per_word);
       }
     } else if (cg->mode[i] == ACCESS_SPLAT) {
-      ic_sbuf_printf(o, "    { const %s t = ic_unpack_%s(ic_ld_s%s(", ct, dt, cg_scalar_width(in->dtype));
+      sbuf_printf(o, "    { const %s t = ic_unpack_%s(ic_ld_s%s(", ct, dt, cg_scalar_width(in->dtype));
       cg_address(cg, in, NULL);
-      ic_sbuf_printf(o, ")); for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
+      sbuf_printf(o, ")); for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
     } else {
-      ic_sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
                         "[k] = ic_unpack_%s(ic_ld_s%s(",
                      V, k->ndim - 1, i, dt, cg_scalar_width(in->dtype));
       cg_address(cg, in, "j");
-      ic_sbuf_puts(o, ")); }\n");
+      sbuf_puts(o, ")); }\n");
     }
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_STORE) ic_sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
+    if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
   }
-  ic_sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
+  sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
   cg_body_call(cg, "[k]");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -386,88 +387,88 @@ static void cg_vector_path(codegen *cg) {
     if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
       if (ic_dtype_size(in->dtype) == 8) {
-        ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n      for (int k = 0; k < %" PRId32 "; k++) { const ic_u64 p = ic_pack_%s(r%" PRId32
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n      for (int k = 0; k < %" PRId32 "; k++) { const ic_u64 p = ic_pack_%s(r%" PRId32
                           "[k]); w[2 * k] = (ic_u32)p; w[2 * k + 1] = (ic_u32)(p >> 32); }\n      ic_st_w%" PRId32 "(",
                        words, V, dt, i, words);
       } else {
         int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        ic_sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
                           "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n      ic_st_w%" PRId32 "(",
                        words, V, per_word, dt, i, per_word, 32 / per_word, words);
       }
       cg_address(cg, in, NULL);
-      ic_sbuf_puts(o, ", w); }\n");
+      sbuf_puts(o, ", w); }\n");
     } else {
-      ic_sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
                      k->ndim - 1, cg_scalar_width(in->dtype));
       cg_address(cg, in, "j");
-      ic_sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k])); }\n", dt, i);
+      sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k])); }\n", dt, i);
     }
   }
-  ic_sbuf_puts(o, "    return;\n  }\n");
+  sbuf_puts(o, "    return;\n  }\n");
 }
 
 static void cg_scalar_path(codegen *cg) {
   const kir_kernel *k = cg->k;
-  ic_sbuf *o = &cg->out;
-  ic_sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n",
+  sbuf *o = &cg->out;
+  sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n",
                  cg->vec);
   cg_decompose(cg, "e", "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_RANGE) {
-      ic_sbuf_printf(o, "    const bool v%" PRId32 " = ", i);
+      sbuf_printf(o, "    const bool v%" PRId32 " = ", i);
       cg_range(cg, in, NULL, "");
-      ic_sbuf_puts(o, ";\n");
+      sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_LOAD) {
-      ic_sbuf_printf(o, "    const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
-      if (kir_is_guarded_load(in)) ic_sbuf_printf(o, "v%" PRId32 " ? ", in->args[0]);
-      ic_sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+      sbuf_printf(o, "    const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+      if (kir_is_guarded_load(in)) sbuf_printf(o, "v%" PRId32 " ? ", in->args[0]);
+      sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
       cg_address(cg, in, NULL);
-      ic_sbuf_puts(o, "))");
-      if (kir_is_guarded_load(in)) ic_sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
-      ic_sbuf_puts(o, ";\n");
+      sbuf_puts(o, "))");
+      if (kir_is_guarded_load(in)) sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
+      sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_STORE) {
-      ic_sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_ctype(in->dtype), i);
+      sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_ctype(in->dtype), i);
     }
   }
-  ic_sbuf_puts(o, "    ");
+  sbuf_puts(o, "    ");
   cg_body_call(cg, "");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_STORE) continue;
-    ic_sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
+    sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
     cg_address(cg, in, NULL);
-    ic_sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "));\n", cg_dtname(in->dtype), i);
+    sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "));\n", cg_dtname(in->dtype), i);
   }
-  ic_sbuf_puts(o, "  }\n");
+  sbuf_puts(o, "  }\n");
 }
 
 static void cg_kernel(codegen *cg) {
   const kir_kernel *k = cg->k;
-  ic_sbuf *o = &cg->out;
-  ic_sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", CUDA_BLOCK, cg->entry);
+  sbuf *o = &cg->out;
+  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", CUDA_BLOCK, cg->entry);
   for (int32_t i = 0; i < k->params.count; i++) {
     const kir_param *p = &k->params.items[i];
-    if (i) ic_sbuf_puts(o, ", ");
+    if (i) sbuf_puts(o, ", ");
     if (p->kind == KIR_PARAM_BUFFER)
-      ic_sbuf_printf(o, "%sic_u8 *__restrict__ b%" PRId32, k->buffers.items[p->index].written ? "" : "const ", p->index);
-    else ic_sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index); /* as sym_print names them */
+      sbuf_printf(o, "%sic_u8 *__restrict__ b%" PRId32, k->buffers.items[p->index].written ? "" : "const ", p->index);
+    else sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index); /* as sym_print names them */
   }
-  ic_sbuf_puts(o, ") {\n");
+  sbuf_puts(o, ") {\n");
   for (int32_t d = 0; d < k->ndim; d++) {
-    ic_sbuf_printf(o, "  const ic_i64 d%" PRId32 " = ", d);
+    sbuf_printf(o, "  const ic_i64 d%" PRId32 " = ", d);
     cg_expr(cg, k->dims[d], NULL);
-    ic_sbuf_puts(o, ";\n");
+    sbuf_puts(o, ";\n");
   }
-  ic_sbuf_puts(o, "  const ic_i64 n = ");
+  sbuf_puts(o, "  const ic_i64 n = ");
   cg_expr(cg, k->numel, NULL);
-  ic_sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n", CUDA_BLOCK,
+  sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n", CUDA_BLOCK,
                  cg->vec);
-  ic_sbuf_puts(o, "  if (e0 >= n) return;\n");
+  sbuf_puts(o, "  if (e0 >= n) return;\n");
   if (cg->vec > 1) cg_vector_path(cg);
   cg_scalar_path(cg);
-  ic_sbuf_puts(o, "}\n");
+  sbuf_puts(o, "}\n");
 }
 
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
@@ -479,26 +480,26 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   }
   cg.vec = k->ndim == 0 ? 1 : (int32_t)(16 / widest);
   cg.mode = calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
-  if (!cg.mode) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  if (!cg.mode) return error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     /* a guarded load reads element by element, each under its own point's guard */
     if (kir_is_guarded_load(in)) cg.mode[i] = ACCESS_ELEMENT;
     else if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset, ic_dtype_size(in->dtype));
   }
-  ic_sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
-  ic_sbuf_puts(&cg.out, cuda_prelude);
-  ic_sbuf_puts(&cg.out, CUDA_KERNEL_MARK);
+  sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
+  sbuf_puts(&cg.out, cuda_prelude);
+  sbuf_puts(&cg.out, CUDA_KERNEL_MARK);
   cg_body(&cg);
   cg_kernel(&cg);
   free(cg.mode);
   free(cg.aligned.items);
-  res->source = ic_sbuf_take(&cg.out);
+  res->source = sbuf_take(&cg.out);
   res->per_thread = cg.vec;
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+    return error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   }
   return IC_OK;
 }

@@ -1,30 +1,34 @@
-/* The cuda backend: codegen -> NVRTC (CUBIN for the exact arch) -> module -> launch. */
+/* The cuda backend: codegen -> NVRTC (CUBIN for the exact arch) -> module -> launch. Its
+ * state: NVRTC (loaded on open, so a context that never compiles for cuda needs no
+ * libnvrtc), the target arch and the device the context lends it. */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
-#include "backend/cuda/cuda.h"
+#include "backend/cuda/cuda_backend.h"
 
 typedef struct cuda_module {
   CUmodule module;
   CUfunction function;
 } cuda_module;
 
-void cuda_nvrtc_options(const ic_context *ctx, const char **opts, int32_t max, int32_t *count, char *arch_opt,
+void cuda_nvrtc_options(const char *arch, const char **opts, int32_t max, int32_t *count, char *arch_opt,
                         size_t arch_size) {
   /* -fmad=false: no contraction (NVRTC's default is on); IEEE div/sqrt are explicit in
    * the prelude and also NVRTC's defaults. */
   static const char *const fixed[] = {"-fmad=false", "--std=c++17", "-prec-div=true", "-prec-sqrt=true", "-ftz=false"};
-  snprintf(arch_opt, arch_size, "--gpu-architecture=%s", ctx->arch);
+  snprintf(arch_opt, arch_size, "--gpu-architecture=%s", arch);
   int32_t n = 0;
   if (n < max) opts[n++] = arch_opt;
-  for (size_t i = 0; i < IC_ARRAY_LEN(fixed) && n < max; i++) opts[n++] = fixed[i];
+  for (size_t i = 0; i < ARRAY_LEN(fixed) && n < max; i++) opts[n++] = fixed[i];
   *count = n;
 }
 
-static char *cuda_nvrtc_log(const ic_nvrtc_api *nv, nvrtcProgram prog) {
+static char *cuda_nvrtc_log(const cuda_nvrtc_api *nv, nvrtcProgram prog) {
   size_t size = 0;
   if (nv->nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0) return NULL;
   char *log = malloc(size + 1);
@@ -36,37 +40,37 @@ static char *cuda_nvrtc_log(const ic_nvrtc_api *nv, nvrtcProgram prog) {
   return log;
 }
 
-ic_status cuda_nvrtc_compile(ic_context *ctx, const char *name, const char *source, void **cubin, size_t *size) {
-  const ic_nvrtc_api *nv = ctx->nvrtc;
+ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char *source, void **cubin, size_t *size) {
+  const cuda_nvrtc_api *nv = cs->nvrtc;
   *cubin = NULL;
   *size = 0;
   nvrtcProgram prog = NULL;
   nvrtcResult r = nv->nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
   if (r != NVRTC_SUCCESS)
-    return ic_set_error(r == NVRTC_ERROR_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_COMPILE,
+    return error_set(r == NVRTC_ERROR_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_COMPILE,
                         "nvrtcCreateProgram(%s): %s", name, nv->nvrtcGetErrorString(r));
   const char *opts[16];
   int32_t nopts;
   char arch_opt[64];
-  cuda_nvrtc_options(ctx, opts, 16, &nopts, arch_opt, sizeof arch_opt);
+  cuda_nvrtc_options(cs->arch, opts, 16, &nopts, arch_opt, sizeof arch_opt);
   r = nv->nvrtcCompileProgram(prog, nopts, opts);
   ic_status s = IC_OK;
   if (r != NVRTC_SUCCESS) {
     char *log = cuda_nvrtc_log(nv, prog);
-    s = ic_set_error(IC_ERR_COMPILE, "NVRTC failed to compile %s for %s: %s\n%s", name, ctx->arch,
+    s = error_set(IC_ERR_COMPILE, "NVRTC failed to compile %s for %s: %s\n%s", name, cs->arch,
                      nv->nvrtcGetErrorString(r), log ? log : "(no log)");
     char file[96];
     snprintf(file, sizeof file, "%s.nvrtc.log", name);
-    if (log) ctx_dump(ctx, file, log, strlen(log));
+    if (log) log_dump_file(cs->log, cs->dump_dir, file, log, strlen(log));
     snprintf(file, sizeof file, "%s.failed.cu", name);
-    ctx_dump(ctx, file, source, strlen(source));
+    log_dump_file(cs->log, cs->dump_dir, file, source, strlen(source));
     free(log);
   }
   if (!s && (r = nv->nvrtcGetCUBINSize(prog, size)) != NVRTC_SUCCESS)
-    s = ic_set_error(IC_ERR_COMPILE, "nvrtcGetCUBINSize(%s): %s", name, nv->nvrtcGetErrorString(r));
-  if (!s && !(*cubin = malloc(*size ? *size : 1))) s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+    s = error_set(IC_ERR_COMPILE, "nvrtcGetCUBINSize(%s): %s", name, nv->nvrtcGetErrorString(r));
+  if (!s && !(*cubin = malloc(*size ? *size : 1))) s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
   if (!s && (r = nv->nvrtcGetCUBIN(prog, *cubin)) != NVRTC_SUCCESS)
-    s = ic_set_error(IC_ERR_COMPILE, "nvrtcGetCUBIN(%s): %s", name, nv->nvrtcGetErrorString(r));
+    s = error_set(IC_ERR_COMPILE, "nvrtcGetCUBIN(%s): %s", name, nv->nvrtcGetErrorString(r));
   nv->nvrtcDestroyProgram(&prog);
   if (s) {
     free(*cubin);
@@ -76,32 +80,34 @@ ic_status cuda_nvrtc_compile(ic_context *ctx, const char *name, const char *sour
   return s;
 }
 
-static ic_status cuda_load(ic_context *ctx, backend_kernel *bk) {
+static ic_status cuda_load(const cuda_state *cs, backend_kernel *bk) {
+  const cuda_device *dev = cs->device;
   cuda_module *m = calloc(1, sizeof *m);
-  if (!m) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory loading %s", bk->name);
-  ic_status s = ctx_enter(ctx);
+  if (!m) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory loading %s", bk->name);
+  ic_status s = cuda_device_enter(dev);
   if (s) {
     free(m);
     return s;
   }
-  CUresult r = ctx->drv->cuModuleLoadData(&m->module, bk->binary);
-  if (r != CUDA_SUCCESS) s = ic_cuda_error(ctx->drv, r, "cuModuleLoadData");
-  if (!s && (r = ctx->drv->cuModuleGetFunction(&m->function, m->module, bk->name)) != CUDA_SUCCESS) {
-    s = ic_cuda_error(ctx->drv, r, "cuModuleGetFunction");
-    ctx->drv->cuModuleUnload(m->module);
+  CUresult r = dev->drv->cuModuleLoadData(&m->module, bk->binary);
+  if (r != CUDA_SUCCESS) s = cuda_error(dev->drv, r, "cuModuleLoadData");
+  if (!s && (r = dev->drv->cuModuleGetFunction(&m->function, m->module, bk->name)) != CUDA_SUCCESS) {
+    s = cuda_error(dev->drv, r, "cuModuleGetFunction");
+    dev->drv->cuModuleUnload(m->module);
   }
-  ctx_leave(ctx);
+  cuda_device_leave(dev);
   if (s) free(m);
   else bk->impl = m;
   return s;
 }
 
-static void cuda_kernel_free(ic_context *ctx, backend_kernel *bk) {
+static void cuda_kernel_free(backend_state *bs, backend_kernel *bk) {
   if (!bk) return;
+  const cuda_device *dev = ((const cuda_state *)bs)->device;
   cuda_module *m = bk->impl;
-  if (m && ctx->drv && ctx_enter(ctx) == IC_OK) {
-    ctx->drv->cuModuleUnload(m->module);
-    ctx_leave(ctx);
+  if (m && dev && cuda_device_enter(dev) == IC_OK) {
+    dev->drv->cuModuleUnload(m->module);
+    cuda_device_leave(dev);
   }
   free(m);
   free(bk->name);
@@ -110,19 +116,36 @@ static void cuda_kernel_free(ic_context *ctx, backend_kernel *bk) {
   free(bk);
 }
 
-static uint64_t cuda_config_hash(const ic_context *ctx);
+key128 cuda_kernel_key(const cuda_key_parts *p) {
+  key128 key = {0, 0};
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) return key;
+  XXH3_128bits_reset(st);
+  key_feed_str(st, "ic kernel");
+  key_feed_str(st, p->ic_version);
+  key_feed(st, &p->schema, sizeof p->schema);
+  key_feed_str(st, p->source);
+  key_feed(st, &p->noptions, sizeof p->noptions);
+  for (int32_t i = 0; i < p->noptions; i++) key_feed_str(st, p->options[i]);
+  int32_t version[2] = {p->nvrtc_major, p->nvrtc_minor};
+  key_feed(st, version, sizeof version);
+  key_feed(st, &p->nvrtc_fingerprint, sizeof p->nvrtc_fingerprint);
+  key_feed_str(st, p->arch);
+  key = key_digest(st);
+  XXH3_freeState(st);
+  return key;
+}
 
 /* The key of a generated source: the source and everything NVRTC's output depends on. */
-static ic_key cuda_kernel_key(const ic_context *ctx, const char *source) {
+static key128 cuda_source_key(const cuda_state *cs, const char *source) {
   const char *opts[16];
   int32_t n;
   char arch_opt[64];
-  cuda_nvrtc_options(ctx, opts, 16, &n, arch_opt, sizeof arch_opt);
-  kernel_key_parts parts = {.source = source, .options = opts, .noptions = n, .nvrtc_major = ctx->nvrtc->major,
-                            .nvrtc_minor = ctx->nvrtc->minor, .nvrtc_fingerprint = ctx->nvrtc_fingerprint,
-                            .arch = ctx->arch, .ic_version = IC_VERSION_STRING, .schema = DISK_CACHE_SCHEMA,
-                            .backend_config = cuda_config_hash(ctx)};
-  return kernel_key(&parts);
+  cuda_nvrtc_options(cs->arch, opts, 16, &n, arch_opt, sizeof arch_opt);
+  cuda_key_parts parts = {.source = source, .options = opts, .noptions = n, .nvrtc_major = cs->nvrtc->major,
+                          .nvrtc_minor = cs->nvrtc->minor, .nvrtc_fingerprint = cs->nvrtc_fingerprint,
+                          .arch = cs->arch, .ic_version = IC_VERSION_STRING, .schema = DISK_CACHE_SCHEMA};
+  return cuda_kernel_key(&parts);
 }
 
 /* A kernel's generated source and key. Entry points are named by content, so equal
@@ -132,17 +155,17 @@ typedef struct cuda_source {
   char entry[32];
   char *source;
   int32_t per_thread;
-  ic_key key;
+  key128 key;
 } cuda_source;
 
-static ic_status cuda_generate(ic_context *ctx, const kir_kernel *k, cuda_source *out) {
+static ic_status cuda_generate(const cuda_state *cs, const kir_kernel *k, cuda_source *out) {
   out->kir = k;
   snprintf(out->entry, sizeof out->entry, "ic_%016" PRIx64, kir_content_hash(k));
   cuda_codegen_result cg = {0};
   ic_status s = cuda_codegen(k, out->entry, &cg);
   out->source = cg.source;
   out->per_thread = cg.per_thread;
-  if (!s) out->key = cuda_kernel_key(ctx, out->source);
+  if (!s) out->key = cuda_source_key(cs, out->source);
   return s;
 }
 
@@ -150,7 +173,7 @@ static ic_status cuda_generate(ic_context *ctx, const kir_kernel *k, cuda_source
  * and one NVRTC start-up for all of them (measured by ic-bench compile). Each missing
  * kernel's cache entry is then that CUBIN, which holds its entry point. */
 typedef struct cuda_batch {
-  ic_context *ctx;
+  const cuda_state *cs;
   int32_t n;
   cuda_source *kernels;
   bool *in_cubin; /* compiled into the batch CUBIN */
@@ -169,11 +192,12 @@ static void cuda_batch_end(void *batch) {
   free(b);
 }
 
-static void *cuda_batch_begin(ic_context *ctx, const kir_kernel *const *kernels, int32_t n, uint32_t flags) {
-  if (flags & IC_COMPILE_NO_CACHE) return NULL;
+static void *cuda_batch_begin(backend_state *bs, const kir_kernel *const *kernels, int32_t n, uint32_t flags) {
+  const cuda_state *cs = (const cuda_state *)bs;
+  if ((flags & IC_COMPILE_NO_CACHE) || !cs->kernels) return NULL;
   cuda_batch *b = calloc(1, sizeof *b);
   if (!b) return NULL;
-  b->ctx = ctx;
+  b->cs = cs;
   b->kernels = calloc((size_t)n, sizeof *b->kernels);
   b->in_cubin = calloc((size_t)n, sizeof *b->in_cubin);
   if (!b->kernels || !b->in_cubin) {
@@ -182,7 +206,7 @@ static void *cuda_batch_begin(ic_context *ctx, const kir_kernel *const *kernels,
   }
   b->n = n;
   for (int32_t i = 0; i < n; i++) {
-    if (cuda_generate(ctx, kernels[i], &b->kernels[i])) {
+    if (cuda_generate(cs, kernels[i], &b->kernels[i])) {
       cuda_batch_end(b); /* compile one by one; the error shows there */
       return NULL;
     }
@@ -193,31 +217,31 @@ static void *cuda_batch_begin(ic_context *ctx, const kir_kernel *const *kernels,
 /* Compiles, once, every kernel of the batch not yet in memory, distinct entries only. */
 static void cuda_batch_compile(cuda_batch *b) {
   b->tried = true;
-  ic_sbuf src = {0};
+  sbuf src = {0};
   int32_t count = 0;
   for (int32_t i = 0; i < b->n; i++) {
     const cuda_source *k = &b->kernels[i];
     bool dup = false;
     for (int32_t j = 0; j < i && !dup; j++) dup = b->in_cubin[j] && strcmp(b->kernels[j].entry, k->entry) == 0;
-    if (dup || kernel_cache_in_memory(b->ctx->kernels, k->key)) continue;
+    if (dup || kernel_cache_in_memory(b->cs->kernels, k->key)) continue;
     const char *body = strstr(k->source, CUDA_KERNEL_MARK);
-    ic_sbuf_puts(&src, count == 0 || !body ? k->source : body);
+    sbuf_puts(&src, count == 0 || !body ? k->source : body);
     b->in_cubin[i] = true;
     count++;
   }
   for (int32_t i = 0; i < b->n; i++) /* duplicates of a compiled entry are in it too */
     for (int32_t j = 0; j < i && !b->in_cubin[i]; j++)
       b->in_cubin[i] = b->in_cubin[j] && strcmp(b->kernels[j].entry, b->kernels[i].entry) == 0;
-  if (count >= 2 && src.data && cuda_nvrtc_compile(b->ctx, "ic_batch", src.data, &b->cubin, &b->size) != IC_OK) {
-    ic_log(&b->ctx->log, IC_LOG_DEBUG, "batched NVRTC compile failed; compiling one by one: %s", ic_last_error());
+  if (count >= 2 && src.data && cuda_nvrtc_compile(b->cs, "ic_batch", src.data, &b->cubin, &b->size) != IC_OK) {
+    log_msg(b->cs->log, IC_LOG_DEBUG, "batched NVRTC compile failed; compiling one by one: %s", ic_last_error());
     b->cubin = NULL;
   }
   if (count < 2) b->cubin = NULL;
-  ic_sbuf_free(&src);
+  sbuf_free(&src);
 }
 
 typedef struct cuda_nvrtc_job {
-  ic_context *ctx;
+  const cuda_state *cs;
   const cuda_source *kernel;
   cuda_batch *batch;
   int32_t index; /* in the batch */
@@ -228,15 +252,17 @@ static ic_status cuda_compile_missing(void *user, void **binary, size_t *size) {
   cuda_batch *b = job->batch;
   if (b && !b->tried) cuda_batch_compile(b);
   if (b && b->cubin && b->in_cubin[job->index]) {
-    if (!(*binary = malloc(b->size))) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+    if (!(*binary = malloc(b->size))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
     memcpy(*binary, b->cubin, b->size);
     *size = b->size;
     return IC_OK;
   }
-  return cuda_nvrtc_compile(job->ctx, job->kernel->entry, job->kernel->source, binary, size);
+  return cuda_nvrtc_compile(job->cs, job->kernel->entry, job->kernel->source, binary, size);
 }
 
-static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out) {
+static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch,
+                              backend_kernel **out) {
+  const cuda_state *cs = (const cuda_state *)bs;
   *out = NULL;
   cuda_batch *b = batch;
   int32_t index = -1;
@@ -244,81 +270,168 @@ static ic_status cuda_compile(ic_context *ctx, const kir_kernel *k, uint32_t fla
     if (b->kernels[i].kir == k) index = i;
   cuda_source own = {0};
   const cuda_source *src = index >= 0 ? &b->kernels[index] : &own;
-  ic_status s = index >= 0 ? IC_OK : cuda_generate(ctx, k, &own);
+  ic_status s = index >= 0 ? IC_OK : cuda_generate(cs, k, &own);
   backend_kernel *bk = calloc(1, sizeof *bk);
   if (!bk) {
     free(own.source);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
+    return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   }
-  bk->backend = &ic_backend_cuda;
   bk->block = CUDA_BLOCK;
   bk->per_thread = src->per_thread;
-  if (!s && (!(bk->name = ic_strdup(src->entry)) || !(bk->source = ic_strdup(src->source))))
-    s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
+  if (!s && (!(bk->name = str_dup(src->entry)) || !(bk->source = str_dup(src->source))))
+    s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   if (!s) {
-    cuda_nvrtc_job job = {ctx, src, index >= 0 ? b : NULL, index};
+    cuda_nvrtc_job job = {cs, src, index >= 0 ? b : NULL, index};
     kernel_origin origin = KERNEL_COMPILED;
-    double t0 = ic_now_ms();
-    bool cached = !(flags & IC_COMPILE_NO_CACHE) && (src->key.lo | src->key.hi);
-    s = cached ? kernel_cache_get(ctx->kernels, src->key, cuda_compile_missing, &job, &bk->binary, &bk->binary_size,
+    double t0 = clock_now_ms();
+    bool cached = !(flags & IC_COMPILE_NO_CACHE) && cs->kernels && (src->key.lo | src->key.hi);
+    s = cached ? kernel_cache_get(cs->kernels, src->key, cuda_compile_missing, &job, &bk->binary, &bk->binary_size,
                                   &origin)
                : cuda_compile_missing(&job, &bk->binary, &bk->binary_size);
     static const char *const from[] = {"memory", "disk", "compiled"};
     if (!s)
-      ic_log(&ctx->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name,
-             src->key.hi, src->key.lo, cached ? from[origin] : "compiled (cache bypassed)", ic_now_ms() - t0);
+      log_msg(cs->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name,
+             src->key.hi, src->key.lo, cached ? from[origin] : "compiled (cache bypassed)", clock_now_ms() - t0);
   }
   free(own.source);
-  if (!s && ctx->drv) s = cuda_load(ctx, bk);
+  if (!s && cs->device) s = cuda_load(cs, bk);
   if (s) {
-    cuda_kernel_free(ctx, bk);
+    cuda_kernel_free(bs, bk);
     return s;
   }
   *out = bk;
   return IC_OK;
 }
 
-static ic_status cuda_launch(ic_context *ctx, const backend_kernel *bk, uint32_t blocks, void **args, void *stream) {
+static ic_status cuda_launch(backend_state *bs, const backend_kernel *bk, uint32_t blocks, void **args,
+                             void *stream) {
+  const cuda_device *dev = ((const cuda_state *)bs)->device;
   const cuda_module *m = bk->impl;
-  if (!m) return ic_set_error(IC_ERR_NO_DEVICE, "kernel %s was compiled without a device: it cannot run", bk->name);
-  CUresult r = ctx->drv->cuLaunchKernel(m->function, blocks, 1, 1, (unsigned)bk->block, 1, 1, 0, (CUstream)stream,
+  if (!m || !dev) return error_set(IC_ERR_NO_DEVICE, "kernel %s was compiled without a device: it cannot run", bk->name);
+  CUresult r = dev->drv->cuLaunchKernel(m->function, blocks, 1, 1, (unsigned)bk->block, 1, 1, 0, (CUstream)stream,
                                         args, NULL);
-  return r == CUDA_SUCCESS ? IC_OK : ic_cuda_error(ctx->drv, r, "cuLaunchKernel");
+  return r == CUDA_SUCCESS ? IC_OK : cuda_error(dev->drv, r, "cuLaunchKernel");
 }
 
-static uint64_t cuda_config_hash(const ic_context *ctx) {
-  /* Everything that shapes the binary besides the source: the NVRTC options. */
+static uint64_t cuda_config_hash(const backend_state *bs) {
+  /* Everything that shapes the binary besides the source: the NVRTC options (the arch
+   * among them), NVRTC's version and the library file. */
+  const cuda_state *cs = (const cuda_state *)bs;
   const char *opts[16];
   int32_t n;
   char arch_opt[64];
-  cuda_nvrtc_options(ctx, opts, 16, &n, arch_opt, sizeof arch_opt);
-  uint64_t h = 0;
+  cuda_nvrtc_options(cs->arch, opts, 16, &n, arch_opt, sizeof arch_opt);
+  uint64_t h = XXH3_64bits_withSeed(&cs->nvrtc_fingerprint, sizeof cs->nvrtc_fingerprint, 0);
+  int32_t version[2] = {cs->nvrtc->major, cs->nvrtc->minor};
+  h = XXH3_64bits_withSeed(version, sizeof version, h);
   for (int32_t i = 0; i < n; i++) h = XXH3_64bits_withSeed(opts[i], strlen(opts[i]) + 1, h);
   return h;
 }
 
-static ic_status cuda_mem_alloc(ic_context *ctx, size_t bytes, void *stream, void **out) {
+static const char *cuda_target(const backend_state *bs) { return ((const cuda_state *)bs)->arch; }
+
+static ic_status cuda_enter(backend_state *bs) {
+  const cuda_state *cs = (const cuda_state *)bs;
+  if (!cs->device)
+    return error_set(IC_ERR_NO_DEVICE, "this context is compile-only (target %s, no GPU): it cannot run", cs->arch);
+  return cuda_device_enter(cs->device);
+}
+
+static void cuda_leave(backend_state *bs) {
+  const cuda_state *cs = (const cuda_state *)bs;
+  if (cs->device) cuda_device_leave(cs->device);
+}
+
+/* Stream-ordered where the driver has memory pools (CUDA 11.2 on), else plain. */
+static ic_status cuda_mem_alloc(backend_state *bs, size_t bytes, void *stream, void **out) {
+  const cuda_driver_api *drv = ((const cuda_state *)bs)->device->drv;
   CUdeviceptr p = 0;
-  CUresult r = ctx->drv->cuMemAllocAsync(&p, bytes, (CUstream)stream);
+  CUresult r = drv->cuMemAllocAsync ? drv->cuMemAllocAsync(&p, bytes, (CUstream)stream) : drv->cuMemAlloc(&p, bytes);
   *out = (void *)(uintptr_t)p;
-  return r == CUDA_SUCCESS ? IC_OK : ic_cuda_error(ctx->drv, r, "cuMemAllocAsync");
+  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, "cuMemAllocAsync");
 }
 
-static ic_status cuda_mem_free(ic_context *ctx, void *ptr, void *stream) {
-  CUresult r = ctx->drv->cuMemFreeAsync((CUdeviceptr)(uintptr_t)ptr, (CUstream)stream);
-  return r == CUDA_SUCCESS ? IC_OK : ic_cuda_error(ctx->drv, r, "cuMemFreeAsync");
+static ic_status cuda_mem_free(backend_state *bs, void *ptr, void *stream) {
+  const cuda_driver_api *drv = ((const cuda_state *)bs)->device->drv;
+  CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
+  CUresult r = drv->cuMemFreeAsync ? drv->cuMemFreeAsync(p, (CUstream)stream) : drv->cuMemFree(p);
+  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, "cuMemFreeAsync");
 }
 
-const ic_backend ic_backend_cuda = {
+static bool cuda_nvrtc_supports(const cuda_nvrtc_api *nv, int32_t sm) {
+  int n = 0;
+  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256) return true;
+  int archs[256];
+  if (nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) return true;
+  for (int i = 0; i < n; i++)
+    if (archs[i] == sm) return true;
+  return false;
+}
+
+/* Identifies the loaded libnvrtc file (path, size, modification time, inode): a CUBIN
+ * cached by one NVRTC build is never served to another, even of the same version. */
+static uint64_t cuda_nvrtc_fingerprint(const cuda_nvrtc_api *nv) {
+  Dl_info info;
+  struct stat st;
+  uint64_t h = XXH3_64bits(nv->path, strlen(nv->path));
+  if (dladdr(*(void **)&nv->nvrtcVersion, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
+    int64_t parts[3] = {(int64_t)st.st_size, (int64_t)st.st_mtime, (int64_t)st.st_ino};
+    h = XXH3_64bits_withSeed(parts, sizeof parts, h);
+    h = XXH3_64bits_withSeed(info.dli_fname, strlen(info.dli_fname), h);
+  }
+  return h;
+}
+
+static ic_status cuda_open(const backend_env *env, backend_state **out) {
+  *out = NULL;
+  const char *arch = env->arch && *env->arch ? env->arch : NULL;
+  if (!arch)
+    return error_set(IC_ERR_NO_DEVICE, "the cuda backend has no target: no GPU here and no arch given (pass "
+                     "ic_context_options.arch or set IC_ARCH=sm_90a to compile without a GPU; the ref backend "
+                     "needs neither)");
+  int32_t sm = cuda_arch_sm(arch);
+  if (!sm) return error_set(IC_ERR_INVALID_ARGUMENT, "target arch '%s' is not of the form sm_90a / sm_80", arch);
+  if (sm < 80) return error_set(IC_ERR_UNSUPPORTED, "target %s: ic needs sm_80 or newer", arch);
+  const cuda_nvrtc_api *nv = cuda_nvrtc_get(env->device ? env->device->drv->driver_version / 1000 : 0);
+  if (!nv) {
+    error_prefix("the cuda backend needs NVRTC to compile for %s", arch);
+    return IC_ERR_NO_NVRTC;
+  }
+  if (!cuda_nvrtc_supports(nv, sm))
+    return error_set(IC_ERR_UNSUPPORTED, "NVRTC %d.%d cannot target %s", nv->major, nv->minor, arch);
+  cuda_state *cs = calloc(1, sizeof *cs);
+  if (!cs) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory opening the cuda backend");
+  cs->base.vt = &backend_cuda;
+  cs->log = env->log;
+  cs->kernels = env->kernels;
+  cs->dump_dir = env->dump_dir;
+  cs->nvrtc = nv;
+  cs->device = env->device;
+  snprintf(cs->arch, sizeof cs->arch, "%s", arch);
+  cs->sm = sm;
+  cs->nvrtc_fingerprint = cuda_nvrtc_fingerprint(nv);
+  log_msg(env->log, IC_LOG_INFO, "cuda backend: target %s, %s, NVRTC %d.%d (%s)", cs->arch,
+          cs->device ? "device present" : "compile-only", nv->major, nv->minor, nv->path);
+  *out = &cs->base;
+  return IC_OK;
+}
+
+static void cuda_close(backend_state *bs) { free(bs); }
+
+const backend_vtable backend_cuda = {
     .name = "cuda",
-    .id = BACKEND_CUDA,
     .on_device = true,
-    .mem_alloc = cuda_mem_alloc,
-    .mem_free = cuda_mem_free,
+    .open = cuda_open,
+    .close = cuda_close,
+    .target = cuda_target,
     .config_hash = cuda_config_hash,
+    .enter = cuda_enter,
+    .leave = cuda_leave,
     .batch_begin = cuda_batch_begin,
     .batch_end = cuda_batch_end,
     .compile = cuda_compile,
     .launch = cuda_launch,
     .kernel_free = cuda_kernel_free,
+    .mem_alloc = cuda_mem_alloc,
+    .mem_free = cuda_mem_free,
 };

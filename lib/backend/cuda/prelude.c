@@ -2,7 +2,7 @@
  * no cuda_fp16.h), PTX loads/stores/conversions, and the op semantics of ic.h as helpers
  * overloaded by compute type and named by the op's spelling (codegen writes ic_<op>(...)
  * whatever the dtype). */
-#include "backend/cuda/cuda.h"
+#include "backend/cuda/cuda_backend.h"
 
 const char cuda_prelude[] =
     "typedef unsigned char ic_u8;\n"

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "backend/ref/ref.h"
-#include "program/program.h"
 
 typedef struct ref_access {
   bool affine;
@@ -33,8 +32,8 @@ static void ref_analyze(const kir_kernel *k, sym_id offset, ref_access *acc) {
   acc->rest = rest;
 }
 
-static void ref_kernel_free(ic_context *ctx, backend_kernel *bk) {
-  (void)ctx;
+static void ref_kernel_free(backend_state *bs, backend_kernel *bk) {
+  (void)bs;
   if (!bk) return;
   ref_kernel *rk = bk->impl;
   if (rk) free(rk->access);
@@ -43,19 +42,18 @@ static void ref_kernel_free(ic_context *ctx, backend_kernel *bk) {
   free(bk);
 }
 
-static ic_status ref_compile(ic_context *ctx, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out) {
+static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out) {
   (void)flags, (void)batch; /* nothing to cache: compiling is an analysis of the IR */
   *out = NULL;
   backend_kernel *bk = calloc(1, sizeof *bk);
   ref_kernel *rk = calloc(1, sizeof *rk);
   if (bk) bk->impl = rk;
-  if (!bk || !rk || !(bk->name = ic_strdup(k->name)) ||
+  if (!bk || !rk || !(bk->name = str_dup(k->name)) ||
       !(rk->access = calloc((size_t)k->instrs.count + 1, sizeof *rk->access))) {
-    ref_kernel_free(ctx, bk);
+    ref_kernel_free(bs, bk);
     if (!bk) free(rk);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory compiling %s", k->name);
+    return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory compiling %s", k->name);
   }
-  bk->backend = &ic_backend_ref;
   bk->block = REF_BLOCK;
   bk->per_thread = 1;
   rk->k = k;
@@ -64,8 +62,8 @@ static ic_status ref_compile(ic_context *ctx, const kir_kernel *k, uint32_t flag
     if (in->kind == KIR_LOAD || in->kind == KIR_STORE) ref_analyze(k, in->offset, &rk->access[i]);
   }
   if (sym_arena_failed(k->syms)) {
-    ref_kernel_free(ctx, bk);
-    return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory compiling %s", k->name);
+    ref_kernel_free(bs, bk);
+    return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory compiling %s", k->name);
   }
   *out = bk;
   return IC_OK;
@@ -157,23 +155,23 @@ static bool ref_point(const ref_kernel *rk, ref_launch *rl) {
   return ok;
 }
 
-static ic_status ref_launch_kernel(ic_context *ctx, const backend_kernel *bk, uint32_t blocks, void **args,
+static ic_status ref_launch_kernel(backend_state *bs, const backend_kernel *bk, uint32_t blocks, void **args,
                                    void *stream) {
-  (void)ctx, (void)blocks, (void)stream; /* synchronous, over the whole iteration space */
+  (void)bs, (void)blocks, (void)stream; /* synchronous, over the whole iteration space */
   const ref_kernel *rk = bk->impl;
   const kir_kernel *k = rk->k;
   ref_launch *rl = calloc(1, sizeof *rl);
-  if (!rl) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
+  if (!rl) return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
   rl->buffers = calloc((size_t)k->buffers.count + 1, sizeof(void *));
   rl->coeff = calloc(((size_t)k->instrs.count + 1) * (IC_MAX_DIMS + 1), sizeof(int64_t));
   rl->values = calloc((size_t)k->instrs.count + 1, sizeof(ref_value));
   ic_status s = IC_OK;
-  if (!rl->buffers || !rl->coeff || !rl->values) s = ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
-  else if (!ref_bind(rk, rl, args)) s = ic_set_error(IC_ERR_INTERNAL, "ref: cannot bind the parameters of %s", k->name);
+  if (!rl->buffers || !rl->coeff || !rl->values) s = error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
+  else if (!ref_bind(rk, rl, args)) s = error_set(IC_ERR_INTERNAL, "ref: cannot bind the parameters of %s", k->name);
   int64_t numel = 1;
   for (int32_t d = 0; !s && d < k->ndim; d++) numel *= rl->dims[d];
   for (int64_t e = 0; !s && e < numel; e++) {
-    if (!ref_point(rk, rl)) s = ic_set_error(IC_ERR_INTERNAL, "ref: cannot evaluate an offset of %s", k->name);
+    if (!ref_point(rk, rl)) s = error_set(IC_ERR_INTERNAL, "ref: cannot evaluate an offset of %s", k->name);
     for (int32_t d = k->ndim - 1; d >= 0; d--) { /* next point, innermost var fastest */
       if (++rl->vars[d] < rl->dims[d]) break;
       rl->vars[d] = 0;
@@ -186,28 +184,47 @@ static ic_status ref_launch_kernel(ic_context *ctx, const backend_kernel *bk, ui
   return s;
 }
 
-static ic_status ref_mem_alloc(ic_context *ctx, size_t bytes, void *stream, void **out) {
-  (void)ctx, (void)stream;
+static ic_status ref_mem_alloc(backend_state *bs, size_t bytes, void *stream, void **out) {
+  (void)bs, (void)stream;
   size_t rounded = (bytes + 63) / 64 * 64; /* aligned like device memory */
   *out = aligned_alloc(64, rounded);
-  return *out ? IC_OK : ic_set_error(IC_ERR_OUT_OF_MEMORY, "ref: cannot allocate %zu bytes", bytes);
+  return *out ? IC_OK : error_set(IC_ERR_OUT_OF_MEMORY, "ref: cannot allocate %zu bytes", bytes);
 }
 
-static ic_status ref_mem_free(ic_context *ctx, void *ptr, void *stream) {
-  (void)ctx, (void)stream;
+static ic_status ref_mem_free(backend_state *bs, void *ptr, void *stream) {
+  (void)bs, (void)stream;
   free(ptr);
   return IC_OK;
 }
 
-static uint64_t ref_config_hash(const ic_context *ctx) {
-  (void)ctx;
+static uint64_t ref_config_hash(const backend_state *bs) {
+  (void)bs;
   return 0x7265660000000001ull; /* "ref", version 1: no options */
 }
 
-const ic_backend ic_backend_ref = {
+static const char *ref_target(const backend_state *bs) {
+  (void)bs;
+  return "host";
+}
+
+/* The ref backend needs nothing of the context: no GPU, no NVRTC, no arch. */
+static ic_status ref_open(const backend_env *env, backend_state **out) {
+  (void)env;
+  backend_state *bs = calloc(1, sizeof *bs);
+  if (!bs) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory opening the ref backend");
+  bs->vt = &backend_ref;
+  *out = bs;
+  return IC_OK;
+}
+
+static void ref_close(backend_state *bs) { free(bs); }
+
+const backend_vtable backend_ref = {
     .name = "ref",
-    .id = BACKEND_REF,
     .on_device = false,
+    .open = ref_open,
+    .close = ref_close,
+    .target = ref_target,
     .config_hash = ref_config_hash,
     .compile = ref_compile,
     .launch = ref_launch_kernel,

@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "backend/ref/ref.h"
-#include "runtime/half.h"
+#include "base/dtype.h"
 
 typedef enum ref_kind { REF_BOOL, REF_INT, REF_F32, REF_F64 } ref_kind;
 
 static ref_kind ref_kind_of(ic_dtype dt) {
   if (dt == IC_BOOL) return REF_BOOL;
-  if (ic_dtype_is_integer(dt)) return REF_INT;
+  if (dtype_is_integer(dt)) return REF_INT;
   return dt == IC_F64 ? REF_F64 : REF_F32;
 }
 
@@ -50,13 +50,13 @@ static float ref_canonical_nan(void) { return ref_f32_from_bits(0x7fffffffu); }
  * GPU's unpacking of a rounded NaN gives. */
 static float ref_round(ic_dtype dt, float f) {
   switch (dt) {
-  case IC_F16: return ic_f16_bits_to_f32(ic_f32_to_f16_bits(f));
+  case IC_F16: return f16_bits_to_f32(f32_to_f16_bits(f));
   case IC_BF16: {
-    const uint16_t h = ic_f32_to_bf16_bits(f);
-    return ic_bf16_bits_to_f32(h);
+    const uint16_t h = f32_to_bf16_bits(f);
+    return bf16_bits_to_f32(h);
   }
   case IC_F8E4M3: case IC_F8E5M2: {
-    const double v = ic_small_float_value(dt, ic_small_float_bits(dt, (double)f));
+    const double v = small_float_value(dt, small_float_bits(dt, (double)f));
     return isnan(v) ? ref_canonical_nan() : (float)v;
   }
   default: return f;
@@ -98,12 +98,12 @@ ref_value ref_load(ic_dtype dt, const void *base, int64_t index) {
   case IC_I16: { int16_t x; memcpy(&x, p, 2); v.i = x; break; }
   case IC_I32: { int32_t x; memcpy(&x, p, 4); v.i = x; break; }
   case IC_I64: memcpy(&v.i, p, 8); break;
-  case IC_F16: memcpy(&h, p, 2); v.f = ic_f16_bits_to_f32(h); break;
-  case IC_BF16: memcpy(&h, p, 2); v.f = ic_bf16_bits_to_f32(h); break;
+  case IC_F16: memcpy(&h, p, 2); v.f = f16_bits_to_f32(h); break;
+  case IC_BF16: memcpy(&h, p, 2); v.f = bf16_bits_to_f32(h); break;
   case IC_F32: memcpy(&v.f, p, 4); break;
   case IC_F64: memcpy(&v.d, p, 8); break;
   case IC_F8E4M3: case IC_F8E5M2: {
-    const double d = ic_small_float_value(dt, *p);
+    const double d = small_float_value(dt, *p);
     v.f = isnan(d) ? ref_canonical_nan() : (float)d;
     break;
   }
@@ -121,11 +121,11 @@ void ref_store(ic_dtype dt, void *base, int64_t index, ref_value v) {
   case IC_I16: { const int16_t x = (int16_t)v.i; memcpy(p, &x, 2); break; }
   case IC_I32: { const int32_t x = (int32_t)v.i; memcpy(p, &x, 4); break; }
   case IC_I64: memcpy(p, &v.i, 8); break;
-  case IC_F16: h = ic_f32_to_f16_bits(v.f); memcpy(p, &h, 2); break;
-  case IC_BF16: h = ic_f32_to_bf16_bits(v.f); memcpy(p, &h, 2); break;
+  case IC_F16: h = f32_to_f16_bits(v.f); memcpy(p, &h, 2); break;
+  case IC_BF16: h = f32_to_bf16_bits(v.f); memcpy(p, &h, 2); break;
   case IC_F32: memcpy(p, &v.f, 4); break;
   case IC_F64: memcpy(p, &v.d, 8); break;
-  case IC_F8E4M3: case IC_F8E5M2: *p = (unsigned char)ic_small_float_bits(dt, (double)v.f); break;
+  case IC_F8E4M3: case IC_F8E5M2: *p = (unsigned char)small_float_bits(dt, (double)v.f); break;
   default: break;
   }
 }
@@ -183,13 +183,13 @@ static int64_t ref_float_to_int(ic_dtype to, double d) {
 static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_value a) {
   ref_value r = {0};
   const ref_kind fk = ref_kind_of(from);
-  if (from == to && !(saturate && ic_dtype_is_float(to))) return a;
+  if (from == to && !(saturate && dtype_is_float(to))) return a;
   if (to == IC_BOOL) {
     r.b = fk == REF_BOOL ? a.b : fk == REF_INT ? a.i != 0 : fk == REF_F32 ? a.f != 0.0f : a.d != 0.0;
     return r;
   }
   if (fk == REF_BOOL) return ref_constant(to, a.b ? 1.0 : 0.0);
-  if (ic_dtype_is_integer(to)) {
+  if (dtype_is_integer(to)) {
     if (fk == REF_F32 || fk == REF_F64) {
       r.i = ref_float_to_int(to, fk == REF_F32 ? (double)a.f : a.d);
     } else if (saturate) {
@@ -215,7 +215,7 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
   } else {
     x = fk == REF_INT ? (double)ref_int_to_f32_odd(a.i) : fk == REF_F32 ? (double)a.f : a.d;
     /* held as a load of the stored bits holds it (bf16 NaN 0x7fff as 0x7fff0000) */
-    const uint32_t bits = ic_small_float_bits(to, x);
+    const uint32_t bits = small_float_bits(to, x);
     const unsigned char bytes[2] = {(unsigned char)bits, (unsigned char)(bits >> 8)};
     r = ref_load(to, bytes, 0);
   }

@@ -1,6 +1,6 @@
 /* The op table: one row per ic_op, generated from IC_OP_LIST so that the builder,
  * printers and backends read the same arity and type rules. */
-#include "graph/graph.h"
+#include "ops/ops.h"
 
 static const op_info op_table[IC_OP_COUNT] = {
 #define OP_ROW_(name, spelling, arity, types, result) \
@@ -25,7 +25,7 @@ int32_t ic_op_arity(ic_op op) {
 }
 
 bool op_accepts(const op_info *info, ic_dtype dt) {
-  bool is_float = ic_dtype_is_float(dt), is_int = ic_dtype_is_integer(dt);
+  bool is_float = dtype_is_float(dt), is_int = dtype_is_integer(dt);
   switch (info->types) {
   case OP_TYPES_FLOAT: return is_float;
   case OP_TYPES_INT: return is_int;

@@ -1,133 +1,8 @@
-/* Growable arrays, string buffers, dtype tables and host-side rounding to dtypes. */
+/* Dtype tables and host-side rounding to dtypes, small floats bit-exact with PTX cvt. */
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "common.h"
-#include "runtime/half.h"
-
-/* ---------------------------------------------------------------- growable arrays */
-
-bool ic_grow(void **items, int32_t *cap, int32_t need, size_t size) {
-  if (!items || !cap || need < 0 || size == 0) return false;
-  if (need <= *cap) return true;
-  int64_t newcap = *cap > 0 ? *cap : 8;
-  while (newcap < need) newcap *= 2;
-  if (newcap > INT32_MAX) newcap = INT32_MAX;
-  if ((uint64_t)newcap > SIZE_MAX / size) return false;
-  void *p = realloc(*items, (size_t)newcap * size);
-  if (!p) return false;
-  *items = p;
-  *cap = (int32_t)newcap;
-  return true;
-}
-
-/* ---------------------------------------------------------------- string buffer */
-
-/* Makes room for `extra` more bytes plus the terminator. */
-static bool sbuf_reserve(ic_sbuf *sb, size_t extra) {
-  if (sb->oom) return false;
-  if (extra > SIZE_MAX - sb->len - 1) {
-    sb->oom = true;
-    return false;
-  }
-  size_t need = sb->len + extra + 1;
-  if (need <= sb->cap) return true;
-  size_t cap = sb->cap > 0 ? sb->cap : 64;
-  while (cap < need) {
-    if (cap > SIZE_MAX / 2) {
-      cap = need;
-      break;
-    }
-    cap *= 2;
-  }
-  char *p = realloc(sb->data, cap);
-  if (!p) {
-    sb->oom = true;
-    return false;
-  }
-  sb->data = p;
-  sb->cap = cap;
-  return true;
-}
-
-void ic_sbuf_vprintf(ic_sbuf *sb, const char *fmt, va_list ap) {
-  if (!sb || sb->oom || !fmt) return;
-  va_list ap2;
-  va_copy(ap2, ap);
-  size_t room = sb->cap > sb->len ? sb->cap - sb->len : 0;
-  int n = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) {
-    /* An encoding error: nothing sensible to append; keep the buffer as it was. */
-    if (room) sb->data[sb->len] = '\0';
-    return;
-  }
-  if ((size_t)n < room) {
-    sb->len += (size_t)n;
-    return;
-  }
-  if (!sbuf_reserve(sb, (size_t)n)) {
-    if (room) sb->data[sb->len] = '\0';
-    return;
-  }
-  va_copy(ap2, ap);
-  vsnprintf(sb->data + sb->len, sb->cap - sb->len, fmt, ap2);
-  va_end(ap2);
-  sb->len += (size_t)n;
-}
-
-void ic_sbuf_printf(ic_sbuf *sb, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  ic_sbuf_vprintf(sb, fmt, ap);
-  va_end(ap);
-}
-
-void ic_sbuf_puts(ic_sbuf *sb, const char *s) {
-  if (!sb || !s) return;
-  size_t n = strlen(s);
-  if (!sbuf_reserve(sb, n)) return;
-  memcpy(sb->data + sb->len, s, n);
-  sb->len += n;
-  sb->data[sb->len] = '\0';
-}
-
-char *ic_sbuf_take(ic_sbuf *sb) {
-  if (!sb) return NULL;
-  char *s = NULL;
-  if (sb->oom) {
-    free(sb->data);
-  } else if (sb->data) {
-    s = sb->data;
-  } else {
-    s = malloc(1);
-    if (s) s[0] = '\0';
-  }
-  sb->data = NULL;
-  sb->len = sb->cap = 0;
-  sb->oom = false;
-  return s;
-}
-
-void ic_sbuf_free(ic_sbuf *sb) {
-  if (!sb) return;
-  free(sb->data);
-  sb->data = NULL;
-  sb->len = sb->cap = 0;
-  sb->oom = false;
-}
-
-char *ic_strdup(const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *p = malloc(n);
-  if (p) memcpy(p, s, n);
-  return p;
-}
+#include "base/base.h"
 
 /* ---------------------------------------------------------------- dtypes */
 
@@ -157,9 +32,9 @@ size_t ic_dtype_size(ic_dtype dtype) {
   return 0;
 }
 
-bool ic_dtype_valid(ic_dtype dt) { return dt >= IC_BOOL && dt <= IC_F8E5M2; }
+bool dtype_valid(ic_dtype dt) { return dt >= IC_BOOL && dt <= IC_F8E5M2; }
 
-bool ic_dtype_is_float(ic_dtype dt) {
+bool dtype_is_float(ic_dtype dt) {
   switch (dt) {
     case IC_F16:
     case IC_BF16:
@@ -173,7 +48,7 @@ bool ic_dtype_is_float(ic_dtype dt) {
   }
 }
 
-bool ic_dtype_is_integer(ic_dtype dt) {
+bool dtype_is_integer(ic_dtype dt) {
   switch (dt) {
     case IC_U8:
     case IC_I8:
@@ -288,19 +163,19 @@ static const small_float *small_format(ic_dtype dt) {
   }
 }
 
-uint32_t ic_small_float_bits(ic_dtype dt, double v) {
+uint32_t small_float_bits(ic_dtype dt, double v) {
   const small_float *f = small_format(dt);
   return f ? round_to_small(v, *f) : 0;
 }
 
-double ic_small_float_value(ic_dtype dt, uint32_t bits) {
+double small_float_value(ic_dtype dt, uint32_t bits) {
   const small_float *f = small_format(dt);
   return f ? small_to_double(bits, *f) : 0.0;
 }
 
-uint16_t ic_f32_to_f16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_F16); }
+uint16_t f32_to_f16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_F16); }
 
-float ic_f16_bits_to_f32(uint16_t h) {
+float f16_bits_to_f32(uint16_t h) {
   if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) {
     /* cvt.f32.f16 of any NaN gives the canonical 0x7fffffff (measured on sm_90). */
     const uint32_t u = 0x7fffffffu;
@@ -311,9 +186,9 @@ float ic_f16_bits_to_f32(uint16_t h) {
   return (float)small_to_double(h, FMT_F16);
 }
 
-uint16_t ic_f32_to_bf16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_BF16); }
+uint16_t f32_to_bf16_bits(float f) { return (uint16_t)round_to_small((double)f, FMT_BF16); }
 
-float ic_bf16_bits_to_f32(uint16_t h) {
+float bf16_bits_to_f32(uint16_t h) {
   uint32_t u = (uint32_t)h << 16; /* exact, NaNs included, as cvt.f32.bf16 */
   float r;
   memcpy(&r, &u, sizeof r);
@@ -327,7 +202,7 @@ static double round_int(double v, double lo, double hi) {
   return trunc(v);
 }
 
-double ic_dtype_round(ic_dtype dt, double v) {
+double dtype_round(ic_dtype dt, double v) {
   switch (dt) {
     case IC_BOOL:
       return v != 0.0 || isnan(v) ? 1.0 : 0.0;
@@ -359,8 +234,3 @@ double ic_dtype_round(ic_dtype dt, double v) {
   }
 }
 
-double ic_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kir/build.h"
+#include "program/group_kernel.h"
 #include "program/program.h"
 
 static int32_t program_add_buffer(ic_program *p, program_buffer_kind kind, int32_t index, ic_dtype dt, int32_t ndim,
@@ -12,12 +12,12 @@ static int32_t program_add_buffer(ic_program *p, program_buffer_kind kind, int32
   memcpy(b.dims, dims, sizeof(sym_id) * (size_t)ndim);
   b.bytes = sym_const(p->syms, (int64_t)ic_dtype_size(dt));
   for (int32_t d = 0; d < ndim; d++) b.bytes = sym_mul(p->syms, b.bytes, dims[d]);
-  return IC_VEC_PUSH(p->buffers, b) ? p->buffers.count - 1 : -1;
+  return VEC_PUSH(p->buffers, b) ? p->buffers.count - 1 : -1;
 }
 
 static bool program_add_step(ic_program *p, program_step_kind kind, int32_t buffer, int32_t kernel) {
   program_step st = {.kind = kind, .buffer = buffer, .kernel = kernel, .grid = SYM_NONE};
-  return IC_VEC_PUSH(p->steps, st);
+  return VEC_PUSH(p->steps, st);
 }
 
 /* Buffers for inputs, outputs and temporaries; node_buffer maps materialized nodes. */
@@ -32,7 +32,7 @@ static bool program_plan_buffers(ic_program *p, const lowered *l, const schedule
     if (b < 0) return false;
     node_buffer[l->outputs[o].node] = b;
     p->outputs[o].buffer = b;
-    if (!(p->outputs[o].name = ic_strdup(l->outputs[o].name))) return false;
+    if (!(p->outputs[o].name = str_dup(l->outputs[o].name))) return false;
   }
   int32_t temps = 0;
   for (int32_t n = 0; n < l->nodes.count; n++) {
@@ -56,13 +56,13 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
         return IC_ERR_OUT_OF_MEMORY;
     }
     program_kernel pk = {0};
-    ic_status st = kir_build_group(l, s, g, s->eager, node_buffer, scratch, &pk.kir);
+    ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &pk.kir);
     if (st) return st;
     pk.kir.names = &p->names;
-    ic_sbuf text = {0};
+    sbuf text = {0};
     kir_print(&pk.kir, true, &text);
-    pk.ir_text = ic_sbuf_take(&text);
-    if (!pk.ir_text || !IC_VEC_PUSH(p->kernels, pk)) {
+    pk.ir_text = sbuf_take(&text);
+    if (!pk.ir_text || !VEC_PUSH(p->kernels, pk)) {
       free(pk.ir_text);
       kir_kernel_free(&pk.kir);
       return IC_ERR_OUT_OF_MEMORY;
@@ -78,13 +78,14 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
   return IC_OK;
 }
 
-ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, const schedule *s, ic_program **out) {
+ic_status program_build(const backend_vtable *backend, backend_state *bs, lowered *l, const schedule *s,
+                        ic_program **out) {
   *out = NULL;
   ic_program *p = calloc(1, sizeof *p);
-  if (!p) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
+  if (!p) return error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
   atomic_init(&p->refs, 1);
-  p->ctx = ctx;
   p->backend = backend;
+  p->bs = bs;
   p->syms = l->syms;
   p->names = (sym_names){.symbols = (const char *const *)l->symbol_names, .nsymbols = l->nsymbols};
   p->inputs = l->inputs;
@@ -102,7 +103,7 @@ ic_status program_build(ic_context *ctx, const ic_backend *backend, lowered *l, 
   free(scratch);
   if (st) {
     program_destroy(p);
-    return st == IC_ERR_OUT_OF_MEMORY ? ic_set_error(st, "program: out of memory") : st;
+    return st == IC_ERR_OUT_OF_MEMORY ? error_set(st, "program: out of memory") : st;
   }
   *out = p;
   return IC_OK;
@@ -112,7 +113,7 @@ ic_status program_finish(ic_program *p) {
   for (int32_t i = 0; i < p->kernels.count; i++) {
     program_kernel *k = &p->kernels.items[i];
     k->args = calloc((size_t)k->kir.params.count + 1, sizeof *k->args);
-    if (!k->args) return ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
+    if (!k->args) return error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
     for (int32_t a = 0; a < k->kir.params.count; a++) {
       const kir_param *pa = &k->kir.params.items[a];
       static const ic_arg_kind kinds[] = {[KIR_PARAM_BUFFER] = IC_ARG_BUFFER, [KIR_PARAM_SYMBOL] = IC_ARG_SYMBOL,
@@ -130,14 +131,14 @@ ic_status program_finish(ic_program *p) {
     int64_t per_block = (int64_t)k->compiled->block * k->compiled->per_thread;
     st->grid = sym_ceildiv(p->syms, k->kir.launch_numel, sym_const(p->syms, per_block));
   }
-  return sym_arena_failed(p->syms) ? ic_set_error(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;
+  return sym_arena_failed(p->syms) ? error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;
 }
 
 void program_destroy(ic_program *p) {
   if (!p) return;
   for (int32_t i = 0; i < p->kernels.count; i++) {
     program_kernel *k = &p->kernels.items[i];
-    if (k->compiled) k->compiled->backend->kernel_free(p->ctx, k->compiled);
+    if (k->compiled) p->backend->kernel_free(p->bs, k->compiled);
     kir_kernel_free(&k->kir);
     free(k->ir_text);
     free(k->args);

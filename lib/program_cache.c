@@ -5,16 +5,16 @@
  * list or a value name; inputs add their position, name and layout, and the graph hash
  * covers the inputs and the outputs (names and values) in order. Two graphs built in
  * different orders that compute the same outputs from the same inputs get the same key. */
-#include "cache/program_cache.h"
+#include "program_cache.h"
 
-#include "cache/hash.h"
+#include "base/key.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 typedef struct pc_entry {
-  ic_key key;
+  key128 key;
   ic_program *program; /* the cache's reference */
 } pc_entry;
 
@@ -38,13 +38,13 @@ void program_cache_destroy(program_cache *c) {
   free(c);
 }
 
-static int32_t pc_find(const program_cache *c, ic_key key) {
+static int32_t pc_find(const program_cache *c, key128 key) {
   for (int32_t i = 0; i < c->entries.count; i++)
     if (c->entries.items[i].key.lo == key.lo && c->entries.items[i].key.hi == key.hi) return i;
   return -1;
 }
 
-ic_program *program_cache_get(program_cache *c, ic_key key) {
+ic_program *program_cache_get(program_cache *c, key128 key) {
   pthread_mutex_lock(&c->lock);
   int32_t i = pc_find(c, key);
   ic_program *p = i >= 0 ? c->entries.items[i].program : NULL;
@@ -55,10 +55,10 @@ ic_program *program_cache_get(program_cache *c, ic_key key) {
   return p;
 }
 
-void program_cache_put(program_cache *c, ic_key key, ic_program *p) {
+void program_cache_put(program_cache *c, key128 key, ic_program *p) {
   pthread_mutex_lock(&c->lock);
   pc_entry e = {key, p};
-  if (pc_find(c, key) < 0 && IC_VEC_PUSH(c->entries, e)) ic_program_retain(p); /* else: simply not cached */
+  if (pc_find(c, key) < 0 && VEC_PUSH(c->entries, e)) ic_program_retain(p); /* else: simply not cached */
   pthread_mutex_unlock(&c->lock);
 }
 
@@ -72,76 +72,77 @@ void program_cache_stats(program_cache *c, ic_cache_stats *out) {
 /* ---------------------------------------------------------------- canonical hash */
 
 /* Dims as text with symbol names: independent of symbol creation order. */
-static void pc_feed_dims(XXH3_state_t *st, const ic_graph *g, const graph_node *n, ic_sbuf *scratch) {
+static void pc_feed_dims(XXH3_state_t *st, const ic_graph *g, const graph_node *n, sbuf *scratch) {
   sym_names names = graph_symbol_names(g);
-  cache_feed_i64(st, n->ndim);
+  key_feed_i64(st, n->ndim);
   for (int32_t d = 0; d < n->ndim; d++) {
     scratch->len = 0;
     sym_print(g->syms, n->dims[d], &names, scratch);
-    cache_feed(st, scratch->data ? scratch->data : "", scratch->len);
+    key_feed(st, scratch->data ? scratch->data : "", scratch->len);
   }
 }
 
 static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *hashes, XXH3_state_t *st,
-                         ic_sbuf *scratch, XXH128_hash_t *out) {
+                         sbuf *scratch, XXH128_hash_t *out) {
   const graph_node *n = &g->nodes.items[v];
   XXH3_128bits_reset(st);
-  cache_feed_i64(st, n->kind);
-  cache_feed_i64(st, n->dtype);
+  key_feed_i64(st, n->kind);
+  key_feed_i64(st, n->dtype);
   pc_feed_dims(st, g, n, scratch);
   switch (n->kind) {
   case GRAPH_INPUT:
-    cache_feed_i64(st, n->input);
-    cache_feed_i64(st, n->layout);
-    cache_feed_str(st, n->name);
+    key_feed_i64(st, n->input);
+    key_feed_i64(st, n->layout);
+    key_feed_str(st, n->name);
     break;
   case GRAPH_CONST:
-    cache_feed(st, &n->value, sizeof n->value);
-    cache_feed_i64(st, n->weak);
+    key_feed(st, &n->value, sizeof n->value);
+    key_feed_i64(st, n->weak);
     break;
-  case GRAPH_PERMUTE: cache_feed(st, n->perm, sizeof(int32_t) * (size_t)n->ndim); break;
-  case GRAPH_OP: cache_feed_i64(st, n->op); break;
+  case GRAPH_PERMUTE: key_feed(st, n->perm, sizeof(int32_t) * (size_t)n->ndim); break;
+  case GRAPH_OP: key_feed_i64(st, n->op); break;
   case GRAPH_SLICE:
-    cache_feed_i64(st, n->axis);
-    cache_feed_i64(st, n->start);
-    cache_feed_i64(st, n->stop);
-    cache_feed_i64(st, n->step);
+    key_feed_i64(st, n->axis);
+    key_feed_i64(st, n->start);
+    key_feed_i64(st, n->stop);
+    key_feed_i64(st, n->step);
     break;
-  case GRAPH_CONCAT: cache_feed_i64(st, n->axis); break;
+  case GRAPH_CONCAT: key_feed_i64(st, n->axis); break;
   case GRAPH_PAD:
-    cache_feed(st, n->pad, sizeof(int64_t) * 2 * (size_t)n->ndim);
-    cache_feed(st, &n->value, sizeof n->value);
+    key_feed(st, n->pad, sizeof(int64_t) * 2 * (size_t)n->ndim);
+    key_feed(st, &n->value, sizeof n->value);
     break;
   default: break;
   }
-  cache_feed_i64(st, n->nargs);
-  for (int32_t i = 0; i < n->nargs; i++) cache_feed(st, &hashes[graph_node_arg(g, n, i)], sizeof hashes[0]);
+  key_feed_i64(st, n->nargs);
+  for (int32_t i = 0; i < n->nargs; i++) key_feed(st, &hashes[graph_node_arg(g, n, i)], sizeof hashes[0]);
   if (scratch->oom) return false;
   *out = XXH3_128bits_digest(st);
   return true;
 }
 
-bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const char *arch, ic_key *key) {
+bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const char *backend, uint64_t backend_config,
+                       key128 *key) {
   XXH128_hash_t *hashes = malloc(sizeof *hashes * ((size_t)g->nodes.count + 1));
   XXH3_state_t *st = XXH3_createState(), *top = XXH3_createState();
-  ic_sbuf scratch = {0};
+  sbuf scratch = {0};
   bool ok = hashes && st && top;
   /* Operands precede their users in the node list, so one pass hashes every value. */
   for (int32_t v = 0; ok && v < g->nodes.count; v++) ok = pc_hash_node(g, v, hashes, st, &scratch, &hashes[v]);
   if (ok) {
     XXH3_128bits_reset(top);
-    cache_feed_str(top, "ic program");
-    cache_feed_str(top, IC_VERSION_STRING);
-    cache_feed_str(top, arch);
-    cache_feed_i64(top, o->mode);
-    cache_feed_i64(top, o->flags & ~(uint32_t)IC_COMPILE_NO_CACHE);
-    cache_feed_str(top, o->backend ? o->backend : "cuda");
-    cache_feed_i64(top, g->inputs.count);
-    for (int32_t i = 0; i < g->inputs.count; i++) cache_feed(top, &hashes[g->inputs.items[i]], sizeof hashes[0]);
-    cache_feed_i64(top, g->outputs.count);
+    key_feed_str(top, "ic program");
+    key_feed_str(top, IC_VERSION_STRING);
+    key_feed_str(top, backend);
+    key_feed(top, &backend_config, sizeof backend_config);
+    key_feed_i64(top, o->mode);
+    key_feed_i64(top, o->flags & ~(uint32_t)IC_COMPILE_NO_CACHE);
+    key_feed_i64(top, g->inputs.count);
+    for (int32_t i = 0; i < g->inputs.count; i++) key_feed(top, &hashes[g->inputs.items[i]], sizeof hashes[0]);
+    key_feed_i64(top, g->outputs.count);
     for (int32_t i = 0; i < g->outputs.count; i++) {
-      cache_feed_str(top, g->outputs.items[i].name);
-      cache_feed(top, &hashes[g->outputs.items[i].value], sizeof hashes[0]);
+      key_feed_str(top, g->outputs.items[i].name);
+      key_feed(top, &hashes[g->outputs.items[i].value], sizeof hashes[0]);
     }
     XXH128_hash_t h = XXH3_128bits_digest(top);
     key->lo = h.low64;
@@ -150,6 +151,6 @@ bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const cha
   free(hashes);
   XXH3_freeState(st);
   XXH3_freeState(top);
-  ic_sbuf_free(&scratch);
+  sbuf_free(&scratch);
   return ok;
 }

@@ -1,6 +1,6 @@
 /* Builds the kernel IR of one scheduled group: loads for operands from outside the group,
  * the group's ops in order, stores for the nodes that are materialized. */
-#include "kir/build.h"
+#include "program/group_kernel.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -22,11 +22,11 @@ static int32_t kir_buffer_for(kir_builder *b, int32_t ref, ic_dtype dt, bool wri
     }
   }
   kir_buffer buf = {dt, written, ref};
-  return IC_VEC_PUSH(k->buffers, buf) ? k->buffers.count - 1 : -1;
+  return VEC_PUSH(k->buffers, buf) ? k->buffers.count - 1 : -1;
 }
 
 static int32_t kir_emit(kir_builder *b, const kir_instr *in) {
-  return IC_VEC_PUSH(b->k->instrs, *in) ? b->k->instrs.count - 1 : -1;
+  return VEC_PUSH(b->k->instrs, *in) ? b->k->instrs.count - 1 : -1;
 }
 
 /* A load (guard: a RANGE instruction, or -1), shared with an earlier identical one. */
@@ -95,7 +95,7 @@ static int32_t kir_emit_operand(kir_builder *b, const lower_arg *a, sym_id ident
   return -1;
 }
 
-ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, bool eager, const int32_t *buffer_of,
+ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t group, bool eager, const int32_t *buffer_of,
                           int32_t *scratch, kir_kernel *k) {
   const sched_group *grp = &s->groups[group];
   memset(k, 0, sizeof *k);
@@ -133,5 +133,5 @@ ic_status kir_build_group(const lowered *l, const schedule *s, int32_t group, bo
   return IC_OK;
 oom:
   kir_kernel_free(k);
-  return ic_set_error(IC_ERR_OUT_OF_MEMORY, "building kernel IR: out of memory");
+  return error_set(IC_ERR_OUT_OF_MEMORY, "building kernel IR: out of memory");
 }

@@ -15,9 +15,12 @@
 #include <cudaTypedefs.h>
 #include <nvrtc.h>
 
-#include "common.h"
+#include "base/base.h"
 
-typedef struct ic_driver_api {
+/* The entry points ic itself calls, nothing more (benchmarks and tests open their own).
+ * Each is requested at the oldest CUDA version that has its ABI, so any driver for CUDA
+ * 12.0 or newer serves the table; optional entries are NULL when a driver lacks them. */
+typedef struct cuda_driver_api {
   PFN_cuInit_v2000 cuInit;
   PFN_cuDriverGetVersion_v2020 cuDriverGetVersion;
   PFN_cuGetErrorString_v6000 cuGetErrorString;
@@ -25,39 +28,26 @@ typedef struct ic_driver_api {
   PFN_cuDeviceGetCount_v2000 cuDeviceGetCount;
   PFN_cuDeviceGet_v2000 cuDeviceGet;
   PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute;
-  PFN_cuDeviceGetName_v2000 cuDeviceGetName;
   PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain;
   PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease;
   PFN_cuCtxPushCurrent_v4000 cuCtxPushCurrent;
   PFN_cuCtxPopCurrent_v4000 cuCtxPopCurrent;
-  PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent;
-  PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent;
-  PFN_cuCtxSynchronize_v2000 cuCtxSynchronize;
   PFN_cuModuleLoadData_v2000 cuModuleLoadData;
   PFN_cuModuleUnload_v2000 cuModuleUnload;
   PFN_cuModuleGetFunction_v2000 cuModuleGetFunction;
   PFN_cuLaunchKernel_v4000 cuLaunchKernel;
   PFN_cuMemAlloc_v3020 cuMemAlloc;
   PFN_cuMemFree_v3020 cuMemFree;
-  PFN_cuMemAllocAsync_v11020 cuMemAllocAsync;
-  PFN_cuMemFreeAsync_v11020 cuMemFreeAsync;
+  PFN_cuMemAllocAsync_v11020 cuMemAllocAsync; /* optional: cuMemAlloc/cuMemFree when absent */
+  PFN_cuMemFreeAsync_v11020 cuMemFreeAsync;   /* optional */
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD;
   PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH;
   PFN_cuMemsetD8_v3020 cuMemsetD8;
-  PFN_cuMemsetD8Async_v3020 cuMemsetD8Async;
-  PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync;
-  PFN_cuStreamCreate_v2000 cuStreamCreate;
-  PFN_cuStreamDestroy_v4000 cuStreamDestroy;
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize;
-  PFN_cuEventCreate_v2000 cuEventCreate;
-  PFN_cuEventDestroy_v4000 cuEventDestroy;
-  PFN_cuEventRecord_v2000 cuEventRecord;
-  PFN_cuEventSynchronize_v2000 cuEventSynchronize;
-  PFN_cuEventElapsedTime_v12080 cuEventElapsedTime;
   int driver_version; /* cuDriverGetVersion, e.g. 13000 */
-} ic_driver_api;
+} cuda_driver_api;
 
-typedef struct ic_nvrtc_api {
+typedef struct cuda_nvrtc_api {
   nvrtcResult (*nvrtcVersion)(int *major, int *minor);
   const char *(*nvrtcGetErrorString)(nvrtcResult r);
   nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *prog, const char *src, const char *name, int numHeaders,
@@ -72,17 +62,26 @@ typedef struct ic_nvrtc_api {
   nvrtcResult (*nvrtcGetSupportedArchs)(int *archs);
   int major, minor;
   char path[256]; /* the soname or path that was loaded */
-} ic_nvrtc_api;
+} cuda_nvrtc_api;
 
 /* The process-wide driver table, or NULL with IC_ERR_NO_DEVICE recorded (no libcuda, a
  * stub library, or cuInit failing). Also returns NULL when no device is present. */
-const ic_driver_api *ic_driver_get(void);
+const cuda_driver_api *cuda_driver_get(void);
 /* The process-wide NVRTC table, or NULL with IC_ERR_NO_NVRTC recorded. driver_major is the
  * CUDA major of the driver (0 when there is none) and is only honoured on the first call. */
-const ic_nvrtc_api *ic_nvrtc_get(int driver_major);
+const cuda_nvrtc_api *cuda_nvrtc_get(int driver_major);
+
+/* The entries of the driver table: name, requested version, optional. For tests. */
+typedef struct cuda_driver_entry {
+  const char *name; /* the base name cuGetProcAddress wants ("cuMemAlloc") */
+  int version;      /* 3020 for cuMemAlloc_v2 */
+  bool optional;
+  size_t offset;    /* of the pointer in cuda_driver_api */
+} cuda_driver_entry;
+const cuda_driver_entry *cuda_driver_entries(size_t *count);
 
 /* Records a driver error as IC_ERR_CUDA ("what: CUDA_ERROR_X (text)") and returns the
  * status (IC_ERR_OUT_OF_MEMORY for CUDA_ERROR_OUT_OF_MEMORY). */
-ic_status ic_cuda_error(const ic_driver_api *drv, CUresult r, const char *what);
+ic_status cuda_error(const cuda_driver_api *drv, CUresult r, const char *what);
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/cuda_api.h"
+#include "cuda/cuda_api.h"
 
 typedef struct nvrtc_entry {
   const char *name;
@@ -28,30 +28,30 @@ typedef struct nvrtc_entry {
 
 /* The struct's pointer types are the ones nvrtc.h declares. */
 #define IC_NVRTC_CHECK_(fn)                                                                \
-  _Static_assert(__builtin_types_compatible_p(__typeof__(((ic_nvrtc_api *)0)->fn),     \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(((cuda_nvrtc_api *)0)->fn),     \
                                               __typeof__(&fn)),                         \
                  #fn ": type differs from nvrtc.h");
 IC_NVRTC_ENTRIES(IC_NVRTC_CHECK_)
 #undef IC_NVRTC_CHECK_
 
 static const nvrtc_entry k_entries[] = {
-#define IC_NVRTC_ENTRY_(fn) {#fn, offsetof(ic_nvrtc_api, fn)},
+#define IC_NVRTC_ENTRY_(fn) {#fn, offsetof(cuda_nvrtc_api, fn)},
     IC_NVRTC_ENTRIES(IC_NVRTC_ENTRY_)
 #undef IC_NVRTC_ENTRY_
 };
 
-_Static_assert(offsetof(ic_nvrtc_api, major) ==
+_Static_assert(offsetof(cuda_nvrtc_api, major) ==
                    sizeof k_entries / sizeof k_entries[0] * sizeof(void (*)(void)),
-               "ic_nvrtc_api and IC_NVRTC_ENTRIES differ");
+               "cuda_nvrtc_api and IC_NVRTC_ENTRIES differ");
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool g_done;
-static ic_nvrtc_api g_api;
-static const ic_nvrtc_api *g_result; /* &g_api on success */
+static cuda_nvrtc_api g_api;
+static const cuda_nvrtc_api *g_result; /* &g_api on success */
 static char g_error[4096];           /* the failure, recorded again on every call */
 
 /* Appends to g_error, truncating safely. */
-static void note(const char *fmt, ...) IC_PRINTF(1, 2);
+static void note(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static void note(const char *fmt, ...) {
   size_t len = strlen(g_error);
   if (len + 1 >= sizeof g_error) return;
@@ -79,9 +79,9 @@ static bool try_load(const char *path, bool *first) {
     return false;
   }
   /* A library that loads stays loaded, also when it is incomplete: never dlclose. */
-  ic_nvrtc_api api;
+  cuda_nvrtc_api api;
   memset(&api, 0, sizeof api);
-  for (size_t i = 0; i < IC_ARRAY_LEN(k_entries); i++) {
+  for (size_t i = 0; i < ARRAY_LEN(k_entries); i++) {
     void *fn;
     dlerror();
     fn = dlsym(lib, k_entries[i].name);
@@ -117,7 +117,7 @@ static void load_nvrtc(int driver_major) {
   int nnames = 0;
   if (driver_major > 0) snprintf(names[nnames++], sizeof names[0], "libnvrtc.so.%d", driver_major);
   static const char *const known[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-  for (size_t i = 0; i < IC_ARRAY_LEN(known); i++) {
+  for (size_t i = 0; i < ARRAY_LEN(known); i++) {
     if (nnames > 0 && strcmp(names[0], known[i]) == 0) continue;
     snprintf(names[nnames++], sizeof names[0], "%s", known[i]);
   }
@@ -146,9 +146,9 @@ static void load_nvrtc(int driver_major) {
   note("; set IC_NVRTC to the library's path");
 }
 
-const ic_nvrtc_api *ic_nvrtc_get(int driver_major) {
+const cuda_nvrtc_api *cuda_nvrtc_get(int driver_major) {
   if (pthread_mutex_lock(&g_lock) != 0) {
-    ic_set_error(IC_ERR_NO_NVRTC, "NVRTC library not loaded: lock failed");
+    error_set(IC_ERR_NO_NVRTC, "NVRTC library not loaded: lock failed");
     return NULL;
   }
   /* The first caller's driver_major decides, once for the process. */
@@ -156,8 +156,8 @@ const ic_nvrtc_api *ic_nvrtc_get(int driver_major) {
     load_nvrtc(driver_major);
     g_done = true;
   }
-  const ic_nvrtc_api *result = g_result;
+  const cuda_nvrtc_api *result = g_result;
   pthread_mutex_unlock(&g_lock);
-  if (!result) ic_set_error(IC_ERR_NO_NVRTC, "%s", g_error);
+  if (!result) error_set(IC_ERR_NO_NVRTC, "%s", g_error);
   return result;
 }

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common.h"
+#include "base/base.h"
 
 #define IC_ERROR_CAP 4096
 
@@ -15,7 +15,7 @@ static void format_into(char *buf, size_t cap, const char *fmt, va_list ap) {
   if (n < 0) buf[0] = '\0';
 }
 
-ic_status ic_set_error(ic_status status, const char *fmt, ...) {
+ic_status error_set(ic_status status, const char *fmt, ...) {
   if (!fmt) {
     g_last_error[0] = '\0';
     return status;
@@ -31,7 +31,7 @@ ic_status ic_set_error(ic_status status, const char *fmt, ...) {
   return status;
 }
 
-void ic_error_prefix(const char *fmt, ...) {
+void error_prefix(const char *fmt, ...) {
   if (!fmt) return;
   char prefix[IC_ERROR_CAP];
   va_list ap;

@@ -1,11 +1,13 @@
 /* Leveled logging to a host callback or stderr; off unless asked for. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
-#include "common.h"
+#include "base/base.h"
 
 static const char *level_name(ic_log_level level) {
   switch (level) {
@@ -40,12 +42,12 @@ static ic_log_level parse_env_level(const char *s) {
   } names[] = {{"off", IC_LOG_OFF},   {"none", IC_LOG_OFF},     {"error", IC_LOG_ERROR},
                {"warn", IC_LOG_WARN}, {"warning", IC_LOG_WARN}, {"info", IC_LOG_INFO},
                {"debug", IC_LOG_DEBUG}};
-  for (size_t i = 0; i < IC_ARRAY_LEN(names); i++)
+  for (size_t i = 0; i < ARRAY_LEN(names); i++)
     if (strcasecmp(s, names[i].name) == 0) return names[i].level;
   return IC_LOG_OFF;
 }
 
-void ic_logger_init(ic_logger *lg, ic_log_fn fn, void *user, ic_log_level level) {
+void logger_init(logger *lg, ic_log_fn fn, void *user, ic_log_level level) {
   if (!lg) return;
   lg->fn = fn;
   lg->user = user;
@@ -57,7 +59,7 @@ void ic_logger_init(ic_logger *lg, ic_log_fn fn, void *user, ic_log_level level)
     lg->level = parse_env_level(getenv("IC_LOG"));
 }
 
-void ic_log(const ic_logger *lg, ic_log_level level, const char *fmt, ...) {
+void log_msg(const logger *lg, ic_log_level level, const char *fmt, ...) {
   if (!lg || !fmt || level <= IC_LOG_OFF || level > lg->level) return;
   char stack[1024];
   char *msg = stack;
@@ -88,4 +90,14 @@ void ic_log(const ic_logger *lg, ic_log_level level, const char *fmt, ...) {
     fprintf(stderr, "%s\n", msg);
   }
   if (msg != stack) free(msg);
+}
+
+void log_dump_file(const logger *lg, const char *dir, const char *name, const char *text, size_t len) {
+  if (!dir || !text) return;
+  char path[4096];
+  mkdir(dir, 0755);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(text, 1, len, f) != len) log_msg(lg, IC_LOG_WARN, "IC_DUMP: cannot write %s: %s", path, strerror(errno));
+  if (f) fclose(f);
 }

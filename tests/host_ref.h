@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common.h"
-#include "runtime/half.h"
+#include "base/base.h"
+#include "base/dtype.h"
 
 /* A value in its compute type: f16/bf16/f32/fp8 in f (rounded to the dtype), f64 in d,
  * integers in i (wrapped to the width), bool in b. */
@@ -36,9 +36,9 @@ static inline bool ref_is_int(ic_dtype dt) {
 static inline float ref_nan32(void) { return NAN; }
 
 static inline float ref_round(ic_dtype dt, float f) {
-  if (dt == IC_F16) return ic_f16_bits_to_f32(ic_f32_to_f16_bits(f));
-  if (dt == IC_BF16) return ic_bf16_bits_to_f32(ic_f32_to_bf16_bits(f));
-  if (dt == IC_F8E4M3 || dt == IC_F8E5M2) return (float)ic_small_float_value(dt, ic_small_float_bits(dt, f));
+  if (dt == IC_F16) return f16_bits_to_f32(f32_to_f16_bits(f));
+  if (dt == IC_BF16) return bf16_bits_to_f32(f32_to_bf16_bits(f));
+  if (dt == IC_F8E4M3 || dt == IC_F8E5M2) return (float)small_float_value(dt, small_float_bits(dt, f));
   return f;
 }
 
@@ -63,9 +63,9 @@ static inline hv ref_get(ic_dtype dt, const void *p, int64_t i) {
   const unsigned char *q = (const unsigned char *)p + i * (int64_t)ic_dtype_size(dt);
   switch (dt) {
   case IC_F32: memcpy(&v.f, q, 4); break;
-  case IC_F16: { uint16_t h; memcpy(&h, q, 2); v.f = ic_f16_bits_to_f32(h); break; }
-  case IC_BF16: { uint16_t h; memcpy(&h, q, 2); v.f = ic_bf16_bits_to_f32(h); break; }
-  case IC_F8E4M3: case IC_F8E5M2: v.f = (float)ic_small_float_value(dt, *q); break;
+  case IC_F16: { uint16_t h; memcpy(&h, q, 2); v.f = f16_bits_to_f32(h); break; }
+  case IC_BF16: { uint16_t h; memcpy(&h, q, 2); v.f = bf16_bits_to_f32(h); break; }
+  case IC_F8E4M3: case IC_F8E5M2: v.f = (float)small_float_value(dt, *q); break;
   case IC_F64: memcpy(&v.d, q, 8); break;
   case IC_U8: v.i = *q; break;
   case IC_I8: v.i = (int8_t)*q; break;
@@ -82,9 +82,9 @@ static inline void ref_set(ic_dtype dt, void *p, int64_t i, hv v) {
   unsigned char *q = (unsigned char *)p + i * (int64_t)ic_dtype_size(dt);
   switch (dt) {
   case IC_F32: memcpy(q, &v.f, 4); break;
-  case IC_F16: { uint16_t h = ic_f32_to_f16_bits(v.f); memcpy(q, &h, 2); break; }
-  case IC_BF16: { uint16_t h = ic_f32_to_bf16_bits(v.f); memcpy(q, &h, 2); break; }
-  case IC_F8E4M3: case IC_F8E5M2: *q = (unsigned char)ic_small_float_bits(dt, v.f); break;
+  case IC_F16: { uint16_t h = f32_to_f16_bits(v.f); memcpy(q, &h, 2); break; }
+  case IC_BF16: { uint16_t h = f32_to_bf16_bits(v.f); memcpy(q, &h, 2); break; }
+  case IC_F8E4M3: case IC_F8E5M2: *q = (unsigned char)small_float_bits(dt, v.f); break;
   case IC_F64: memcpy(q, &v.d, 8); break;
   case IC_U8: case IC_I8: *q = (unsigned char)(v.i & 0xff); break;
   case IC_I16: { int16_t x = (int16_t)v.i; memcpy(q, &x, 2); break; }
@@ -179,7 +179,7 @@ static inline hv ref_convert(ic_dtype from, ic_dtype to, hv a, bool saturate) {
     double v = fi && (a.i > (INT64_C(1) << 53) || a.i < -(INT64_C(1) << 53)) ? ref_round_int_bits(a.i, ref_mant_bits(to)) : x;
     if (to == IC_F64) r.d = fi ? (double)a.i : v;
     else if (to == IC_F32) r.f = fi ? (float)a.i : (float)v;
-    else r.f = (float)ic_small_float_value(to, ic_small_float_bits(to, v));
+    else r.f = (float)small_float_value(to, small_float_bits(to, v));
     double got = to == IC_F64 ? r.d : r.f;
     if (saturate && !isnan(x) && (isinf(got) || isnan(got))) {
       double m = x > 0 ? ref_max_finite(to) : -ref_max_finite(to);

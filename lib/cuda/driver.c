@@ -5,72 +5,53 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/cuda_api.h"
+#include "cuda/cuda_api.h"
 
-/* Every entry point of ic_driver_api, with the CUDA version of the ABI that its
+/* Every entry point of cuda_driver_api, with the CUDA version of the ABI that its
  * PFN_<name>_v<version> typedef describes (cuGetProcAddress's cudaVersion argument). */
-#define IC_DRIVER_ENTRIES(X)           \
-  X(cuInit, 2000)                      \
-  X(cuDriverGetVersion, 2020)          \
-  X(cuGetErrorString, 6000)            \
-  X(cuGetErrorName, 6000)              \
-  X(cuDeviceGetCount, 2000)            \
-  X(cuDeviceGet, 2000)                 \
-  X(cuDeviceGetAttribute, 2000)        \
-  X(cuDeviceGetName, 2000)             \
-  X(cuDevicePrimaryCtxRetain, 7000)    \
-  X(cuDevicePrimaryCtxRelease, 11000)  \
-  X(cuCtxPushCurrent, 4000)            \
-  X(cuCtxPopCurrent, 4000)             \
-  X(cuCtxGetCurrent, 4000)             \
-  X(cuCtxSetCurrent, 4000)             \
-  X(cuCtxSynchronize, 2000)            \
-  X(cuModuleLoadData, 2000)            \
-  X(cuModuleUnload, 2000)              \
-  X(cuModuleGetFunction, 2000)         \
-  X(cuLaunchKernel, 4000)              \
-  X(cuMemAlloc, 3020)                  \
-  X(cuMemFree, 3020)                   \
-  X(cuMemAllocAsync, 11020)            \
-  X(cuMemFreeAsync, 11020)             \
-  X(cuMemcpyHtoD, 3020)                \
-  X(cuMemcpyDtoH, 3020)                \
-  X(cuMemsetD8, 3020)                  \
-  X(cuMemsetD8Async, 3020)             \
-  X(cuMemcpyDtoDAsync, 3020)           \
-  X(cuStreamCreate, 2000)              \
-  X(cuStreamDestroy, 4000)             \
-  X(cuStreamSynchronize, 2000)         \
-  X(cuEventCreate, 2000)               \
-  X(cuEventDestroy, 4000)              \
-  X(cuEventRecord, 2000)               \
-  X(cuEventSynchronize, 2000)          \
-  X(cuEventElapsedTime, 12080)
+#define IC_DRIVER_ENTRIES(X)               \
+  X(cuInit, 2000, false)                   \
+  X(cuDriverGetVersion, 2020, false)       \
+  X(cuGetErrorString, 6000, false)         \
+  X(cuGetErrorName, 6000, false)           \
+  X(cuDeviceGetCount, 2000, false)         \
+  X(cuDeviceGet, 2000, false)              \
+  X(cuDeviceGetAttribute, 2000, false)     \
+  X(cuDevicePrimaryCtxRetain, 7000, false) \
+  X(cuDevicePrimaryCtxRelease, 11000, false) \
+  X(cuCtxPushCurrent, 4000, false)         \
+  X(cuCtxPopCurrent, 4000, false)          \
+  X(cuModuleLoadData, 2000, false)         \
+  X(cuModuleUnload, 2000, false)           \
+  X(cuModuleGetFunction, 2000, false)      \
+  X(cuLaunchKernel, 4000, false)           \
+  X(cuMemAlloc, 3020, false)               \
+  X(cuMemFree, 3020, false)                \
+  X(cuMemAllocAsync, 11020, true)          \
+  X(cuMemFreeAsync, 11020, true)           \
+  X(cuMemcpyHtoD, 3020, false)             \
+  X(cuMemcpyDtoH, 3020, false)             \
+  X(cuMemsetD8, 3020, false)               \
+  X(cuStreamSynchronize, 2000, false)
 
 /* A version that disagrees with the struct's PFN type is a compile error. */
-#define IC_DRV_CHECK_(fn, ver)                                                          \
-  _Static_assert(__builtin_types_compatible_p(__typeof__(((ic_driver_api *)0)->fn), \
+#define IC_DRV_CHECK_(fn, ver, opt)                                                          \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(((cuda_driver_api *)0)->fn), \
                                               PFN_##fn##_v##ver),                     \
-                 #fn ": version differs from ic_driver_api");
+                 #fn ": version differs from cuda_driver_api");
 IC_DRIVER_ENTRIES(IC_DRV_CHECK_)
 #undef IC_DRV_CHECK_
 
-typedef struct driver_entry {
-  const char *name; /* the base name cuGetProcAddress wants ("cuMemAlloc") */
-  int version;      /* 3020 for cuMemAlloc_v2 */
-  size_t offset;    /* of the pointer in ic_driver_api */
-} driver_entry;
-
-static const driver_entry k_entries[] = {
-#define IC_DRV_ENTRY_(fn, ver) {#fn, ver, offsetof(ic_driver_api, fn)},
+static const cuda_driver_entry k_entries[] = {
+#define IC_DRV_ENTRY_(fn, ver, opt) {#fn, ver, opt, offsetof(cuda_driver_api, fn)},
     IC_DRIVER_ENTRIES(IC_DRV_ENTRY_)
 #undef IC_DRV_ENTRY_
 };
 
 /* Every function pointer of the struct (they come first) has an entry. */
-_Static_assert(offsetof(ic_driver_api, driver_version) ==
+_Static_assert(offsetof(cuda_driver_api, driver_version) ==
                    sizeof k_entries / sizeof k_entries[0] * sizeof(void (*)(void)),
-               "ic_driver_api and IC_DRIVER_ENTRIES differ");
+               "cuda_driver_api and IC_DRIVER_ENTRIES differ");
 
 typedef CUresult (*get_proc_fn)(const char *symbol, void **pfn, int cuda_version, cuuint64_t flags,
                                 CUdriverProcAddressQueryResult *status);
@@ -78,11 +59,11 @@ _Static_assert(__builtin_types_compatible_p(get_proc_fn, PFN_cuGetProcAddress_v1
                "cuGetProcAddress_v2 signature");
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static ic_driver_api g_api;
-static const ic_driver_api *g_result; /* &g_api on success */
+static cuda_driver_api g_api;
+static const cuda_driver_api *g_result; /* &g_api on success */
 static char g_error[1024];            /* the failure, recorded again on every call */
 
-static void fail(const char *fmt, ...) IC_PRINTF(1, 2);
+static void fail(const char *fmt, ...) PRINTF_LIKE(1, 2);
 static void fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -91,7 +72,7 @@ static void fail(const char *fmt, ...) {
   if (n < 0) snprintf(g_error, sizeof g_error, "no CUDA driver");
 }
 
-static const char *result_name(const ic_driver_api *drv, CUresult r) {
+static const char *result_name(const cuda_driver_api *drv, CUresult r) {
   const char *s = NULL;
   if (drv && drv->cuGetErrorName && drv->cuGetErrorName(r, &s) == CUDA_SUCCESS && s) return s;
   switch (r) {
@@ -127,10 +108,10 @@ static void load_driver(void) {
     return;
   }
 
-  ic_driver_api api;
+  cuda_driver_api api;
   memset(&api, 0, sizeof api);
-  for (size_t i = 0; i < IC_ARRAY_LEN(k_entries); i++) {
-    const driver_entry *e = &k_entries[i];
+  for (size_t i = 0; i < ARRAY_LEN(k_entries); i++) {
+    const cuda_driver_entry *e = &k_entries[i];
     void *fn = NULL;
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     CUresult r = get_proc(e->name, &fn, e->version, CU_GET_PROC_ADDRESS_DEFAULT, &found);
@@ -139,6 +120,7 @@ static void load_driver(void) {
            "(CUDA_ERROR_STUB_LIBRARY); install the NVIDIA driver");
       return;
     }
+    if (e->optional && (r != CUDA_SUCCESS || !fn || found != CU_GET_PROC_ADDRESS_SUCCESS)) continue;
     if (r != CUDA_SUCCESS || !fn || found != CU_GET_PROC_ADDRESS_SUCCESS) {
       const char *why = r != CUDA_SUCCESS ? result_name(NULL, r)
                         : found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
@@ -188,19 +170,24 @@ static void load_driver(void) {
   g_result = &g_api;
 }
 
-const ic_driver_api *ic_driver_get(void) {
+const cuda_driver_api *cuda_driver_get(void) {
   if (pthread_once(&g_once, load_driver) != 0) {
-    ic_set_error(IC_ERR_NO_DEVICE, "no CUDA driver: initialisation failed");
+    error_set(IC_ERR_NO_DEVICE, "no CUDA driver: initialisation failed");
     return NULL;
   }
   if (!g_result) {
-    ic_set_error(IC_ERR_NO_DEVICE, "%s", g_error[0] ? g_error : "no CUDA driver");
+    error_set(IC_ERR_NO_DEVICE, "%s", g_error[0] ? g_error : "no CUDA driver");
     return NULL;
   }
   return g_result;
 }
 
-ic_status ic_cuda_error(const ic_driver_api *drv, CUresult r, const char *what) {
+const cuda_driver_entry *cuda_driver_entries(size_t *count) {
+  *count = ARRAY_LEN(k_entries);
+  return k_entries;
+}
+
+ic_status cuda_error(const cuda_driver_api *drv, CUresult r, const char *what) {
   const ic_status st = r == CUDA_ERROR_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_CUDA;
   const char *name = NULL;
   const char *desc = NULL;
@@ -209,7 +196,7 @@ ic_status ic_cuda_error(const ic_driver_api *drv, CUresult r, const char *what) 
     if (!drv->cuGetErrorString || drv->cuGetErrorString(r, &desc) != CUDA_SUCCESS) desc = NULL;
   }
   if (!what) what = "CUDA call";
-  if (name && desc) return ic_set_error(st, "%s: %s (%s)", what, name, desc);
-  if (name) return ic_set_error(st, "%s: %s", what, name);
-  return ic_set_error(st, "%s: CUDA error %d", what, (int)r);
+  if (name && desc) return error_set(st, "%s: %s (%s)", what, name, desc);
+  if (name) return error_set(st, "%s: %s", what, name);
+  return error_set(st, "%s: CUDA error %d", what, (int)r);
 }
