@@ -343,68 +343,13 @@ static const char *format_type(ic_dtype dt, int32_t ndim, const int64_t *shape, 
   return buf;
 }
 
-/* ---------------------------------------------------------------- element encoding
- *
- * Floating formats narrower than f32 as IEEE-style minifloats, rounding to nearest even.
- * f8e4m3 is PyTorch's e4m3fn: no infinities, NaN is S.1111.111, overflow gives NaN. */
-
-typedef struct minifloat {
-  int ebits, mbits;
-  bool finite_only;
-} minifloat;
-
-static bool minifloat_format(ic_dtype dt, minifloat *f) {
-  switch (dt) {
-  case IC_F16: *f = (minifloat){5, 10, false}; return true;
-  case IC_BF16: *f = (minifloat){8, 7, false}; return true;
-  case IC_F8E5M2: *f = (minifloat){5, 2, false}; return true;
-  case IC_F8E4M3: *f = (minifloat){4, 3, true}; return true;
-  default: return false;
-  }
-}
-
-static uint32_t minifloat_encode(minifloat f, double x) {
-  const uint32_t sign = signbit(x) ? 1u << (f.ebits + f.mbits) : 0;
-  const uint32_t exp_ones = (1u << f.ebits) - 1, mant_ones = (1u << f.mbits) - 1;
-  const uint32_t nan = (exp_ones << f.mbits) | (f.finite_only ? mant_ones : 1u << (f.mbits - 1));
-  const uint32_t inf = f.finite_only ? nan : exp_ones << f.mbits;
-  const int bias = (1 << (f.ebits - 1)) - 1, emin = 1 - bias;
-  double a = fabs(x);
-  if (isnan(x)) return sign | nan;
-  if (isinf(a)) return sign | inf;
-  if (a == 0) return sign;
-  int e;
-  frexp(a, &e);
-  e = e - 1 < emin ? emin : e - 1;                    /* a < 2^(e+1); subnormals share emin */
-  uint64_t m = (uint64_t)rint(ldexp(a, f.mbits - e)); /* exact scaling, one rounding (even) */
-  if (m >> (f.mbits + 1)) { /* rounded up to the next power of 2 */
-    m >>= 1;
-    e++;
-  }
-  uint32_t field = m >> f.mbits ? (uint32_t)(e + bias) : 0;
-  uint32_t bits = (field << f.mbits) | ((uint32_t)m & mant_ones);
-  uint32_t max_field = f.finite_only ? exp_ones : exp_ones - 1;
-  if (field > max_field || bits == nan) return sign | inf;
-  return sign | bits;
-}
-
-static double minifloat_decode(minifloat f, uint32_t bits) {
-  const uint32_t exp_ones = (1u << f.ebits) - 1, mant_ones = (1u << f.mbits) - 1;
-  const int bias = (1 << (f.ebits - 1)) - 1;
-  uint32_t field = (bits >> f.mbits) & exp_ones, mant = bits & mant_ones;
-  double v;
-  if (field == exp_ones && (!f.finite_only || mant == mant_ones))
-    v = f.finite_only || mant ? NAN : INFINITY;
-  else if (field == 0)
-    v = ldexp((double)mant, 1 - bias - f.mbits);
-  else
-    v = ldexp((double)(mant | (1u << f.mbits)), (int)field - bias - f.mbits);
-  return (bits >> (f.ebits + f.mbits)) & 1 ? -v : v;
-}
+/* ---------------------------------------------------------------- elements */
 
 static bool dtype_is_float(ic_dtype dt) {
-  minifloat f;
-  return dt == IC_F32 || dt == IC_F64 || minifloat_format(dt, &f);
+  switch (dt) {
+  case IC_F16: case IC_BF16: case IC_F32: case IC_F64: case IC_F8E4M3: case IC_F8E5M2: return true;
+  default: return false;
+  }
 }
 
 /* The raw bits of element i (any dtype of at most 8 bytes). */
@@ -423,49 +368,12 @@ static uint64_t load_bits(ic_dtype dt, const void *base, size_t i) {
 }
 
 static double load_value(ic_dtype dt, const void *base, size_t i) {
-  uint64_t bits = load_bits(dt, base, i);
-  minifloat f;
-  float f32;
-  double f64;
-  if (minifloat_format(dt, &f)) return minifloat_decode(f, (uint32_t)bits);
-  switch (dt) {
-  case IC_BOOL: return bits != 0;
-  case IC_U8: return (double)(uint8_t)bits;
-  case IC_I8: return (double)(int8_t)(uint8_t)bits;
-  case IC_I16: return (double)(int16_t)(uint16_t)bits;
-  case IC_I32: return (double)(int32_t)(uint32_t)bits;
-  case IC_I64: return (double)(int64_t)bits;
-  case IC_F32: {
-    uint32_t b = (uint32_t)bits;
-    memcpy(&f32, &b, 4);
-    return f32;
-  }
-  case IC_F64: memcpy(&f64, &bits, 8); return f64;
-  default: return NAN;
-  }
+  return ic_element_load(dt, (const unsigned char *)base + i * ic_dtype_size(dt));
 }
 
 /* Stores v (already in the dtype's range; integral for integer dtypes) as element i. */
 static void store_value(ic_dtype dt, void *base, size_t i, double v) {
-  unsigned char *p = (unsigned char *)base + i * ic_dtype_size(dt);
-  minifloat f;
-  if (minifloat_format(dt, &f)) {
-    uint32_t bits = minifloat_encode(f, v);
-    if (ic_dtype_size(dt) == 1) *p = (uint8_t)bits;
-    else memcpy(p, &(uint16_t){(uint16_t)bits}, 2);
-    return;
-  }
-  switch (dt) {
-  case IC_BOOL: *p = v != 0; break;
-  case IC_U8: *p = (uint8_t)v; break;
-  case IC_I8: memcpy(p, &(int8_t){(int8_t)v}, 1); break;
-  case IC_I16: memcpy(p, &(int16_t){(int16_t)v}, 2); break;
-  case IC_I32: memcpy(p, &(int32_t){(int32_t)v}, 4); break;
-  case IC_I64: memcpy(p, &(int64_t){(int64_t)v}, 8); break;
-  case IC_F32: memcpy(p, &(float){(float)v}, 4); break;
-  case IC_F64: memcpy(p, &v, 8); break;
-  default: break;
-  }
+  ic_element_store(dt, v, (unsigned char *)base + i * ic_dtype_size(dt));
 }
 
 /* Distance in units in the last place between two float bit patterns of `width` bits:

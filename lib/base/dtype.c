@@ -1,5 +1,6 @@
 /* Dtype tables and host-side rounding to dtypes, small floats bit-exact with PTX cvt. */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -234,3 +235,53 @@ double dtype_round(ic_dtype dt, double v) {
   }
 }
 
+
+ic_status ic_element_store(ic_dtype dt, double value, void *dst) {
+  if (!dtype_valid(dt) || !dst)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_element_store: %s", dst ? "invalid dtype" : "dst is NULL");
+  const double v = dtype_round(dt, value);
+  unsigned char bytes[8] = {0};
+  switch (dt) {
+  case IC_BOOL: bytes[0] = v != 0.0; break;
+  case IC_U8: bytes[0] = (uint8_t)v; break;
+  case IC_I8: memcpy(bytes, &(int8_t){(int8_t)v}, 1); break;
+  case IC_I16: memcpy(bytes, &(int16_t){(int16_t)v}, 2); break;
+  case IC_I32: memcpy(bytes, &(int32_t){(int32_t)v}, 4); break;
+  case IC_I64: /* 2^63 is the saturated high end: no double holds INT64_MAX */
+    memcpy(bytes, &(int64_t){v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)v}, 8);
+    break;
+  case IC_F32: memcpy(bytes, &(float){(float)value}, 4); break;
+  case IC_F64: memcpy(bytes, &value, 8); break;
+  case IC_F16: case IC_BF16: memcpy(bytes, &(uint16_t){(uint16_t)small_float_bits(dt, value)}, 2); break;
+  case IC_F8E4M3: case IC_F8E5M2: bytes[0] = (uint8_t)small_float_bits(dt, value); break;
+  default: break;
+  }
+  memcpy(dst, bytes, ic_dtype_size(dt));
+  return IC_OK;
+}
+
+double ic_element_load(ic_dtype dt, const void *src) {
+  if (!dtype_valid(dt) || !src) return NAN;
+  unsigned char b[8] = {0};
+  memcpy(b, src, ic_dtype_size(dt));
+  uint16_t h;
+  int8_t i8;
+  int16_t i16;
+  int32_t i32;
+  int64_t i64;
+  float f;
+  double d;
+  switch (dt) {
+  case IC_BOOL: return b[0] != 0;
+  case IC_U8: return b[0];
+  case IC_I8: memcpy(&i8, b, 1); return i8;
+  case IC_I16: memcpy(&i16, b, 2); return i16;
+  case IC_I32: memcpy(&i32, b, 4); return i32;
+  case IC_I64: memcpy(&i64, b, 8); return (double)i64;
+  case IC_F32: memcpy(&f, b, 4); return f;
+  case IC_F64: memcpy(&d, b, 8); return d;
+  case IC_F16: case IC_BF16: memcpy(&h, b, 2); return small_float_value(dt, h);
+  case IC_F8E4M3: case IC_F8E5M2: return small_float_value(dt, b[0]);
+  default: return NAN;
+  }
+}

@@ -9,37 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Records the graph's first error (and the thread's last error); returns the sentinel. */
-PRINTF_LIKE(2, 3)
-static ic_value graph_fail(ic_graph *g, const char *fmt, ...) {
+/* Records the graph's first error (and the thread's last error) with its status:
+ * IC_ERR_INVALID_GRAPH for a wrong call, IC_ERR_UNSUPPORTED for what the graph could mean
+ * but ic cannot compile. Returns the sentinel. */
+PRINTF_LIKE(3, 4)
+static ic_value graph_fail_with(ic_graph *g, ic_status status, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  error_set(IC_ERR_INVALID_GRAPH, "%s", msg);
+  error_set(status, "%s", msg);
   if (g && g->error == IC_OK) {
-    g->error = IC_ERR_INVALID_GRAPH;
+    g->error = status;
     g->error_message = str_dup(msg);
   }
   return IC_INVALID_VALUE;
 }
 
-/* graph_fail for what the graph could mean but ic cannot compile (IC_ERR_UNSUPPORTED). */
-PRINTF_LIKE(2, 3)
-static ic_value graph_fail_unsupported(ic_graph *g, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  error_set(IC_ERR_UNSUPPORTED, "%s", msg);
-  if (g->error == IC_OK) {
-    g->error = IC_ERR_UNSUPPORTED;
-    g->error_message = str_dup(msg);
-  }
-  return IC_INVALID_VALUE;
-}
+#define graph_fail(g, ...) graph_fail_with((g), IC_ERR_INVALID_GRAPH, __VA_ARGS__)
 
 static ic_value graph_oom(ic_graph *g) {
   error_set(IC_ERR_OUT_OF_MEMORY, "out of memory building the graph");
@@ -112,12 +100,7 @@ static const graph_node *graph_arg(ic_graph *g, const char *what, ic_value v) {
 static const char *graph_shape_text(const ic_graph *g, int32_t ndim, const sym_id *dims, char *buf, size_t size) {
   sbuf sb = {0};
   sym_names names = graph_symbol_names(g);
-  sbuf_puts(&sb, "[");
-  for (int32_t i = 0; i < ndim; i++) {
-    if (i) sbuf_puts(&sb, ", ");
-    sym_print(g->syms, dims[i], &names, &sb);
-  }
-  sbuf_puts(&sb, "]");
+  sym_print_list(g->syms, ndim, dims, &names, &sb);
   snprintf(buf, size, "%s", sb.data ? sb.data : "[?]");
   sbuf_free(&sb);
   return buf;
@@ -576,12 +559,8 @@ ic_status ic_graph_value_dims(const ic_graph *g, ic_value v, ic_dim *dims) {
 
 void graph_print_type(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, sbuf *out) {
   sym_names names = graph_symbol_names(g);
-  sbuf_printf(out, "%s[", ic_dtype_name(dt));
-  for (int32_t i = 0; i < ndim; i++) {
-    if (i) sbuf_puts(out, ", ");
-    sym_print(g->syms, dims[i], &names, out);
-  }
-  sbuf_puts(out, "]");
+  sbuf_puts(out, ic_dtype_name(dt));
+  sym_print_list(g->syms, ndim, dims, &names, out);
 }
 
 /* ---------------------------------------------------------------- reshape shorthands */
@@ -640,22 +619,6 @@ ic_value ic_graph_flatten(ic_graph *g, ic_value a, int32_t start, int32_t end) {
 
 /* ---------------------------------------------------------------- slice, concat, pad */
 
-bool graph_expr_nonneg(const sym_arena *a, sym_id e) {
-  int64_t v = 0;
-  switch (sym_kind_of(a, e)) {
-  case SYM_CONST: return sym_is_const(a, e, &v) && v >= 0;
-  case SYM_SYMBOL: return true;
-  case SYM_MOD: return graph_expr_nonneg(a, sym_operand(a, e, 1));
-  case SYM_MAX:
-    return graph_expr_nonneg(a, sym_operand(a, e, 0)) || graph_expr_nonneg(a, sym_operand(a, e, 1));
-  case SYM_ADD: case SYM_MUL: case SYM_FLOORDIV: case SYM_CEILDIV: case SYM_MIN:
-    for (int32_t i = 0; i < sym_operand_count(a, e); i++)
-      if (!graph_expr_nonneg(a, sym_operand(a, e, i))) return false;
-    return true;
-  default: return false;
-  }
-}
-
 /* A slice bound as Python clamps it into [lo, hi] of a dim of size n: a negative bound
  * counts from the end; INT64_MIN and INT64_MAX are the open ends. */
 static sym_id graph_slice_bound(ic_graph *g, sym_id n, int64_t b, sym_id lo, sym_id hi) {
@@ -680,7 +643,7 @@ ic_value ic_graph_slice(ic_graph *g, ic_value a, int32_t dim, int64_t start, int
   sym_id lo = step > 0 ? zero : minus_one, hi = step > 0 ? n : sym_sub(sa, n, sym_const(sa, 1));
   sym_id first = graph_slice_bound(g, n, start, lo, hi), last = graph_slice_bound(g, n, stop, lo, hi);
   sym_id span = step > 0 ? sym_sub(sa, last, first) : sym_sub(sa, first, last);
-  if (!graph_expr_nonneg(sa, span)) span = sym_max(sa, span, zero);
+  if (!sym_nonneg(sa, span)) span = sym_max(sa, span, zero);
   graph_node r = {.kind = GRAPH_SLICE, .dtype = src->dtype, .ndim = src->ndim, .nargs = 1, .args = {a}, .axis = d,
                   .start = start, .stop = stop, .step = step, .first = first};
   memcpy(r.dims, src->dims, sizeof r.dims);
@@ -688,7 +651,7 @@ ic_value ic_graph_slice(ic_graph *g, ic_value a, int32_t dim, int64_t start, int
   int64_t magnitude = step > 0 ? step : -step, c = 0;
   if (sym_is_const(sa, span, &c)) r.dims[d] = sym_const(sa, c == 0 ? 0 : (c - 1) / magnitude + 1);
   else if (magnitude > INT32_MAX) /* span + |step| - 1 must stay far from overflow */
-    return graph_fail_unsupported(g, "slice: step %" PRId64 " on a symbolic dim (at most 2^31 - 1 in magnitude)", step);
+    return graph_fail_with(g, IC_ERR_UNSUPPORTED, "slice: step %" PRId64 " on a symbolic dim (at most 2^31 - 1 in magnitude)", step);
   else r.dims[d] = sym_floordiv(sa, sym_add(sa, span, sym_const(sa, magnitude - 1)), sym_const(sa, magnitude));
   if (sym_arena_failed(sa)) return graph_oom(g);
   if (step == 1 && first == zero && r.dims[d] == n) return a; /* every point, in order */
@@ -756,7 +719,7 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
       return graph_fail(g, "pad: amount %" PRId64 " or %" PRId64 " for dim %" PRId32 " is out of range", lo, hi, d);
     bool constant = sym_is_const(sa, src->dims[d], &size);
     if (!constant && (lo < 0 || hi < 0))
-      return graph_fail_unsupported(g, "pad: dim %" PRId32 " is symbolic: negative amounts (crops) need a constant size", d);
+      return graph_fail_with(g, IC_ERR_UNSUPPORTED, "pad: dim %" PRId32 " is symbolic: negative amounts (crops) need a constant size", d);
     int64_t crop = (lo < 0 ? -lo : 0) + (hi < 0 ? -hi : 0);
     if (constant && crop > size)
       return graph_fail(g, "pad: crops %" PRId64 " and %" PRId64 " take more than dim %" PRId32 " of size %" PRId64, lo,

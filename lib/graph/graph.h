@@ -70,9 +70,6 @@ const graph_node *graph_node_get(const ic_graph *g, ic_value v);
  * checks, errors and results as ic_graph_reshape and ic_graph_expand. */
 ic_value graph_reshape_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
 ic_value graph_expand_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
-/* Whether e >= 0 for every value of the symbols (which are >= 0), judged conservatively
- * from its canonical form. */
-bool graph_expr_nonneg(const sym_arena *a, sym_id e);
 
 /* True when s is a name the text format can carry: [A-Za-z_][A-Za-z0-9_.]*. */
 bool graph_name_valid(const char *s);

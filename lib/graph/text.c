@@ -53,12 +53,7 @@ static void print_value_ref(const ic_graph *g, ic_value v, sbuf *out) {
 
 static void print_dim_list(const ic_graph *g, int32_t ndim, const sym_id *dims, sbuf *out) {
   sym_names names = graph_symbol_names(g);
-  sbuf_puts(out, "[");
-  for (int32_t i = 0; i < ndim; i++) {
-    if (i) sbuf_puts(out, ", ");
-    sym_print(g->syms, dims[i], &names, out);
-  }
-  sbuf_puts(out, "]");
+  sym_print_list(g->syms, ndim, dims, &names, out);
 }
 
 /* %.17g round-trips every finite double; inf and nan get fixed spellings because printf's
@@ -672,27 +667,9 @@ static bool dim_printable(const sym_arena *a, sym_id e) {
   }
 }
 
-/* Whether e >= 0 for all sizes (symbols >= 0), judged by its canonical form and
- * conservatively. Dims must be; it also keeps dims in the forms sym_print writes as
- * this grammar (no %, ic_min, or the long exact-division form). */
-static bool dim_nonneg(const sym_arena *a, sym_id e) {
-  int64_t v = 0;
-  switch (sym_kind_of(a, e)) {
-  case SYM_CONST: return sym_is_const(a, e, &v) && v >= 0;
-  case SYM_SYMBOL: return true;
-  case SYM_ADD:
-  case SYM_MUL:
-  case SYM_FLOORDIV:
-  case SYM_MIN:
-    for (int32_t i = 0; i < sym_operand_count(a, e); i++)
-      if (!dim_nonneg(a, sym_operand(a, e, i))) return false;
-    return true;
-  case SYM_MAX: /* one non-negative operand is enough; the other must still be printable */
-    return (dim_nonneg(a, sym_operand(a, e, 0)) && dim_printable(a, sym_operand(a, e, 1))) ||
-           (dim_nonneg(a, sym_operand(a, e, 1)) && dim_printable(a, sym_operand(a, e, 0)));
-  default: return false;
-  }
-}
+/* Dims must be >= 0 for all sizes, and in the forms sym_print writes as this grammar (no
+ * %, ceildiv, or the long exact-division form). */
+static bool dim_nonneg(const sym_arena *a, sym_id e) { return sym_nonneg(a, e) && dim_printable(a, e); }
 
 /* ---------------------------------------------------------------- lists */
 

@@ -65,12 +65,9 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     named.nsymbols = k->names->nsymbols;
   }
   const sym_names *names = &named;
-  sbuf_printf(out, "kernel %s [", with_names ? k->name : "");
-  for (int32_t d = 0; d < k->ndim; d++) {
-    if (d) sbuf_puts(out, ", ");
-    sym_print(k->syms, k->dims[d], names, out);
-  }
-  sbuf_puts(out, "]\n");
+  sbuf_printf(out, "kernel %s ", with_names ? k->name : "");
+  sym_print_list(k->syms, k->ndim, k->dims, names, out);
+  sbuf_puts(out, "\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {
     sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
                    k->buffers.items[b].written ? "out" : "in");

@@ -794,17 +794,17 @@ static void print_sum(printer *p, sym_id e) {
   }
 }
 
-/* Whether e >= 0 given that every leaf (size, index, stride) is non-negative. */
-static bool nonneg(const sym_arena *a, sym_id e) {
+bool sym_nonneg(const sym_arena *a, sym_id e) {
   int64_t v;
+  if (!valid(a, e)) return false;
   switch (kind_of(a, e)) {
   case SYM_CONST: return const_of(a, e, &v) && v >= 0;
   case SYM_SYMBOL: case SYM_VAR: case SYM_PARAM: return true;
-  case SYM_MOD: return nonneg(a, op_of(a, e, 1));
-  case SYM_MAX: return nonneg(a, op_of(a, e, 0)) || nonneg(a, op_of(a, e, 1));
+  case SYM_MOD: return sym_nonneg(a, op_of(a, e, 1));
+  case SYM_MAX: return sym_nonneg(a, op_of(a, e, 0)) || sym_nonneg(a, op_of(a, e, 1));
   default:
     for (int32_t i = 0; i < nops_of(a, e); i++)
-      if (!nonneg(a, op_of(a, e, i))) return false;
+      if (!sym_nonneg(a, op_of(a, e, i))) return false;
     return true;
   }
 }
@@ -820,7 +820,7 @@ static void print_division(printer *p, sym_id e) {
   sym_id x = op_of(a, e, 0), y = op_of(a, e, 1);
   int64_t b;
   sbuf *o = p->out;
-  if (nonneg(a, x) && nonneg(a, y)) {
+  if (sym_nonneg(a, x) && sym_nonneg(a, y)) {
     sbuf_puts(o, k == SYM_CEILDIV ? "((" : "(");
     print_operand(p, x, false);
     if (k == SYM_CEILDIV && const_of(a, y, &b)) {
@@ -872,4 +872,13 @@ void sym_print(const sym_arena *a, sym_id e, const sym_names *names, sbuf *out) 
   }
   printer p = {a, names, out};
   print_expr(&p, e);
+}
+
+void sym_print_list(const sym_arena *a, int32_t n, const sym_id *es, const sym_names *names, sbuf *out) {
+  sbuf_puts(out, "[");
+  for (int32_t i = 0; i < n; i++) {
+    if (i) sbuf_puts(out, ", ");
+    sym_print(a, es[i], names, out);
+  }
+  sbuf_puts(out, "]");
 }

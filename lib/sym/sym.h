@@ -83,6 +83,9 @@ int32_t sym_operand_count(const sym_arena *a, sym_id e);
 sym_id sym_operand(const sym_arena *a, sym_id e, int32_t i);
 /* True when a leaf of `kind` with `index` occurs in e (index -1: any of that kind). */
 bool sym_depends_on(const sym_arena *a, sym_id e, sym_kind kind, int32_t index);
+/* Whether e >= 0 for every value of its leaves (sizes, indices and strides, which are
+ * >= 0), judged conservatively from its canonical form. */
+bool sym_nonneg(const sym_arena *a, sym_id e);
 
 /* Writes e = coeff * var_k + rest with coeff and rest free of var k and returns true;
  * false when e is not affine in var k (it occurs inside a floordiv, mod, min, ... or in a
@@ -115,5 +118,7 @@ typedef struct sym_names {
   const char *const *params;  int32_t nparams;
 } sym_names;
 void sym_print(const sym_arena *a, sym_id e, const sym_names *names, sbuf *out);
+/* "[e0, e1, ...]": a list of dims. */
+void sym_print_list(const sym_arena *a, int32_t n, const sym_id *es, const sym_names *names, sbuf *out);
 
 #endif

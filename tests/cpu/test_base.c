@@ -1,5 +1,5 @@
-/* lib/runtime: errors, logging, growable arrays, string buffers, dtypes and rounding,
- * the libcuda loader (no GPU here) and the libnvrtc loader. */
+/* lib/base: errors, logging, growable arrays, string buffers, dtypes and rounding; and
+ * lib/cuda: the libcuda loader (no GPU here) and the libnvrtc loader. */
 #include <check.h>
 #include <math.h>
 #include <pthread.h>
@@ -573,7 +573,7 @@ START_TEST(test_driver) {
   if (drv) {
     /* A machine with a GPU: the table is complete. */
     ck_assert(drv->cuInit != NULL);
-    ck_assert(drv->cuStreamSynchronize != NULL && drv->cuMemAllocAsync != NULL);
+    ck_assert(drv->cuStreamSynchronize != NULL && drv->cuLaunchKernel != NULL);
     ck_assert_int_ge(drv->driver_version, 12000);
     ck_assert_ptr_eq(cuda_driver_get(), drv);
     return;
@@ -590,6 +590,75 @@ START_TEST(test_driver) {
   ck_assert_str_eq(ic_last_error(), "cuMemAlloc: CUDA error 2");
   ck_assert_int_eq(cuda_error(NULL, CUDA_ERROR_INVALID_VALUE, "launch"), IC_ERR_CUDA);
   ck_assert_str_eq(ic_last_error(), "launch: CUDA error 1");
+}
+END_TEST
+
+/* The public element conversions agree with the library's own rounding. */
+START_TEST(test_element_store_load) {
+  for (uint32_t h = 0; h < 0x10000; h++) { /* every f16 and bf16 pattern round trips */
+    uint16_t bits = (uint16_t)h, back = 0;
+    double v = ic_element_load(IC_F16, &bits);
+    if (!isnan(v)) {
+      ck_assert_int_eq(ic_element_store(IC_F16, v, &back), IC_OK);
+      ck_assert_uint_eq(back, bits);
+    }
+    v = ic_element_load(IC_BF16, &bits);
+    if (!isnan(v)) {
+      ck_assert_int_eq(ic_element_store(IC_BF16, v, &back), IC_OK);
+      ck_assert_uint_eq(back, bits);
+    }
+  }
+  unsigned char b[8];
+  ck_assert_int_eq(ic_element_store(IC_F8E4M3, 1000.0, b), IC_OK);
+  ck_assert_uint_eq(b[0], 0x7f); /* overflow is NaN for e4m3fn */
+  ck_assert_int_eq(ic_element_store(IC_F8E5M2, -1e9, b), IC_OK);
+  ck_assert_uint_eq(b[0], 0xfc); /* -inf */
+  int64_t i64 = 0;
+  ck_assert_int_eq(ic_element_store(IC_I64, 1e30, &i64), IC_OK);
+  ck_assert(i64 == INT64_MAX);
+  ck_assert_int_eq(ic_element_store(IC_I64, -1e30, &i64), IC_OK);
+  ck_assert(i64 == INT64_MIN);
+  int32_t i32 = 7;
+  ck_assert_int_eq(ic_element_store(IC_I32, NAN, &i32), IC_OK);
+  ck_assert_int_eq(i32, 0);
+  ck_assert_int_eq(ic_element_store(IC_I32, -2.9, &i32), IC_OK);
+  ck_assert_int_eq(i32, -2);
+  ck_assert(ic_element_load(IC_I32, &i32) == -2.0);
+  uint8_t u8 = 0;
+  ck_assert_int_eq(ic_element_store(IC_U8, 300.0, &u8), IC_OK);
+  ck_assert_uint_eq(u8, 255);
+  ck_assert_int_eq(ic_element_store(IC_BOOL, 0.5, &u8), IC_OK);
+  ck_assert_uint_eq(u8, 1);
+  double d = 0;
+  ck_assert_int_eq(ic_element_store(IC_F64, 0.1, &d), IC_OK);
+  ck_assert(d == 0.1 && ic_element_load(IC_F64, &d) == 0.1);
+  float f = 0;
+  ck_assert_int_eq(ic_element_store(IC_F32, 0.1, &f), IC_OK);
+  ck_assert(f == 0.1f);
+  ck_assert_int_eq(ic_element_store(IC_DTYPE_INVALID, 1.0, b), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_element_store(IC_F32, 1.0, NULL), IC_ERR_INVALID_ARGUMENT);
+  ck_assert(isnan(ic_element_load((ic_dtype)77, b)));
+  ck_assert(isnan(ic_element_load(IC_F32, NULL)));
+}
+END_TEST
+
+/* Every entry of the driver table is requested at a version that a driver for CUDA 12.0
+ * has (the README's promise), and the struct holds only what the library calls: a driver
+ * older than 12.8 once lost the whole table because cuEventElapsedTime was asked for at
+ * 12080. */
+START_TEST(test_driver_entry_versions) {
+  size_t n = 0;
+  const cuda_driver_entry *e = cuda_driver_entries(&n);
+  ck_assert_uint_gt(n, 10);
+  ck_assert_uint_eq(n * sizeof(void (*)(void)), offsetof(cuda_driver_api, driver_version));
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_msg(e[i].version <= 12000, "%s requested at %d", e[i].name, e[i].version);
+    ck_assert_msg(strncmp(e[i].name, "cuEvent", 7) != 0, "%s: benchmarks open their own", e[i].name);
+    for (size_t j = 0; j < i; j++) ck_assert_str_ne(e[i].name, e[j].name);
+  }
+  bool async_optional = false;
+  for (size_t i = 0; i < n; i++) async_optional |= strcmp(e[i].name, "cuMemAllocAsync") == 0 && e[i].optional;
+  ck_assert(async_optional);
 }
 END_TEST
 
@@ -656,7 +725,7 @@ START_TEST(test_nvrtc_env) {
 END_TEST
 
 static Suite *runtime_suite(void) {
-  Suite *s = suite_create("runtime_util");
+  Suite *s = suite_create("base");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_status_strings);
@@ -670,7 +739,9 @@ static Suite *runtime_suite(void) {
   tcase_add_test(tc, test_round_bf16);
   tcase_add_test(tc, test_round_other);
   tcase_add_test(tc, test_round_sweep);
+  tcase_add_test(tc, test_element_store_load);
   tcase_add_test(tc, test_driver);
+  tcase_add_test(tc, test_driver_entry_versions);
   tcase_add_test(tc, test_nvrtc);
   tcase_add_test(tc, test_nvrtc_env);
   suite_add_tcase(s, tc);
