@@ -1,7 +1,11 @@
-/* ic_compile: the whole pipeline, top to bottom.
- *   validate -> lower -> schedule -> program IR -> backend compile -> grids
+/* ic_compile: the whole pipeline, top to bottom, in compile_graph.
+ *   check the graph -> open the backend (ctx_backend: its state in this context) ->
+ *   program cache (canonical graph key + backend config) -> lower (lib/lower) ->
+ *   schedule (lib/sched) -> program IR and each group's kernel IR (lib/program) ->
+ *   backend compile (lib/backend, through the kernel cache) -> grids -> program cache
  * A fused kernel that fails to compile is split into eager kernels (with a warning)
- * unless the compile is strict. */
+ * unless the compile is strict. This file and its neighbours context.c and
+ * program_cache.c are the top layer: they may use every layer below. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

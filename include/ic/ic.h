@@ -309,8 +309,9 @@ typedef void (*ic_log_fn)(void *user, ic_log_level level, const char *message);
 typedef struct ic_cache_stats ic_cache_stats;
 
 enum {
-  /* Never touch the driver: compile for options.arch (required) even where a GPU is
-   * present, e.g. to build kernels for another machine. Running is IC_ERR_NO_DEVICE. */
+  /* Never touch the driver: compile for options.arch (or IC_ARCH) even where a GPU is
+   * present, e.g. to build kernels for another machine. Running on cuda is
+   * IC_ERR_NO_DEVICE; the ref backend runs. Without an arch only ref compiles. */
   IC_CONTEXT_COMPILE_ONLY = 1u << 0,
   /* No disk kernel cache for this context (as IC_CACHE=0). */
   IC_CONTEXT_NO_DISK_CACHE = 1u << 1
@@ -330,15 +331,22 @@ typedef struct ic_context_options {
   uint64_t cache_max_bytes; /* disk cache cap; 0: IC_CACHE_MAX_BYTES or 1 GiB */
 } ic_context_options;
 
-/* options may be NULL (defaults). Fails with IC_ERR_NO_DEVICE when no GPU is usable and
- * no arch was given, IC_ERR_NO_NVRTC when libnvrtc cannot be loaded, IC_ERR_UNSUPPORTED
- * when an explicit arch differs from the device's (use IC_CONTEXT_COMPILE_ONLY to
- * compile for another GPU) or is older than sm_80. */
+/* options may be NULL (defaults). A context needs neither a GPU nor libnvrtc: without a
+ * usable GPU it is compile-only for options.arch / IC_ARCH, or, with no arch either, it
+ * serves the ref backend only. Backends open on first use: the first compile for "cuda"
+ * loads NVRTC and fails with IC_ERR_NO_DEVICE when there is neither a GPU nor an arch,
+ * IC_ERR_NO_NVRTC when libnvrtc cannot be loaded, IC_ERR_UNSUPPORTED when NVRTC cannot
+ * target the arch (each time it is asked, with the reason in ic_last_error()).
+ * ic_context_create itself fails with IC_ERR_INVALID_ARGUMENT for a malformed arch or a
+ * device ordinal that does not exist, IC_ERR_UNSUPPORTED when an explicit arch differs
+ * from the device's (use IC_CONTEXT_COMPILE_ONLY to compile for another GPU) or is older
+ * than sm_80. Use ic_context_has_device to know whether programs can run on cuda. */
 IC_API ic_status ic_context_create(const ic_context_options *options, ic_context **out);
 /* Releases the context and the programs its program cache holds. Programs compiled by the
  * context must be released before it is destroyed. */
 IC_API void ic_context_destroy(ic_context *ctx);
-/* The target architecture ("sm_90a"); valid for the context's lifetime. */
+/* The cuda target architecture ("sm_90a"), "" for a context without GPU and arch (ref
+ * only); valid for the context's lifetime. */
 IC_API const char *ic_context_arch(const ic_context *ctx);
 /* 1 when the context has a GPU to run on, 0 in compile-only mode. */
 IC_API int ic_context_has_device(const ic_context *ctx);
