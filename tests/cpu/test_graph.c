@@ -179,6 +179,33 @@ START_TEST(test_first_error_sticks) {
 }
 END_TEST
 
+/* A graph past ic's limits is refused with its own counts and the limits (the message
+ * once printed the limits where the counts belong). */
+START_TEST(test_limits_error_names_counts) {
+  ic_graph *g = fresh();
+  ic_value first = IC_INVALID_VALUE;
+  for (int i = 0; i < 129; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "x%d", i);
+    ic_value x = ic_graph_input(g, name, IC_F32, 1, (ic_dim[]){4}, 0);
+    if (i == 0) first = x;
+  }
+  ck_assert_int_eq(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, first)), IC_OK);
+  ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_OK);
+  ic_compile_options co = {.struct_size = sizeof co, .backend = "ref"};
+  ic_program *p = (ic_program *)1;
+  ck_assert_int_eq(ic_compile(ctx, g, &co, &p), IC_ERR_UNSUPPORTED);
+  ck_assert_ptr_null(p);
+  ck_assert_msg(strstr(ic_last_error(), "129 inputs, 0 symbols and 1 outputs") &&
+                    strstr(ic_last_error(), "at most 128, 64 and 128"),
+                "%s", ic_last_error());
+  ic_context_destroy(ctx);
+  ic_graph_destroy(g);
+}
+END_TEST
+
 static void assert_dims(ic_graph *g, ic_value v, int32_t ndim, const ic_dim *want) {
   ck_assert_int_eq(ic_graph_value_ndim(g, v), ndim);
   ic_dim got[IC_MAX_DIMS];
@@ -285,6 +312,7 @@ int main(void) {
   tcase_add_test(tc, test_shapes_and_broadcasting);
   tcase_add_test(tc, test_views);
   tcase_add_test(tc, test_outputs_and_compile_checks);
+  tcase_add_test(tc, test_limits_error_names_counts);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }
