@@ -35,12 +35,23 @@ static bool kir_decompose(kir_kernel *k, sym_id offset, kir_affine *out) {
 
 static bool kir_is_access(const kir_instr *in) { return in->kind == KIR_LOAD || in->kind == KIR_STORE; }
 
+static bool kir_coalesce_with(kir_kernel *k, kir_affine *acc);
+
 bool kir_coalesce_dims(kir_kernel *k) {
+  int32_t n = k->instrs.count;
+  /* One decomposition per instruction, whatever the kernel's size. */
+  kir_affine *acc = calloc((size_t)n + 1, sizeof *acc);
+  if (!acc) return false;
+  bool done = kir_coalesce_with(k, acc);
+  free(acc);
+  return done;
+}
+
+/* The pass proper, over acc (one entry per instruction). */
+static bool kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
   sym_arena *a = k->syms;
   int32_t n = k->instrs.count;
-  kir_affine acc[256];
-  if (n > 256) return true; /* large kernels keep their dims */
-  for (int32_t i = 0; i < n; i++)
+  for (int32_t i = 0; i < n; i++) /* an access that is not affine in the vars: keep the dims */
     if (kir_is_access(&k->instrs.items[i]) && !kir_decompose(k, k->instrs.items[i].offset, &acc[i])) return true;
   int32_t ndim = k->ndim;
   sym_id dims[IC_MAX_DIMS];
@@ -109,7 +120,7 @@ bool kir_coalesce_dims(kir_kernel *k) {
 bool kir_generalize_sizes(kir_kernel *k) {
   sym_arena *a = k->syms;
   int32_t ndim = k->ndim, n = k->instrs.count;
-  if (ndim == 0 || ndim > KIR_MAX_SIZES || n > 256) return true;
+  if (ndim == 0 || ndim > KIR_MAX_SIZES) return true;
   /* Ranges compare indices with the sizes themselves: such a kernel keeps its sizes. */
   for (int32_t i = 0; i < n; i++)
     if (k->instrs.items[i].kind == KIR_RANGE || kir_is_guarded_load(&k->instrs.items[i])) return true;

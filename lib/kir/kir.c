@@ -15,51 +15,59 @@ void kir_kernel_free(kir_kernel *k) {
   k->params.items = NULL;
 }
 
-/* Sets used[i] for every leaf of `kind` with index i < limit in e. */
-static void kir_mark_leaves(const sym_arena *a, sym_id e, sym_kind kind, bool *used, int32_t limit) {
+/* Sets used[i] for every leaf of `kind` with index i in e; false (nothing dropped
+ * silently) when an index is out of [0, limit). */
+static bool kir_mark_leaves(const sym_arena *a, sym_id e, sym_kind kind, bool *used, int32_t limit) {
   if (sym_kind_of(a, e) == kind) {
     int32_t i = sym_leaf_index(a, e);
-    if (i >= 0 && i < limit) used[i] = true;
-    return;
+    if (i < 0 || i >= limit) return false;
+    used[i] = true;
+    return true;
   }
-  for (int32_t i = 0; i < sym_operand_count(a, e); i++) kir_mark_leaves(a, sym_operand(a, e, i), kind, used, limit);
-}
-
-enum { KIR_MAX_LEAF = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES };
-
-static bool kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
-  bool used[KIR_MAX_LEAF] = {false};
-  for (int32_t d = 0; d < k->ndim; d++) kir_mark_leaves(k->syms, k->dims[d], kind, used, KIR_MAX_LEAF);
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD || in->kind == KIR_STORE || in->kind == KIR_RANGE)
-      kir_mark_leaves(k->syms, in->offset, kind, used, KIR_MAX_LEAF);
-    if (in->kind == KIR_RANGE) {
-      kir_mark_leaves(k->syms, in->lo, kind, used, KIR_MAX_LEAF);
-      kir_mark_leaves(k->syms, in->hi, kind, used, KIR_MAX_LEAF);
-    }
-  }
-  for (int32_t i = 0; i < KIR_MAX_LEAF; i++) {
-    kir_param_kind kind_of_leaf = pk == KIR_PARAM_STRIDE && i >= KIR_SIZE_PARAM_BASE ? KIR_PARAM_SIZE : pk;
-    if (used[i] && !VEC_PUSH(k->params, ((kir_param){kind_of_leaf, i}))) return false;
-  }
+  for (int32_t i = 0; i < sym_operand_count(a, e); i++)
+    if (!kir_mark_leaves(a, sym_operand(a, e, i), kind, used, limit)) return false;
   return true;
 }
 
-bool kir_collect_params(kir_kernel *k) {
+static ic_status kir_push_leaves(kir_kernel *k, sym_kind kind, kir_param_kind pk) {
+  bool used[KIR_MAX_PARAM_INDEX] = {false};
+  bool ok = true;
+  for (int32_t d = 0; d < k->ndim && ok; d++) ok = kir_mark_leaves(k->syms, k->dims[d], kind, used, KIR_MAX_PARAM_INDEX);
+  for (int32_t i = 0; i < k->instrs.count && ok; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD || in->kind == KIR_STORE || in->kind == KIR_RANGE)
+      ok = kir_mark_leaves(k->syms, in->offset, kind, used, KIR_MAX_PARAM_INDEX);
+    if (ok && in->kind == KIR_RANGE)
+      ok = kir_mark_leaves(k->syms, in->lo, kind, used, KIR_MAX_PARAM_INDEX) &&
+           kir_mark_leaves(k->syms, in->hi, kind, used, KIR_MAX_PARAM_INDEX);
+  }
+  if (!ok)
+    return error_set(IC_ERR_INTERNAL, "kernel %s: a %s index outside [0, %d)", k->name,
+                     kind == SYM_SYMBOL ? "symbol" : "parameter", (int)KIR_MAX_PARAM_INDEX);
+  for (int32_t i = 0; i < KIR_MAX_PARAM_INDEX; i++) {
+    kir_param_kind kind_of_leaf = pk == KIR_PARAM_STRIDE && i >= KIR_SIZE_PARAM_BASE ? KIR_PARAM_SIZE : pk;
+    if (used[i] && !VEC_PUSH(k->params, ((kir_param){kind_of_leaf, i})))
+      return error_set(IC_ERR_OUT_OF_MEMORY, "kernel %s: out of memory", k->name);
+  }
+  return IC_OK;
+}
+
+ic_status kir_collect_params(kir_kernel *k) {
   k->params.count = 0;
   for (int32_t b = 0; b < k->buffers.count; b++)
-    if (!VEC_PUSH(k->params, ((kir_param){KIR_PARAM_BUFFER, b}))) return false;
-  return kir_push_leaves(k, SYM_SYMBOL, KIR_PARAM_SYMBOL) && kir_push_leaves(k, SYM_PARAM, KIR_PARAM_STRIDE);
+    if (!VEC_PUSH(k->params, ((kir_param){KIR_PARAM_BUFFER, b})))
+      return error_set(IC_ERR_OUT_OF_MEMORY, "kernel %s: out of memory", k->name);
+  ic_status s = kir_push_leaves(k, SYM_SYMBOL, KIR_PARAM_SYMBOL);
+  return s ? s : kir_push_leaves(k, SYM_PARAM, KIR_PARAM_STRIDE);
 }
 
 /* Size params print as size<j>; strides keep the default p<k>. */
-static const char *const kir_param_names[KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES] = {
+static const char *const kir_param_names[KIR_MAX_PARAM_INDEX] = {
     [KIR_SIZE_PARAM_BASE] = "size0", [KIR_SIZE_PARAM_BASE + 1] = "size1", [KIR_SIZE_PARAM_BASE + 2] = "size2",
     [KIR_SIZE_PARAM_BASE + 3] = "size3"};
 
 void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
-  sym_names named = {.params = kir_param_names, .nparams = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES};
+  sym_names named = {.params = kir_param_names, .nparams = KIR_MAX_PARAM_INDEX};
   if (with_names && k->names) {
     named.symbols = k->names->symbols;
     named.nsymbols = k->names->nsymbols;

@@ -83,8 +83,9 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out);
 /* A hash of the kernel's content (kir_print without names): equal kernels, equal hash. */
 uint64_t kir_content_hash(const kir_kernel *k);
 /* Fills params from the buffers and the symbols, strides and sizes the dims and offsets
- * use. */
-bool kir_collect_params(kir_kernel *k);
+ * use. IC_ERR_INTERNAL (never a silently dropped parameter) for a leaf index outside
+ * the parameter numbering of base/limits.h; IC_ERR_OUT_OF_MEMORY. */
+ic_status kir_collect_params(kir_kernel *k);
 
 /* Passes (coalesce.c); false when out of memory. */
 bool kir_coalesce_dims(kir_kernel *k);

@@ -129,8 +129,10 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     }
   }
   if (!kir_coalesce_dims(k) || (eager && !kir_generalize_sizes(k))) goto oom;
-  if (sym_arena_failed(l->syms) || !kir_collect_params(k)) goto oom;
-  return IC_OK;
+  if (sym_arena_failed(l->syms)) goto oom;
+  ic_status st = kir_collect_params(k);
+  if (st) kir_kernel_free(k);
+  return st;
 oom:
   kir_kernel_free(k);
   return error_set(IC_ERR_OUT_OF_MEMORY, "building kernel IR: out of memory");

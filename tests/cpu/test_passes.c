@@ -1,0 +1,309 @@
+/* The passes on their own, below ic_compile: lower (views fold into index expressions),
+ * sched (fusion decisions, materialization, last uses) and the kernel IR passes
+ * (coalescing, size generalization, parameter collection). No NVRTC, no backend. */
+#include <check.h>
+#include <ic/ic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kir/kir.h"
+#include "lower/lower.h"
+#include "program/group_kernel.h"
+#include "sched/sched.h"
+
+#include "check_main.h"
+
+#define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+
+/* A lowered graph with its schedule, and the kernels of every group. */
+typedef struct pipeline {
+  lowered *l;
+  schedule s;
+  kir_kernel *kernels;
+  int32_t *buffer_of;
+  sym_names names;
+} pipeline;
+
+static lowered *lower(ic_graph *g) {
+  lowered *l = NULL;
+  OK(lower_graph(g, &l));
+  ic_graph_destroy(g);
+  return l;
+}
+
+/* Lowers g (destroyed), schedules it and builds every group's kernel IR. */
+static pipeline run_passes(ic_graph *g, bool eager) {
+  pipeline p = {0};
+  p.l = lower(g);
+  OK(sched_fuse_pointwise(p.l, eager, NULL, &p.s));
+  int32_t nodes = p.l->nodes.count;
+  p.buffer_of = malloc(sizeof(int32_t) * ((size_t)nodes + 1));
+  int32_t *scratch = malloc(sizeof(int32_t) * ((size_t)nodes + 1));
+  p.kernels = calloc((size_t)p.s.count + 1, sizeof *p.kernels);
+  ck_assert(p.buffer_of && scratch && p.kernels);
+  for (int32_t n = 0; n < nodes; n++) p.buffer_of[n] = p.s.materialize[n] ? p.l->ninputs + n : -1;
+  for (int32_t k = 0; k < p.s.count; k++) OK(program_group_kernel(p.l, &p.s, k, eager, p.buffer_of, scratch, &p.kernels[k]));
+  free(scratch);
+  return p;
+}
+
+static void pipeline_free(pipeline *p) {
+  for (int32_t k = 0; k < p->s.count; k++) kir_kernel_free(&p->kernels[k]);
+  free(p->kernels);
+  free(p->buffer_of);
+  schedule_free(&p->s);
+  lowered_destroy(p->l);
+}
+
+static ic_graph *fresh(void) {
+  ic_graph *g = NULL;
+  OK(ic_graph_create(&g));
+  return g;
+}
+
+/* The value of e for vars and input strides (symbols: n = sym0). */
+static int64_t eval_at(const sym_arena *a, sym_id e, const int64_t *vars, int64_t n) {
+  int64_t symbols[1] = {n}, params[8] = {0}, v = 0;
+  sym_env env = {.symbols = symbols, .nsymbols = 1, .vars = vars, .nvars = IC_MAX_DIMS, .params = params, .nparams = 8};
+  ck_assert(sym_eval(a, e, &env, &v));
+  return v;
+}
+
+/* ---------------------------------------------------------------- lower */
+
+START_TEST(test_lower_chain_and_loads) {
+  ic_graph *g = fresh();
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 4}, 0);
+  ic_value t = ic_graph_unary(g, IC_OP_TANH, x); /* dead: dropped */
+  (void)t;
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_EXP, ic_graph_unary(g, IC_OP_NEG, x))));
+  lowered *l = lower(g);
+  ck_assert_int_eq(l->ninputs, 1);
+  ck_assert_int_eq(l->nodes.count, 2);
+  const lower_node *neg = &l->nodes.items[0], *ex = &l->nodes.items[1];
+  ck_assert_int_eq(neg->op, IC_OP_NEG);
+  ck_assert_int_eq(ex->op, IC_OP_EXP);
+  ck_assert_int_eq(neg->ndim, 2);
+  ck_assert_int_eq(neg->args[0].kind, LOWER_ARG_LOAD);
+  ck_assert(neg->args[0].src.is_input && neg->args[0].src.index == 0);
+  ck_assert_int_eq(neg->args[0].guard, -1);
+  ck_assert_int_eq(ex->args[0].kind, LOWER_ARG_NODE);
+  ck_assert_int_eq(ex->args[0].node, 0);
+  int64_t vars[IC_MAX_DIMS] = {3, 2};
+  ck_assert_int_eq(eval_at(l->syms, neg->args[0].offset, vars, 10), 3 * 4 + 2);
+  ck_assert_int_eq(eval_at(l->syms, neg->numel, vars, 10), 40);
+  ck_assert_int_eq(l->noutputs, 1);
+  ck_assert_int_eq(l->outputs[0].node, 1);
+  lowered_destroy(l);
+}
+END_TEST
+
+START_TEST(test_lower_views_fold) {
+  ic_graph *g = fresh();
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){3, 5}, 0);
+  ic_value p = ic_graph_permute(g, x, 2, (int32_t[]){1, 0});               /* [5, 3] */
+  ic_value s = ic_graph_slice(g, p, 0, 1, INT64_MAX, 2);                    /* rows 1, 3 of p */
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, s)));             /* [2, 3] */
+  lowered *l = lower(g);
+  ck_assert_int_eq(l->nodes.count, 1); /* the views are no nodes: they fold into the load */
+  const lower_node *neg = &l->nodes.items[0];
+  int64_t dim = 0;
+  ck_assert(sym_is_const(l->syms, neg->dims[0], &dim) && dim == 2);
+  ck_assert(sym_is_const(l->syms, neg->dims[1], &dim) && dim == 3);
+  /* y[i0, i1] = x[i1, 1 + 2 * i0] */
+  for (int64_t i0 = 0; i0 < 2; i0++)
+    for (int64_t i1 = 0; i1 < 3; i1++) {
+      int64_t vars[IC_MAX_DIMS] = {i0, i1};
+      ck_assert_int_eq(eval_at(l->syms, neg->args[0].offset, vars, 0), i1 * 5 + 1 + 2 * i0);
+    }
+  lowered_destroy(l);
+}
+END_TEST
+
+START_TEST(test_lower_concat_guards) {
+  ic_graph *g = fresh();
+  ic_value a = ic_graph_input(g, "a", IC_F32, 1, (ic_dim[]){4}, 0);
+  ic_value b = ic_graph_input(g, "b", IC_F32, 1, (ic_dim[]){6}, 0);
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, ic_graph_concat(g, 2, (ic_value[]){a, b}, 0))));
+  lowered *l = lower(g);
+  ck_assert_int_eq(l->nodes.count, 1);
+  const lower_arg *arg = &l->nodes.items[0].args[0];
+  ck_assert_int_eq(arg->kind, LOWER_ARG_SELECT);
+  const lower_arg *then_arg = &l->select_args.items[arg->then_arg];
+  const lower_arg *else_arg = &l->select_args.items[arg->else_arg];
+  ck_assert_int_eq(then_arg->kind, LOWER_ARG_LOAD);
+  ck_assert_int_eq(else_arg->kind, LOWER_ARG_LOAD);
+  ck_assert_int_ge(then_arg->guard, 0); /* each operand reads only inside its range */
+  ck_assert_int_ge(else_arg->guard, 0);
+  int64_t vars[IC_MAX_DIMS] = {7};
+  ck_assert_int_eq(eval_at(l->syms, else_arg->offset, vars, 0), 3); /* b[7 - 4] */
+  lowered_destroy(l);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- sched */
+
+START_TEST(test_sched_chain_siblings_and_spaces) {
+  ic_graph *g = fresh();
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 4}, 0);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, (ic_dim[]){8}, 0);
+  ic_value h = ic_graph_unary(g, IC_OP_NEG, x);
+  OK(ic_graph_output(g, "a", ic_graph_unary(g, IC_OP_EXP, h)));  /* chain */
+  OK(ic_graph_output(g, "b", ic_graph_unary(g, IC_OP_SQRT, h))); /* sibling, same space */
+  OK(ic_graph_output(g, "c", ic_graph_unary(g, IC_OP_ABS, w)));  /* another space */
+  lowered *l = lower(g);
+  schedule s;
+  OK(sched_fuse_pointwise(l, false, NULL, &s));
+  ck_assert_int_eq(s.count, 2);
+  ck_assert_int_eq(s.groups[0].count, 3);
+  ck_assert_int_eq(s.groups[1].count, 1);
+  for (int32_t i = 0; i < l->noutputs; i++) ck_assert(s.materialize[l->outputs[i].node]);
+  int32_t neg = s.groups[0].nodes[0];
+  ck_assert(!s.materialize[neg]); /* read inside its group only */
+  ck_assert_int_eq(s.last_use[neg], -1);
+  schedule_free(&s);
+
+  OK(sched_fuse_pointwise(l, true, NULL, &s)); /* eager: a group a node */
+  ck_assert_int_eq(s.count, l->nodes.count);
+  ck_assert(s.eager);
+  ck_assert(s.materialize[neg]);
+  ck_assert_int_eq(s.last_use[neg], 2); /* exp and sqrt read it; sqrt is the later */
+  schedule_free(&s);
+
+  bool *split = calloc((size_t)l->nodes.count, sizeof *split);
+  ck_assert_ptr_nonnull(split);
+  split[neg] = true;
+  OK(sched_fuse_pointwise(l, false, split, &s));
+  ck_assert_int_eq(s.count, 3); /* neg alone, then exp + sqrt, then abs */
+  ck_assert_int_eq(s.group_of[neg], 0);
+  ck_assert(s.materialize[neg]);
+  schedule_free(&s);
+  free(split);
+  lowered_destroy(l);
+}
+END_TEST
+
+START_TEST(test_sched_moved_index_materializes) {
+  ic_graph *g = fresh();
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){4, 6}, 0);
+  ic_value inner = ic_graph_unary(g, IC_OP_NEG, x);
+  ic_value t = ic_graph_permute(g, inner, 2, (int32_t[]){1, 0});
+  OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_EXP, t)));
+  lowered *l = lower(g);
+  schedule s;
+  OK(sched_fuse_pointwise(l, false, NULL, &s));
+  ck_assert_int_eq(s.count, 2); /* a transposed read never fuses: values are computed once */
+  ck_assert(s.materialize[0]);
+  ck_assert_int_eq(s.last_use[0], 1);
+  schedule_free(&s);
+  lowered_destroy(l);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- kernel IR passes */
+
+static ic_graph *unary_chain(int32_t ndim, const ic_dim *dims, const int32_t *perm, int32_t ops) {
+  ic_graph *g = fresh();
+  ic_value v = ic_graph_input(g, "x", IC_F32, ndim, dims, 0);
+  if (perm) v = ic_graph_permute(g, v, ndim, perm);
+  for (int32_t i = 0; i < ops; i++) v = ic_graph_unary(g, i % 2 ? IC_OP_NEG : IC_OP_ABS, v);
+  OK(ic_graph_output(g, "y", v));
+  return g;
+}
+
+START_TEST(test_coalesce_contiguous_dims) {
+  ic_graph *g = unary_chain(3, (ic_dim[]){5, 4, 8}, NULL, 2);
+  pipeline p = run_passes(g, false);
+  ck_assert_int_eq(p.s.count, 1);
+  ck_assert_int_eq(p.kernels[0].ndim, 1); /* [5, 4, 8] walked contiguously: one run of 160 */
+  int64_t size = 0;
+  ck_assert(sym_is_const(p.l->syms, p.kernels[0].dims[0], &size) && size == 160);
+  pipeline_free(&p);
+
+  g = unary_chain(3, (ic_dim[]){5, 4, 8}, (int32_t[]){0, 2, 1}, 1); /* a transposed read */
+  p = run_passes(g, false);
+  ck_assert_int_ge(p.kernels[0].ndim, 2); /* the inner two dims cannot merge */
+  pipeline_free(&p);
+}
+END_TEST
+
+START_TEST(test_coalesce_large_kernels) {
+  /* 600 ops in one fused kernel: more instructions than the pass once handled, when
+   * it kept such kernels' dims without a word. */
+  ic_graph *g = unary_chain(3, (ic_dim[]){5, 4, 8}, NULL, 600);
+  pipeline p = run_passes(g, false);
+  ck_assert_int_eq(p.s.count, 1);
+  ck_assert_int_gt(p.kernels[0].instrs.count, 600);
+  ck_assert_int_eq(p.kernels[0].ndim, 1);
+  pipeline_free(&p);
+  g = unary_chain(2, (ic_dim[]){5, 7}, NULL, 600);
+  p = run_passes(g, true); /* eager: one op a kernel, sizes generalized */
+  ck_assert_int_eq(p.s.count, 600);
+  pipeline_free(&p);
+}
+END_TEST
+
+START_TEST(test_generalize_sizes_in_eager) {
+  ic_graph *g = unary_chain(2, (ic_dim[]){3, 5}, NULL, 1);
+  pipeline p = run_passes(g, true);
+  const kir_kernel *k = &p.kernels[0];
+  ck_assert_int_eq(k->ndim, 1);
+  ck_assert_int_eq(k->nsizes, 1);
+  ck_assert_int_eq(sym_kind_of(k->syms, k->dims[0]), SYM_PARAM);
+  ck_assert_int_eq(sym_leaf_index(k->syms, k->dims[0]), KIR_SIZE_PARAM_BASE);
+  int64_t v = 0;
+  ck_assert(sym_is_const(k->syms, k->size_exprs[0], &v) && v == 15); /* what the launch passes */
+  bool size_param = false;
+  for (int32_t i = 0; i < k->params.count; i++) size_param |= k->params.items[i].kind == KIR_PARAM_SIZE;
+  ck_assert(size_param);
+  pipeline_free(&p);
+
+  g = unary_chain(2, (ic_dim[]){3, 5}, NULL, 1);
+  p = run_passes(g, false); /* fused mode keeps constant sizes */
+  ck_assert_int_eq(p.kernels[0].nsizes, 0);
+  pipeline_free(&p);
+}
+END_TEST
+
+START_TEST(test_collect_params_refuses_out_of_range) {
+  sym_arena *a = sym_arena_create();
+  ck_assert_ptr_nonnull(a);
+  kir_kernel k = {.syms = a, .ndim = 1};
+  strcpy(k.name, "k_bad");
+  k.dims[0] = sym_const(a, 4);
+  kir_buffer buf = {.dtype = IC_F32, .ref = 0};
+  ck_assert(VEC_PUSH(k.buffers, buf));
+  kir_instr load = {.kind = KIR_LOAD, .dtype = IC_F32, .buffer = 0,
+                    .offset = sym_mul(a, sym_param(a, KIR_MAX_PARAM_INDEX + 3), sym_var(a, 0))};
+  ck_assert(VEC_PUSH(k.instrs, load));
+  ck_assert_int_eq(kir_collect_params(&k), IC_ERR_INTERNAL);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "k_bad"));
+  /* an index inside the numbering is collected */
+  k.instrs.items[0].offset = sym_mul(a, sym_param(a, 9), sym_var(a, 0));
+  OK(kir_collect_params(&k));
+  ck_assert_int_eq(k.params.count, 2);
+  ck_assert_int_eq(k.params.items[1].kind, KIR_PARAM_STRIDE);
+  ck_assert_int_eq(k.params.items[1].index, 9);
+  kir_kernel_free(&k);
+  sym_arena_destroy(a);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("passes");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_lower_chain_and_loads);
+  tcase_add_test(tc, test_lower_views_fold);
+  tcase_add_test(tc, test_lower_concat_guards);
+  tcase_add_test(tc, test_sched_chain_siblings_and_spaces);
+  tcase_add_test(tc, test_sched_moved_index_materializes);
+  tcase_add_test(tc, test_coalesce_contiguous_dims);
+  tcase_add_test(tc, test_coalesce_large_kernels);
+  tcase_add_test(tc, test_generalize_sizes_in_eager);
+  tcase_add_test(tc, test_collect_params_refuses_out_of_range);
+  suite_add_tcase(s, tc);
+  return check_run_suite(s);
+}
