@@ -67,10 +67,12 @@ static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p
 /* Compiles every kernel. *failed_group: the group whose fusion failed (-1 if none). */
 static ic_status compile_kernels(ic_program *p, const schedule *s, uint32_t flags, int32_t *failed_group) {
   *failed_group = -1;
-  const kir_kernel *kirs[PROGRAM_MAX_BUFFERS];
-  int32_t n = p->kernels.count < PROGRAM_MAX_BUFFERS ? p->kernels.count : PROGRAM_MAX_BUFFERS;
-  for (int32_t i = 0; i < n; i++) kirs[i] = &p->kernels.items[i].kir;
-  void *batch = p->backend->batch_begin && n > 1 ? p->backend->batch_begin(p->bs, kirs, n, flags) : NULL;
+  /* Batching is an optimisation: without memory for the list, compile one by one. */
+  const int32_t n = p->kernels.count;
+  const kir_kernel **kirs = p->backend->batch_begin && n > 1 ? malloc(sizeof *kirs * (size_t)n) : NULL;
+  for (int32_t i = 0; kirs && i < n; i++) kirs[i] = &p->kernels.items[i].kir;
+  void *batch = kirs ? p->backend->batch_begin(p->bs, kirs, n, flags) : NULL;
+  free(kirs); /* the batch keeps what it needs */
   ic_status st = IC_OK;
   for (int32_t i = 0; i < p->kernels.count && !st; i++) {
     program_kernel *k = &p->kernels.items[i];

@@ -247,9 +247,11 @@ ic_status ic_element_store(ic_dtype dt, double value, void *dst) {
   case IC_I8: memcpy(bytes, &(int8_t){(int8_t)v}, 1); break;
   case IC_I16: memcpy(bytes, &(int16_t){(int16_t)v}, 2); break;
   case IC_I32: memcpy(bytes, &(int32_t){(int32_t)v}, 4); break;
-  case IC_I64: /* 2^63 is the saturated high end: no double holds INT64_MAX */
-    memcpy(bytes, &(int64_t){v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)v}, 8);
+  case IC_I64: { /* 2^63 is the saturated high end: no double holds INT64_MAX */
+    const int64_t i = v >= 9223372036854775807.0 ? INT64_MAX : (int64_t)v;
+    memcpy(bytes, &i, 8);
     break;
+  }
   case IC_F32: memcpy(bytes, &(float){(float)value}, 4); break;
   case IC_F64: memcpy(bytes, &value, 8); break;
   case IC_F16: case IC_BF16: memcpy(bytes, &(uint16_t){(uint16_t)small_float_bits(dt, value)}, 2); break;

@@ -828,7 +828,6 @@ static bool parse_slice(parser *ps, const token *op, ic_value *out) {
 
 typedef struct value_list {
   struct { ic_value *items; int32_t count, cap; } values;
-  bool oom;
 } value_list;
 
 static bool parse_value_item(parser *ps, int32_t i, void *ctx) {

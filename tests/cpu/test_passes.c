@@ -21,7 +21,6 @@ typedef struct pipeline {
   schedule s;
   kir_kernel *kernels;
   int32_t *buffer_of;
-  sym_names names;
 } pipeline;
 
 static lowered *lower(ic_graph *g) {
