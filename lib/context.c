@@ -11,7 +11,7 @@ ic_status ic_context_create(const ic_context_options *opts, ic_context **out) {
   ic_context *ctx = NULL;
   ic_status s = ctx_open(opts, &ctx);
   if (s) return s;
-  if (!(ctx->programs = program_cache_create())) {
+  if (!(ctx->programs = program_cache_create(0))) {
     ctx_close(ctx);
     return error_set(IC_ERR_OUT_OF_MEMORY, "ic_context_create: out of memory");
   }

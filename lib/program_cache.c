@@ -4,7 +4,14 @@
  * symbol name, and its operands' hashes), never its handle number, its place in the node
  * list or a value name; inputs add their position, name and layout, and the graph hash
  * covers the inputs and the outputs (names and values) in order. Two graphs built in
- * different orders that compute the same outputs from the same inputs get the same key. */
+ * different orders that compute the same outputs from the same inputs get the same key.
+ *
+ * The entries live in slots (freed slots are reused through a free list), indexed by a
+ * chained hash table on key.lo (the key is already a uniform hash) that doubles when it
+ * holds more entries than buckets, and linked in a least-recently-used list: a get or a
+ * put of a key makes it the newest, and a put past the cap evicts the oldest. Evicting
+ * releases the cache's reference only: a program the user still holds stays valid, and
+ * is freed (kernels, modules) with the user's last reference. */
 #include "program_cache.h"
 
 #include "base/key.h"
@@ -13,59 +20,197 @@
 #include <string.h>
 #include <xxhash.h>
 
+enum {
+  PC_NONE = -1,          /* no entry: an empty bucket, the end of a chain or list */
+  PC_MIN_BUCKETS = 16,
+  PC_MAX_BUCKETS = 1 << 30
+};
+
 typedef struct pc_entry {
   key128 key;
-  ic_program *program; /* the cache's reference */
+  ic_program *program;  /* the cache's reference; NULL in a free slot */
+  int32_t newer, older; /* the LRU list */
+  int32_t chain;        /* the next entry of its bucket, or the next free slot */
 } pc_entry;
 
 struct program_cache {
   pthread_mutex_t lock;
-  struct { pc_entry *items; int32_t count, cap; } entries;
-  uint64_t hits, misses;
+  pc_entry *slots;         /* nslots in use (live or free) of slots_cap */
+  int32_t nslots, slots_cap;
+  int32_t *buckets;        /* the first entry of each chain; nbuckets is a power of two */
+  int32_t nbuckets;
+  int32_t live, max;       /* entries held, and the cap */
+  int32_t newest, oldest;  /* the ends of the LRU list */
+  int32_t vacant;          /* the free slots, chained */
+  uint64_t hits, misses, evictions;
 };
 
-program_cache *program_cache_create(void) {
+static int32_t *pc_new_buckets(int32_t n) {
+  int32_t *b = malloc(sizeof *b * (size_t)n);
+  for (int32_t i = 0; b && i < n; i++) b[i] = PC_NONE;
+  return b;
+}
+
+program_cache *program_cache_create(int32_t max_programs) {
   program_cache *c = calloc(1, sizeof *c);
-  if (c) pthread_mutex_init(&c->lock, NULL);
+  if (!c) return NULL;
+  if (!(c->buckets = pc_new_buckets(PC_MIN_BUCKETS))) {
+    free(c);
+    return NULL;
+  }
+  pthread_mutex_init(&c->lock, NULL);
+  c->nbuckets = PC_MIN_BUCKETS;
+  c->max = max_programs > 0 ? max_programs : PROGRAM_CACHE_DEFAULT_MAX;
+  c->newest = c->oldest = c->vacant = PC_NONE;
   return c;
 }
 
 void program_cache_destroy(program_cache *c) {
   if (!c) return;
-  for (int32_t i = 0; i < c->entries.count; i++) ic_program_release(c->entries.items[i].program);
-  free(c->entries.items);
+  for (int32_t i = 0; i < c->nslots; i++) ic_program_release(c->slots[i].program);
+  free(c->slots);
+  free(c->buckets);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }
 
+static int32_t *pc_bucket(const program_cache *c, key128 key) {
+  return &c->buckets[key.lo & (uint64_t)(c->nbuckets - 1)];
+}
+
 static int32_t pc_find(const program_cache *c, key128 key) {
-  for (int32_t i = 0; i < c->entries.count; i++)
-    if (c->entries.items[i].key.lo == key.lo && c->entries.items[i].key.hi == key.hi) return i;
-  return -1;
+  int32_t i = *pc_bucket(c, key);
+  while (i != PC_NONE && !key_equal(c->slots[i].key, key)) i = c->slots[i].chain;
+  return i;
+}
+
+static void pc_lru_unlink(program_cache *c, int32_t i) {
+  pc_entry *e = &c->slots[i];
+  if (e->newer != PC_NONE) c->slots[e->newer].older = e->older;
+  else c->newest = e->older;
+  if (e->older != PC_NONE) c->slots[e->older].newer = e->newer;
+  else c->oldest = e->newer;
+}
+
+static void pc_lru_push(program_cache *c, int32_t i) {
+  pc_entry *e = &c->slots[i];
+  e->newer = PC_NONE;
+  e->older = c->newest;
+  if (c->newest != PC_NONE) c->slots[c->newest].newer = i;
+  else c->oldest = i;
+  c->newest = i;
+}
+
+static void pc_touch(program_cache *c, int32_t i) {
+  if (c->newest == i) return;
+  pc_lru_unlink(c, i);
+  pc_lru_push(c, i);
+}
+
+/* Doubles the buckets and rechains every entry; false (and nothing changed) when out of
+ * memory or at the largest size: the chains just grow longer. */
+static bool pc_grow(program_cache *c) {
+  if (c->nbuckets >= PC_MAX_BUCKETS) return false;
+  int32_t n = c->nbuckets * 2;
+  int32_t *b = pc_new_buckets(n);
+  if (!b) return false;
+  free(c->buckets);
+  c->buckets = b;
+  c->nbuckets = n;
+  for (int32_t i = c->oldest; i != PC_NONE; i = c->slots[i].newer) {
+    int32_t *head = pc_bucket(c, c->slots[i].key);
+    c->slots[i].chain = *head;
+    *head = i;
+  }
+  return true;
+}
+
+/* A slot for a new entry (a free one, else a new one), or PC_NONE when out of memory. */
+static int32_t pc_slot(program_cache *c) {
+  int32_t i = c->vacant;
+  if (i != PC_NONE) {
+    c->vacant = c->slots[i].chain;
+    return i;
+  }
+  if (c->nslots == c->slots_cap) {
+    if (c->slots_cap > INT32_MAX / 2) return PC_NONE;
+    int32_t cap = c->slots_cap ? c->slots_cap * 2 : PC_MIN_BUCKETS;
+    pc_entry *grown = realloc(c->slots, sizeof *grown * (size_t)cap);
+    if (!grown) return PC_NONE;
+    c->slots = grown;
+    c->slots_cap = cap;
+  }
+  c->slots[c->nslots] = (pc_entry){.program = NULL, .newer = PC_NONE, .older = PC_NONE, .chain = PC_NONE};
+  return c->nslots++;
+}
+
+/* Takes entry i out of the index and the list and frees its slot; returns its program
+ * (the cache's reference, for the caller to release outside the lock). */
+static ic_program *pc_remove(program_cache *c, int32_t i) {
+  pc_entry *e = &c->slots[i];
+  int32_t *link = pc_bucket(c, e->key);
+  while (*link != i) link = &c->slots[*link].chain;
+  *link = e->chain;
+  pc_lru_unlink(c, i);
+  ic_program *p = e->program;
+  e->program = NULL;
+  e->chain = c->vacant;
+  c->vacant = i;
+  c->live--;
+  return p;
 }
 
 ic_program *program_cache_get(program_cache *c, key128 key) {
   pthread_mutex_lock(&c->lock);
   int32_t i = pc_find(c, key);
-  ic_program *p = i >= 0 ? c->entries.items[i].program : NULL;
-  if (p) ic_program_retain(p);
-  if (p) c->hits++;
-  else c->misses++;
+  ic_program *p = NULL;
+  if (i != PC_NONE) {
+    p = c->slots[i].program;
+    ic_program_retain(p);
+    pc_touch(c, i);
+    c->hits++;
+  } else {
+    c->misses++;
+  }
   pthread_mutex_unlock(&c->lock);
   return p;
 }
 
 void program_cache_put(program_cache *c, key128 key, ic_program *p) {
+  ic_program *evicted = NULL;
   pthread_mutex_lock(&c->lock);
-  pc_entry e = {key, p};
-  if (pc_find(c, key) < 0 && VEC_PUSH(c->entries, e)) ic_program_retain(p); /* else: simply not cached */
+  int32_t i = pc_find(c, key);
+  if (i != PC_NONE) {
+    pc_touch(c, i); /* the first one stays */
+  } else {
+    if (c->live >= c->nbuckets && c->live < c->max) (void)pc_grow(c); /* at most one per bucket */
+    i = pc_slot(c);
+    if (i != PC_NONE) { /* else: simply not cached */
+      pc_entry *e = &c->slots[i];
+      e->key = key;
+      e->program = p;
+      ic_program_retain(p);
+      int32_t *head = pc_bucket(c, key);
+      e->chain = *head;
+      *head = i;
+      pc_lru_push(c, i);
+      /* The cap held before this put, so one eviction restores it; the new entry is
+       * the newest and never the one to go. */
+      if (++c->live > c->max) {
+        evicted = pc_remove(c, c->oldest);
+        c->evictions++;
+      }
+    }
+  }
   pthread_mutex_unlock(&c->lock);
+  ic_program_release(evicted); /* outside the lock: it may unload modules */
 }
 
 void program_cache_stats(program_cache *c, ic_cache_stats *out) {
   pthread_mutex_lock(&c->lock);
   out->program_hits = c->hits;
   out->program_misses = c->misses;
+  out->program_evictions = c->evictions;
   pthread_mutex_unlock(&c->lock);
 }
 

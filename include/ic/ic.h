@@ -637,7 +637,10 @@ IC_API ic_status ic_graph_print(const ic_graph *graph, char **out);
  * IC_CACHE=0 turns it off; IC_CACHE_MAX_BYTES caps it, least recently used out first).
  * Programs are cached per context by a canonical hash of the graph's structure and the
  * compile options: compiling the same graph again, even rebuilt from scratch, returns the
- * cached program (another reference). IC_COMPILE_NO_CACHE bypasses both. */
+ * cached program (another reference). IC_COMPILE_NO_CACHE bypasses both. A context keeps
+ * at most 1024 programs, least recently used out first: evicting drops the cache's
+ * reference only, so a program the caller still holds stays valid and is freed with the
+ * caller's last release. */
 
 typedef struct ic_cache_stats {
   uint32_t struct_size;   /* sizeof(ic_cache_stats) */
@@ -649,6 +652,10 @@ typedef struct ic_cache_stats {
   double compile_ms;      /* total milliseconds in those compiles */
   uint64_t program_hits;  /* ic_compile calls answered by the program cache */
   uint64_t program_misses;
+  /* Programs the program cache dropped, least recently used first, to stay under its
+   * cap of 1024 programs per context. An evicted program lives on while a user holds a
+   * reference; compiling its graph again is a miss. */
+  uint64_t program_evictions;
 } ic_cache_stats;
 
 IC_API ic_status ic_cache_stats_get(ic_context *ctx, ic_cache_stats *out);

@@ -3,6 +3,7 @@
 #include <check.h>
 #include <ic/ic.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "cache/kernel_cache.h"
+#include "program/program.h"
 #include "program_cache.h"
 
 #include "check_main.h"
@@ -157,6 +159,252 @@ START_TEST(test_program_cache_hit) {
   ic_graph_destroy(g);
   ic_context_destroy(ctx);
   remove_cache_dir();
+}
+END_TEST
+
+/* The program cache's LRU cap, driven directly with programs compiled on the ref
+ * backend (IC_COMPILE_NO_CACHE: the context's own cache holds no reference). */
+
+static int refs_of(ic_program *p) { return atomic_load(&p->refs); }
+
+/* y = x * k on 3 floats */
+static ic_program *scale_program(ic_context *ctx, double k, key128 *key) {
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){3}, 0);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, ic_graph_constant(g, k, IC_F32))));
+  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref", .flags = IC_COMPILE_NO_CACHE};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &o, &p));
+  ck_assert(program_cache_key(g, &o, "ref", 0, key));
+  ic_graph_destroy(g);
+  return p;
+}
+
+static void check_scales(ic_program *p, float k) {
+  float in[3] = {1, -2, 3}, out[3] = {0};
+  int64_t shape[1] = {3};
+  ic_tensor ti = {in, IC_F32, 1, shape, NULL}, to = {out, IC_F32, 1, shape, NULL};
+  OK(ic_program_run(p, &ti, 1, &to, 1, NULL));
+  for (int i = 0; i < 3; i++) ck_assert_float_eq(out[i], in[i] * k);
+}
+
+/* get that expects a hit on want (and drops the new reference) or a miss (want NULL) */
+static void expect_get(program_cache *c, key128 key, ic_program *want) {
+  ic_program *got = program_cache_get(c, key);
+  ck_assert_ptr_eq(got, want);
+  ic_program_release(got);
+}
+
+static ic_cache_stats pc_stats(program_cache *c) {
+  ic_cache_stats s = {.struct_size = sizeof s};
+  program_cache_stats(c, &s);
+  return s;
+}
+
+START_TEST(test_program_cache_lru) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&co, &ctx));
+  enum { N = 7 };
+  ic_program *p[N];
+  key128 k[N];
+  for (int i = 0; i < N; i++) {
+    p[i] = scale_program(ctx, i + 1, &k[i]);
+    for (int j = 0; j < i; j++) ck_assert(!key_eq(k[i], k[j]));
+  }
+  program_cache *c = program_cache_create(4);
+  ck_assert_ptr_nonnull(c);
+  for (int i = 0; i < 4; i++) program_cache_put(c, k[i], p[i]);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(refs_of(p[i]), 2); /* the user's and the cache's */
+  ic_cache_stats s = pc_stats(c);
+  ck_assert_int_eq(s.program_evictions, 0);
+  ck_assert_int_eq(s.program_hits, 0);
+  ck_assert_int_eq(s.program_misses, 0);
+
+  /* recency, most recent first: 3 2 1 0. A get refreshes 0: 0 3 2 1. */
+  expect_get(c, k[0], p[0]);
+  program_cache_put(c, k[4], p[4]); /* evicts 1, not 0: 4 0 3 2 */
+  s = pc_stats(c);
+  ck_assert_int_eq(s.program_evictions, 1);
+  ck_assert_int_eq(refs_of(p[1]), 1); /* the cache let go; the user's reference remains */
+  check_scales(p[1], 2);              /* and the evicted program still runs */
+  expect_get(c, k[1], NULL);          /* a miss now */
+
+  /* a put of a cached key keeps the first program but refreshes it: 2 4 0 3 */
+  program_cache_put(c, k[2], p[6]);
+  ck_assert_int_eq(refs_of(p[6]), 1);
+  s = pc_stats(c);
+  ck_assert_int_eq(s.program_evictions, 1);
+
+  /* the user lets go of 3 while it is cached; its eviction then frees it (ASan: no leak,
+   * no use after free) */
+  ic_program_release(p[3]);
+  p[3] = NULL;
+  program_cache_put(c, k[5], p[5]); /* evicts 3: 5 2 4 0 */
+  expect_get(c, k[3], NULL);
+  expect_get(c, k[2], p[2]);
+  expect_get(c, k[4], p[4]);
+  expect_get(c, k[5], p[5]);
+  expect_get(c, k[0], p[0]); /* 0 5 4 2 */
+  program_cache_put(c, k[1], p[1]); /* back in, evicting 2: 1 0 5 4 */
+  ck_assert_int_eq(refs_of(p[2]), 1);
+  expect_get(c, k[2], NULL);
+  expect_get(c, k[1], p[1]);
+  s = pc_stats(c);
+  ck_assert_int_eq(s.program_evictions, 3);
+  ck_assert_int_eq(s.program_hits, 6);
+  ck_assert_int_eq(s.program_misses, 3);
+  for (int i = 0; i < N; i++)
+    if (p[i]) check_scales(p[i], (float)(i + 1));
+
+  program_cache_destroy(c); /* releases 1 0 5 4 */
+  for (int i = 0; i < N; i++)
+    if (p[i]) {
+      ck_assert_int_eq(refs_of(p[i]), 1);
+      ic_program_release(p[i]);
+    }
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* Many keys through a default-cap cache: the index grows, rehashes and evicts; keys
+ * whose low bits collide make long probe runs that eviction must keep intact. */
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15u;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
+static key128 synthetic_key(int i) {
+  /* every fourth key collides with others in its low 16 bits */
+  uint64_t lo = splitmix64((uint64_t)i);
+  if (i % 4 == 0) lo = (lo << 16) | (uint64_t)(i % 8);
+  return (key128){lo, (uint64_t)i};
+}
+
+START_TEST(test_program_cache_many_keys) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&co, &ctx));
+  key128 k0;
+  ic_program *p = scale_program(ctx, 3, &k0);
+  program_cache *c = program_cache_create(0);
+  ck_assert_ptr_nonnull(c);
+  enum { KEYS = 3000, CAP = 1024 };
+  for (int i = 0; i < KEYS; i++) {
+    program_cache_put(c, synthetic_key(i), p);
+    expect_get(c, synthetic_key(i), p);
+    if (i >= 1) expect_get(c, synthetic_key(i - 1), p);
+    if (i >= CAP) expect_get(c, synthetic_key(i - CAP), NULL); /* just evicted */
+  }
+  ic_cache_stats s = pc_stats(c);
+  ck_assert_int_eq(s.program_evictions, KEYS - CAP);
+  ck_assert_int_eq(refs_of(p), 1 + CAP);
+  /* the newest CAP keys are cached, the rest are not */
+  for (int i = 0; i < KEYS; i++) expect_get(c, synthetic_key(i), i >= KEYS - CAP ? p : NULL);
+  s = pc_stats(c);
+  ck_assert_int_eq(s.program_hits, KEYS + (KEYS - 1) + CAP);
+  ck_assert_int_eq(s.program_misses, (KEYS - CAP) + (KEYS - CAP));
+  ck_assert_int_eq(s.program_evictions, KEYS - CAP);
+  program_cache_destroy(c);
+  ck_assert_int_eq(refs_of(p), 1);
+
+  /* against a model LRU: random gets and puts over few colliding keys, a small cap */
+  enum { MCAP = 37, MKEYS = 120, STEPS = 20000 };
+  c = program_cache_create(MCAP);
+  int model[MCAP], n = 0; /* key numbers, most recent first */
+  uint64_t rng = 1, evictions = 0;
+  for (int step = 0; step < STEPS; step++) {
+    rng = splitmix64(rng);
+    int key = (int)(rng % MKEYS), at = -1;
+    for (int j = 0; j < n; j++)
+      if (model[j] == key) at = j;
+    if ((rng >> 32) & 1) { /* put */
+      if (at < 0 && n == MCAP) {
+        n--;
+        evictions++;
+      }
+      if (at < 0) at = n++;
+      program_cache_put(c, synthetic_key(key), p);
+    } else {
+      expect_get(c, synthetic_key(key), at >= 0 ? p : NULL);
+      if (at < 0) continue;
+    }
+    memmove(&model[1], &model[0], sizeof model[0] * (size_t)at);
+    model[0] = key;
+  }
+  ck_assert_int_eq(pc_stats(c).program_evictions, evictions);
+  ck_assert_int_eq(refs_of(p), 1 + n);
+  for (int key = 0; key < MKEYS; key++) {
+    bool in = false;
+    for (int j = 0; j < n; j++) in |= model[j] == key;
+    ic_program *got = program_cache_get(c, synthetic_key(key));
+    ck_assert_ptr_eq(got, in ? p : NULL);
+    ic_program_release(got);
+  }
+  program_cache_destroy(c);
+  ck_assert_int_eq(refs_of(p), 1);
+  check_scales(p, 3);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* Threads putting and getting over a small cap: counts add up, references balance. */
+typedef struct pc_worker {
+  program_cache *cache;
+  ic_program *program;
+  int gets;
+  bool ok;
+} pc_worker;
+
+static void *pc_work(void *arg) {
+  pc_worker *w = arg;
+  uint64_t rng = (uint64_t)(uintptr_t)w;
+  for (int i = 0; i < 5000; i++) {
+    rng = splitmix64(rng);
+    key128 key = synthetic_key((int)(rng % 200));
+    if (rng >> 63) {
+      program_cache_put(w->cache, key, w->program);
+    } else {
+      ic_program *got = program_cache_get(w->cache, key);
+      w->gets++;
+      if (got && got != w->program) w->ok = false;
+      ic_program_release(got);
+    }
+  }
+  return NULL;
+}
+
+START_TEST(test_program_cache_threads) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&co, &ctx));
+  key128 k0;
+  ic_program *p = scale_program(ctx, 2, &k0);
+  program_cache *c = program_cache_create(64);
+  pc_worker w[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (pc_worker){.cache = c, .program = p, .ok = true};
+    pthread_create(&t[i], NULL, pc_work, &w[i]);
+  }
+  int gets = 0;
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert(w[i].ok);
+    gets += w[i].gets;
+  }
+  ic_cache_stats s = pc_stats(c);
+  ck_assert_int_eq(s.program_hits + s.program_misses, gets);
+  ck_assert(s.program_evictions > 0);
+  ck_assert_int_eq(refs_of(p), 1 + 64);
+  program_cache_destroy(c);
+  ck_assert_int_eq(refs_of(p), 1);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
 }
 END_TEST
 
@@ -371,6 +619,9 @@ int main(void) {
   tcase_add_test(tc, test_kernel_key_sensitivity);
   tcase_add_test(tc, test_program_key_is_canonical);
   tcase_add_test(tc, test_program_cache_hit);
+  tcase_add_test(tc, test_program_cache_lru);
+  tcase_add_test(tc, test_program_cache_many_keys);
+  tcase_add_test(tc, test_program_cache_threads);
   tcase_add_test(tc, test_kernel_cache_levels);
   tcase_add_test(tc, test_eager_kernels_shared_across_shapes);
   tcase_add_test(tc, test_single_flight);
