@@ -8,6 +8,9 @@
 #define IC_ERROR_CAP 4096
 
 static _Thread_local char g_last_error[IC_ERROR_CAP];
+/* Formatting scratch: messages may quote the current one, and the stack stays small for
+ * hosts on small stacks (fibers, coroutines) even on error paths. */
+static _Thread_local char g_scratch[IC_ERROR_CAP];
 
 /* Truncation of an over-long message leaves a valid, NUL-terminated prefix. */
 static void format_into(char *buf, size_t cap, const char *fmt, va_list ap) {
@@ -22,21 +25,20 @@ ic_status error_set(ic_status status, const char *fmt, ...) {
   }
   /* The message may quote the current one (ic_last_error()); format into a scratch
    * buffer first. */
-  char tmp[IC_ERROR_CAP];
   va_list ap;
   va_start(ap, fmt);
-  format_into(tmp, sizeof tmp, fmt, ap);
+  format_into(g_scratch, sizeof g_scratch, fmt, ap);
   va_end(ap);
-  memcpy(g_last_error, tmp, sizeof tmp);
+  memcpy(g_last_error, g_scratch, sizeof g_scratch);
   return status;
 }
 
 void error_prefix(const char *fmt, ...) {
   if (!fmt) return;
-  char prefix[IC_ERROR_CAP];
+  char *prefix = g_scratch;
   va_list ap;
   va_start(ap, fmt);
-  format_into(prefix, sizeof prefix, fmt, ap);
+  format_into(prefix, sizeof g_scratch, fmt, ap);
   va_end(ap);
   size_t plen = strlen(prefix);
   size_t mlen = strlen(g_last_error);
