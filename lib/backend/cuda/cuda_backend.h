@@ -21,7 +21,8 @@ typedef struct cuda_state {
   uint64_t nvrtc_fingerprint; /* of the loaded libnvrtc file: part of every kernel key */
 } cuda_state;
 
-/* Helpers every generated source starts with (prelude.c). */
+/* Helpers every generated source starts with: the text of prelude.cuh, embedded at build
+ * time by cmake/embed.cmake (NUL-terminated). */
 extern const char cuda_prelude[];
 /* Separates the prelude from the kernel in a generated source (several kernels can then
  * share one prelude in one NVRTC call). */

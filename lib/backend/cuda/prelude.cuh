@@ -1,0 +1,280 @@
+// The prelude every CUDA kernel source ic generates starts with: self-contained helpers
+// (NVRTC ships no cuda_fp16.h), PTX loads/stores/conversions, and the op semantics of
+// ic.h as helpers overloaded by compute type and named by the op's spelling (codegen
+// writes ic_<op>(...) whatever the dtype).
+//
+// Not a header to #include: ic embeds this file at build time (cmake/embed.cmake) as the
+// string cuda_prelude (lib/backend/cuda/cuda_backend.h). Only the text after the marker
+// line below is embedded, byte for byte; it is part of every kernel's source and so of
+// every kernel's cache key.
+// ---- embedded below ----
+typedef unsigned char ic_u8;
+typedef unsigned short ic_u16;
+typedef unsigned int ic_u32;
+typedef unsigned long long ic_u64;
+typedef long long ic_i64;
+
+/* Read-only data is loaded through the non-coherent path (.nc); the kernel never writes a
+ * buffer it reads. Plain asm: pure loads the compiler may schedule. */
+__device__ __forceinline__ ic_u32 ic_ld_s8(const ic_u8 *p) { ic_u32 v; asm("ld.global.nc.u8 %0, [%1];" : "=r"(v) : "l"(p)); return v; }
+__device__ __forceinline__ ic_u32 ic_ld_s16(const ic_u8 *p) { ic_u16 v; asm("ld.global.nc.u16 %0, [%1];" : "=h"(v) : "l"(p)); return v; }
+__device__ __forceinline__ ic_u32 ic_ld_s32(const ic_u8 *p) { ic_u32 v; asm("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(p)); return v; }
+__device__ __forceinline__ ic_u64 ic_ld_s64(const ic_u8 *p) { ic_u64 v; asm("ld.global.nc.b64 %0, [%1];" : "=l"(v) : "l"(p)); return v; }
+__device__ __forceinline__ void ic_ld_w1(const ic_u8 *p, ic_u32 *w) { asm("ld.global.nc.b32 %0, [%1];" : "=r"(w[0]) : "l"(p)); }
+__device__ __forceinline__ void ic_ld_w2(const ic_u8 *p, ic_u32 *w) { asm("ld.global.nc.v2.b32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p)); }
+__device__ __forceinline__ void ic_ld_w4(const ic_u8 *p, ic_u32 *w) { asm("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p)); }
+/* Outputs are written once and not read again by this kernel: streaming stores (.cs).
+ * asm volatile: stores must stay where they are. */
+__device__ __forceinline__ void ic_st_s8(ic_u8 *p, ic_u32 v) { asm volatile("st.global.cs.u8 [%0], %1;" :: "l"(p), "h"((ic_u16)v) : "memory"); }
+__device__ __forceinline__ void ic_st_s16(ic_u8 *p, ic_u32 v) { asm volatile("st.global.cs.u16 [%0], %1;" :: "l"(p), "h"((ic_u16)v) : "memory"); }
+__device__ __forceinline__ void ic_st_s32(ic_u8 *p, ic_u32 v) { asm volatile("st.global.cs.b32 [%0], %1;" :: "l"(p), "r"(v) : "memory"); }
+__device__ __forceinline__ void ic_st_s64(ic_u8 *p, ic_u64 v) { asm volatile("st.global.cs.b64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
+__device__ __forceinline__ void ic_st_w1(ic_u8 *p, const ic_u32 *w) { asm volatile("st.global.cs.b32 [%0], %1;" :: "l"(p), "r"(w[0]) : "memory"); }
+__device__ __forceinline__ void ic_st_w2(ic_u8 *p, const ic_u32 *w) { asm volatile("st.global.cs.v2.b32 [%0], {%1, %2};" :: "l"(p), "r"(w[0]), "r"(w[1]) : "memory"); }
+__device__ __forceinline__ void ic_st_w4(ic_u8 *p, const ic_u32 *w) { asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory"); }
+
+/* ---- conversions. Compute types: bool; int (u8, i8, i16, i32); ic_i64; float (f16, bf16,
+ * f32, f8e4m3, f8e5m2); double (f64). */
+__device__ __forceinline__ float ic_canonical_nan(void) { return __uint_as_float(0x7fffffffu); }
+__device__ __forceinline__ double ic_canonical_nan_f64(void) { return __longlong_as_double(0x7fffffffffffffffll); }
+/* f16 / bf16 storage <-> f32 through PTX cvt (round to nearest even). */
+__device__ __forceinline__ float ic_h2f(ic_u32 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((ic_u16)h)); return f; }
+__device__ __forceinline__ ic_u32 ic_f2h(float f) { ic_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float ic_bf2f(ic_u32 h) { return __uint_as_float(h << 16); }
+__device__ __forceinline__ ic_u32 ic_f2bf(float f) { ic_u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+/* fp8 -> f32, exact: e5m2 is the upper byte of an f16; e4m3fn decoded from its fields
+ * (0x7f/0xff are its NaNs). */
+__device__ __forceinline__ float ic_e5m2_to_f32(ic_u32 b) { return ic_h2f((b & 0xffu) << 8); }
+__device__ __forceinline__ float ic_e4m3_to_f32(ic_u32 b) {
+  const ic_u32 e = (b >> 3) & 15u, m = b & 7u, s = (b & 0x80u) << 24;
+  if (e == 15u && m == 7u) return ic_canonical_nan();
+  if (e == 0u) return __uint_as_float(__float_as_uint((float)m * 0.001953125f) | s);
+  return __uint_as_float(s | ((e + 120u) << 23) | (m << 20));
+}
+/* f32 -> fp8, round to nearest even, in software (any arch): `ebits` exponent bits,
+ * `mbits` mantissa bits, `fn` = no infinities (e4m3fn). NaN -> 0x7f. Overflow: inf (e5m2)
+ * or NaN (e4m3fn), each with the sign; saturate: the largest finite value instead. */
+__device__ __forceinline__ ic_u32 ic_f2f8_soft(float f, int ebits, int mbits, bool fn, bool saturate) {
+  const ic_u32 u = __float_as_uint(f), a = u & 0x7fffffffu, sign = (u >> 24) & 0x80u;
+  if (a > 0x7f800000u) return 0x7fu;
+  const ic_u32 over = fn ? 0x7fu : (((1u << ebits) - 1u) << mbits);
+  const ic_u32 maxfin = fn ? 0x7eu : over - 1u;
+  if (a < 0x00800000u) return sign; /* f32 subnormals are far below half an fp8 ulp */
+  const int bias = (1 << (ebits - 1)) - 1, emin = 1 - bias, e = (int)(a >> 23) - 127;
+  const ic_u32 sig = (a & 0x7fffffu) | 0x800000u;
+  ic_u32 mag;
+  if (e + bias > (1 << ebits)) {
+    mag = over;
+  } else {
+    int shift = 23 - mbits + (e < emin ? emin - e : 0);
+    ic_u32 q = 0;
+    if (shift < 25) {
+      q = sig >> shift;
+      const ic_u32 rem = sig & ((1u << shift) - 1u), half = 1u << (shift - 1);
+      if (rem > half || (rem == half && (q & 1u))) q++;
+    }
+    mag = e < emin ? q : ((ic_u32)(e + bias - 1) << mbits) + q;
+    if (mag > over) mag = over;
+  }
+  if (mag >= over) return sign | (saturate ? maxfin : over);
+  return sign | mag;
+}
+#if __CUDA_ARCH__ >= 890 && !defined(IC_SOFT_FP8)
+/* sm_89+: PTX cvt (.satfinite is the only mode), PyTorch's overflow rules on top. */
+__device__ __forceinline__ ic_u32 ic_f2e4m3_sat(float f) {
+  if (f != f) return 0x7fu;
+  ic_u16 h; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %1;" : "=h"(h) : "f"(f)); return h & 0xffu;
+}
+__device__ __forceinline__ ic_u32 ic_f2e5m2_sat(float f) {
+  if (f != f) return 0x7fu;
+  ic_u16 h; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %1;" : "=h"(h) : "f"(f)); return h & 0xffu;
+}
+/* e4m3fn: |x| > 464 (half-way above 448) rounds past the largest value: NaN. */
+__device__ __forceinline__ ic_u32 ic_f2e4m3(float f) {
+  const ic_u32 u = __float_as_uint(f);
+  return (u & 0x7fffffffu) > 0x43e80000u && f == f ? ((u >> 24) & 0x80u) | 0x7fu : ic_f2e4m3_sat(f);
+}
+/* e5m2: |x| >= 61440 (half-way above 57344, ties to the even inf) is inf. */
+__device__ __forceinline__ ic_u32 ic_f2e5m2(float f) {
+  const ic_u32 u = __float_as_uint(f);
+  return (u & 0x7fffffffu) >= 0x47700000u && f == f ? ((u >> 24) & 0x80u) | 0x7cu : ic_f2e5m2_sat(f);
+}
+#else
+__device__ __forceinline__ ic_u32 ic_f2e4m3(float f) { return ic_f2f8_soft(f, 4, 3, true, false); }
+__device__ __forceinline__ ic_u32 ic_f2e5m2(float f) { return ic_f2f8_soft(f, 5, 2, false, false); }
+__device__ __forceinline__ ic_u32 ic_f2e4m3_sat(float f) { return ic_f2f8_soft(f, 4, 3, true, true); }
+__device__ __forceinline__ ic_u32 ic_f2e5m2_sat(float f) { return ic_f2f8_soft(f, 5, 2, false, true); }
+#endif
+
+/* Storage <-> compute type. Packs return only the dtype's bits. */
+__device__ __forceinline__ bool ic_unpack_bool(ic_u32 x) { return (x & 0xffu) != 0; }
+__device__ __forceinline__ int ic_unpack_u8(ic_u32 x) { return (int)(x & 0xffu); }
+__device__ __forceinline__ int ic_unpack_i8(ic_u32 x) { return (int)(signed char)(x & 0xffu); }
+__device__ __forceinline__ int ic_unpack_i16(ic_u32 x) { return (int)(short)(x & 0xffffu); }
+__device__ __forceinline__ int ic_unpack_i32(ic_u32 x) { return (int)x; }
+__device__ __forceinline__ ic_i64 ic_unpack_i64(ic_u64 x) { return (ic_i64)x; }
+__device__ __forceinline__ float ic_unpack_f16(ic_u32 x) { return ic_h2f(x & 0xffffu); }
+__device__ __forceinline__ float ic_unpack_bf16(ic_u32 x) { return ic_bf2f(x & 0xffffu); }
+__device__ __forceinline__ float ic_unpack_f32(ic_u32 x) { return __uint_as_float(x); }
+__device__ __forceinline__ double ic_unpack_f64(ic_u64 x) { return __longlong_as_double((ic_i64)x); }
+__device__ __forceinline__ float ic_unpack_f8e4m3(ic_u32 x) { return ic_e4m3_to_f32(x & 0xffu); }
+__device__ __forceinline__ float ic_unpack_f8e5m2(ic_u32 x) { return ic_e5m2_to_f32(x & 0xffu); }
+__device__ __forceinline__ ic_u32 ic_pack_bool(bool v) { return v ? 1u : 0u; }
+__device__ __forceinline__ ic_u32 ic_pack_u8(int v) { return (ic_u32)v & 0xffu; }
+__device__ __forceinline__ ic_u32 ic_pack_i8(int v) { return (ic_u32)v & 0xffu; }
+__device__ __forceinline__ ic_u32 ic_pack_i16(int v) { return (ic_u32)v & 0xffffu; }
+__device__ __forceinline__ ic_u32 ic_pack_i32(int v) { return (ic_u32)v; }
+__device__ __forceinline__ ic_u64 ic_pack_i64(ic_i64 v) { return (ic_u64)v; }
+__device__ __forceinline__ ic_u32 ic_pack_f16(float v) { return ic_f2h(v); }
+__device__ __forceinline__ ic_u32 ic_pack_bf16(float v) { return ic_f2bf(v); }
+__device__ __forceinline__ ic_u32 ic_pack_f32(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ ic_u64 ic_pack_f64(double v) { return (ic_u64)__double_as_longlong(v); }
+__device__ __forceinline__ ic_u32 ic_pack_f8e4m3(float v) { return ic_f2e4m3(v); }
+__device__ __forceinline__ ic_u32 ic_pack_f8e5m2(float v) { return ic_f2e5m2(v); }
+
+/* Every op result is rounded (wrapped) to its dtype even in registers (eager == fused). */
+__device__ __forceinline__ float ic_rnd_f16(float f) { return ic_h2f(ic_f2h(f)); }
+__device__ __forceinline__ float ic_rnd_bf16(float f) { return ic_bf2f(ic_f2bf(f)); }
+__device__ __forceinline__ float ic_rnd_f8e4m3(float f) { return ic_e4m3_to_f32(ic_f2e4m3(f)); }
+__device__ __forceinline__ float ic_rnd_f8e5m2(float f) { return ic_e5m2_to_f32(ic_f2e5m2(f)); }
+__device__ __forceinline__ int ic_rnd_u8(int v) { return v & 0xff; }
+__device__ __forceinline__ int ic_rnd_i8(int v) { return (int)(signed char)v; }
+__device__ __forceinline__ int ic_rnd_i16(int v) { return (int)(short)v; }
+/* Saturating roundings: overflow and +-inf give +-the largest finite value; a NaN stays
+ * what the plain rounding makes of it. */
+__device__ __forceinline__ float ic_satf(float r, float x, float max) { return x != x ? r : r - r != 0.0f ? (x < 0.0f ? -max : max) : r; }
+__device__ __forceinline__ float ic_sat_f16(float x) { return ic_satf(ic_rnd_f16(x), x, 65504.0f); }
+__device__ __forceinline__ float ic_sat_bf16(float x) { return ic_satf(ic_rnd_bf16(x), x, __uint_as_float(0x7f7f0000u)); }
+__device__ __forceinline__ float ic_sat_f32(float x) { return ic_satf(x, x, __uint_as_float(0x7f7fffffu)); }
+__device__ __forceinline__ float ic_sat_f8e4m3(float x) { return ic_e4m3_to_f32(ic_f2e4m3_sat(x)); }
+__device__ __forceinline__ float ic_sat_f8e5m2(float x) { return ic_e5m2_to_f32(ic_f2e5m2_sat(x)); }
+__device__ __forceinline__ double ic_sat_f64(double x) { const double m = __longlong_as_double(0x7fefffffffffffffll); return x != x ? x : x > m ? m : x < -m ? -m : x; }
+/* float -> integer: truncate, saturate (cvt.rzi.sat), NaN -> 0 (cvt gives 0 for s32 from
+ * f32 but INT64_MIN for s64 on sm_90: made explicit), then clamp to the width. */
+__device__ __forceinline__ int ic_f2i32(float a) { int r; asm("cvt.rzi.sat.s32.f32 %0, %1;" : "=r"(r) : "f"(a)); return r; }
+__device__ __forceinline__ int ic_d2i32(double a) { int r; asm("cvt.rzi.sat.s32.f64 %0, %1;" : "=r"(r) : "d"(a)); return a != a ? 0 : r; }
+__device__ __forceinline__ ic_i64 ic_f2i64(float a) { ic_i64 r; asm("cvt.rzi.sat.s64.f32 %0, %1;" : "=l"(r) : "f"(a)); return a != a ? 0 : r; }
+__device__ __forceinline__ ic_i64 ic_d2i64(double a) { ic_i64 r; asm("cvt.rzi.sat.s64.f64 %0, %1;" : "=l"(r) : "d"(a)); return a != a ? 0 : r; }
+__device__ __forceinline__ int ic_clampi(ic_i64 v, ic_i64 lo, ic_i64 hi) { return (int)(v < lo ? lo : v > hi ? hi : v); }
+/* f64 -> f32: one rounding; a NaN becomes the canonical NaN (cvt keeps part of the payload). */
+__device__ __forceinline__ float ic_d2f(double a) { return a != a ? ic_canonical_nan() : (float)a; }
+/* -> f32 rounded to odd: a second rounding to f16/bf16/fp8 is then exactly one rounding. */
+__device__ __forceinline__ float ic_i2f_odd(int a) {
+  float f; asm("cvt.rz.f32.s32 %0, %1;" : "=f"(f) : "r"(a));
+  return (ic_i64)f == (ic_i64)a ? f : __uint_as_float(__float_as_uint(f) | 1u);
+}
+__device__ __forceinline__ float ic_l2f_odd(ic_i64 a) {
+  float f; asm("cvt.rz.f32.s64 %0, %1;" : "=f"(f) : "l"(a));
+  return (ic_i64)f == a ? f : __uint_as_float(__float_as_uint(f) | 1u);
+}
+__device__ __forceinline__ float ic_d2f_odd(double a) {
+  float f; asm("cvt.rz.f32.f64 %0, %1;" : "=f"(f) : "d"(a));
+  return a != a || (double)f == a ? f : __uint_as_float(__float_as_uint(f) | 1u);
+}
+
+__device__ __forceinline__ ic_i64 ic_min(ic_i64 a, ic_i64 b) { return a < b ? a : b; }
+__device__ __forceinline__ ic_i64 ic_max(ic_i64 a, ic_i64 b) { return a > b ? a : b; }
+
+/* ---- op semantics (include/ic/ic.h), overloaded by compute type. */
+/* Integers: wrapping arithmetic in unsigned; division by zero gives 0, MIN / -1 wraps
+ * (its remainder is 0); shifts by < 0 or >= the width give 0 (or -1). */
+#define IC_INT_OPS(I, U, BITS, MINV) \
+__device__ __forceinline__ I ic_add(I a, I b) { return (I)((U)a + (U)b); } \
+__device__ __forceinline__ I ic_sub(I a, I b) { return (I)((U)a - (U)b); } \
+__device__ __forceinline__ I ic_mul(I a, I b) { return (I)((U)a * (U)b); } \
+__device__ __forceinline__ I ic_neg(I a) { return (I)((U)0 - (U)a); } \
+__device__ __forceinline__ I ic_abs(I a) { return a < 0 ? ic_neg(a) : a; } \
+__device__ __forceinline__ I ic_relu(I a) { return a > 0 ? a : 0; } \
+__device__ __forceinline__ I ic_sign(I a) { return (I)((a > 0) - (a < 0)); } \
+__device__ __forceinline__ I ic_maximum(I a, I b) { return a > b ? a : b; } \
+__device__ __forceinline__ I ic_minimum(I a, I b) { return a < b ? a : b; } \
+__device__ __forceinline__ I ic_fmax(I a, I b) { return a > b ? a : b; } \
+__device__ __forceinline__ I ic_fmin(I a, I b) { return a < b ? a : b; } \
+__device__ __forceinline__ I ic_clamp(I x, I lo, I hi) { return ic_minimum(ic_maximum(x, lo), hi); } \
+__device__ __forceinline__ bool ic_div_wraps(I a, I b) { return a == (MINV) && b == -1; } \
+__device__ __forceinline__ I ic_trunc_divide(I a, I b) { return b == 0 ? 0 : ic_div_wraps(a, b) ? a : a / b; } \
+__device__ __forceinline__ I ic_fmod(I a, I b) { return b == 0 || ic_div_wraps(a, b) ? 0 : a % b; } \
+__device__ __forceinline__ I ic_floor_divide(I a, I b) { \
+  const I q = ic_trunc_divide(a, b); \
+  return b != 0 && !ic_div_wraps(a, b) && ic_mul(q, b) != a && ((a < 0) != (b < 0)) ? q - 1 : q; \
+} \
+__device__ __forceinline__ I ic_remainder(I a, I b) { const I r = ic_fmod(a, b); return r != 0 && ((r < 0) != (b < 0)) ? r + b : r; } \
+__device__ __forceinline__ I ic_shift_left(I a, I b) { return b < 0 || b >= BITS ? 0 : (I)((U)a << b); } \
+__device__ __forceinline__ I ic_shift_right(I a, I b) { return b < 0 || b >= BITS ? (a < 0 ? -1 : 0) : a >> b; } \
+__device__ __forceinline__ bool ic_isnan(I) { return false; } \
+__device__ __forceinline__ bool ic_isinf(I) { return false; } \
+__device__ __forceinline__ bool ic_isfinite(I) { return true; }
+IC_INT_OPS(int, ic_u32, 32, (-2147483647 - 1))
+IC_INT_OPS(ic_i64, ic_u64, 64, (-9223372036854775807ll - 1))
+
+/* Floats: CUDA device math by name; f32 and f64 overloads. */
+#define IC_MATH1(OP, F32, F64) \
+__device__ __forceinline__ float ic_##OP(float a) { return F32(a); } \
+__device__ __forceinline__ double ic_##OP(double a) { return F64(a); }
+#define IC_MATH2(OP, F32, F64) \
+__device__ __forceinline__ float ic_##OP(float a, float b) { return F32(a, b); } \
+__device__ __forceinline__ double ic_##OP(double a, double b) { return F64(a, b); }
+IC_MATH1(exp, expf, exp) IC_MATH1(log, logf, log) IC_MATH1(tanh, tanhf, tanh) IC_MATH1(exp2, exp2f, exp2)
+IC_MATH1(expm1, expm1f, expm1) IC_MATH1(log2, log2f, log2) IC_MATH1(log10, log10f, log10) IC_MATH1(log1p, log1pf, log1p)
+IC_MATH1(sin, sinf, sin) IC_MATH1(cos, cosf, cos) IC_MATH1(tan, tanf, tan) IC_MATH1(asin, asinf, asin)
+IC_MATH1(acos, acosf, acos) IC_MATH1(atan, atanf, atan) IC_MATH1(sinh, sinhf, sinh) IC_MATH1(cosh, coshf, cosh)
+IC_MATH1(asinh, asinhf, asinh) IC_MATH1(acosh, acoshf, acosh) IC_MATH1(atanh, atanhf, atanh) IC_MATH1(erf, erff, erf)
+IC_MATH1(erfc, erfcf, erfc) IC_MATH1(floor, floorf, floor) IC_MATH1(ceil, ceilf, ceil) IC_MATH1(round, rintf, rint)
+IC_MATH1(trunc, truncf, trunc)
+IC_MATH2(pow, powf, pow) IC_MATH2(atan2, atan2f, atan2) IC_MATH2(hypot, hypotf, hypot) IC_MATH2(fmod, fmodf, fmod)
+__device__ __forceinline__ float ic_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double ic_fma(double a, double b, double c) { return fma(a, b, c); }
+__device__ __forceinline__ float ic_add(float a, float b) { return a + b; }
+__device__ __forceinline__ double ic_add(double a, double b) { return a + b; }
+__device__ __forceinline__ float ic_sub(float a, float b) { return a - b; }
+__device__ __forceinline__ double ic_sub(double a, double b) { return a - b; }
+__device__ __forceinline__ float ic_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ double ic_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ float ic_div(float a, float b) { float r; asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ double ic_div(double a, double b) { double r; asm("div.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+__device__ __forceinline__ float ic_sqrt(float a) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
+__device__ __forceinline__ double ic_sqrt(double a) { double r; asm("sqrt.rn.f64 %0, %1;" : "=d"(r) : "d"(a)); return r; }
+/* Sign-bit ops act on the bits, NaN included, whatever instruction the compiler would pick
+ * (eager and fused must agree on NaN bits too). */
+__device__ __forceinline__ float ic_neg(float a) { return __uint_as_float(__float_as_uint(a) ^ 0x80000000u); }
+__device__ __forceinline__ double ic_neg(double a) { return __longlong_as_double(__double_as_longlong(a) ^ (-9223372036854775807ll - 1)); }
+__device__ __forceinline__ float ic_abs(float a) { return __uint_as_float(__float_as_uint(a) & 0x7fffffffu); }
+__device__ __forceinline__ double ic_abs(double a) { return __longlong_as_double(__double_as_longlong(a) & 0x7fffffffffffffffll); }
+__device__ __forceinline__ float ic_copysign(float a, float b) { return __uint_as_float((__float_as_uint(a) & 0x7fffffffu) | (__float_as_uint(b) & 0x80000000u)); }
+__device__ __forceinline__ double ic_copysign(double a, double b) { return __longlong_as_double((__double_as_longlong(a) & 0x7fffffffffffffffll) | (__double_as_longlong(b) & (-9223372036854775807ll - 1))); }
+/* maximum/minimum: NaN-propagating, +0 over -0 (max.NaN for f32; f64 has no .NaN form). */
+__device__ __forceinline__ float ic_maximum(float a, float b) { float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ float ic_minimum(float a, float b) { float r; asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+__device__ __forceinline__ double ic_maximum(double a, double b) { return a != a || b != b ? ic_canonical_nan_f64() : a == b ? (__double_as_longlong(a) < 0 ? b : a) : a > b ? a : b; }
+__device__ __forceinline__ double ic_minimum(double a, double b) { return a != a || b != b ? ic_canonical_nan_f64() : a == b ? (__double_as_longlong(a) < 0 ? a : b) : a < b ? a : b; }
+/* NaN results of these compound ops are canonical, as the max instruction gives. */
+__device__ __forceinline__ float ic_relu(float a) { return a > 0.0f ? a : (a != a ? ic_canonical_nan() : 0.0f); }
+__device__ __forceinline__ double ic_relu(double a) { return a > 0.0 ? a : (a != a ? ic_canonical_nan_f64() : 0.0); }
+__device__ __forceinline__ float ic_sign(float a) { return a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : (a != a ? ic_canonical_nan() : a); }
+__device__ __forceinline__ double ic_sign(double a) { return a > 0.0 ? 1.0 : a < 0.0 ? -1.0 : (a != a ? ic_canonical_nan_f64() : a); }
+template <class T> __device__ __forceinline__ T ic_fmax(T a, T b) { return a != a ? b : b != b ? a : ic_maximum(a, b); }
+template <class T> __device__ __forceinline__ T ic_fmin(T a, T b) { return a != a ? b : b != b ? a : ic_minimum(a, b); }
+template <class T> __device__ __forceinline__ T ic_clamp(T x, T lo, T hi) { return ic_minimum(ic_maximum(x, lo), hi); }
+template <class T> __device__ __forceinline__ bool ic_isnan(T a) { return a != a; }
+template <class T> __device__ __forceinline__ bool ic_isinf(T a) { return a - a != a - a && a == a; }
+template <class T> __device__ __forceinline__ bool ic_isfinite(T a) { return a - a == a - a; }
+template <class T> __device__ __forceinline__ T ic_rsqrt(T a) { return ic_div(T(1), ic_sqrt(a)); }
+template <class T> __device__ __forceinline__ T ic_reciprocal(T a) { return ic_div(T(1), a); }
+template <class T> __device__ __forceinline__ T ic_sigmoid(T a) { return ic_div(T(1), T(1) + ic_exp(-a)); }
+template <class T> __device__ __forceinline__ T ic_silu(T a) { return ic_div(a, T(1) + ic_exp(-a)); }
+template <class T> __device__ __forceinline__ T ic_softplus(T a) { return a > T(20) ? a : ic_log1p(ic_exp(a)); }
+template <class T> __device__ __forceinline__ T ic_frac(T a) { return a - ic_trunc(a); }
+template <class T> __device__ __forceinline__ T ic_trunc_divide(T a, T b) { return ic_trunc(ic_div(a, b)); }
+template <class T> __device__ __forceinline__ T ic_floor_divide(T a, T b) { return ic_floor(ic_div(a, b)); }
+template <class T> __device__ __forceinline__ T ic_remainder(T a, T b) { const T f = ic_floor(ic_div(a, b)); return a - b * f; }
+template <class T> __device__ __forceinline__ T ic_lerp(T a, T b, T w) { return w < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w); }
+__device__ __forceinline__ float ic_gelu_tanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * (x * x * x));
+  return (0.5f * x) * (1.0f + tanhf(inner));
+}
+__device__ __forceinline__ double ic_gelu_tanh(double x) {
+  const double inner = 0.7978845608028654 * (x + 0.044715 * (x * x * x));
+  return (0.5 * x) * (1.0 + tanh(inner));
+}
+__device__ __forceinline__ float ic_gelu_erf(float x) { return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ __forceinline__ double ic_gelu_erf(double x) { return (0.5 * x) * (1.0 + erf(x * 0.70710678118654752)); }
