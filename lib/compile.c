@@ -169,6 +169,14 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
     program_destroy(p);
     return st;
   }
+  for (int32_t i = 0; i < p->kernels.count; i++) { /* a pass that left a kernel as it was, and why */
+    const kir_kernel *k = &p->kernels.items[i].kir;
+    if (k->coalesced != KIR_PASS_DONE)
+      log_msg(&ctx->log, IC_LOG_DEBUG, "%s: dims not coalesced: %s", k->name, kir_pass_result_text(k->coalesced));
+    if (k->generalized != KIR_PASS_DONE)
+      log_msg(&ctx->log, IC_LOG_DEBUG, "%s: sizes not generalized (compiled for these sizes): %s", k->name,
+              kir_pass_result_text(k->generalized));
+  }
   compile_dump(ctx, g, p);
   if (cacheable) program_cache_put(ctx->programs, key, p);
   log_msg(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,

@@ -2,14 +2,18 @@
  *
  * kir_coalesce_dims: adjacent dims that every access walks contiguously (the outer dim's
  * coefficient is the inner one's times the inner size) and no range (concat, pad) reads
- * become one dim, and dims of constant size 1 disappear. [n, 37] + [n, 37] becomes one run of 37n elements, so the
- * vector path applies whatever the row length; [n, 37] * [37] keeps its two dims.
+ * become one dim, and dims of constant size 1 disappear. [n, 37] + [n, 37] becomes one
+ * run of 37n elements, so the vector path applies whatever the row length; [n, 37] *
+ * [37] keeps its two dims.
  *
  * kir_generalize_sizes: a kernel whose every access is a contiguous tensor, broadcast
  * along some dims (y[n, m] = x[n, m] * w[m], or one run of elements after coalescing),
  * computes the same thing for every size: its sizes become launch parameters, so its
  * source and cache key do not depend on the shape. Eager mode uses it, so the eager
- * kernels of one op, dtypes and layout are shared by every graph. */
+ * kernels of one op, dtypes and layout are shared by every graph.
+ *
+ * Both take kernels of any length (their per-instruction state is on the heap) and say
+ * in their result (kir_pass_result) why they leave a kernel as it is. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,24 +39,29 @@ static bool kir_decompose(kir_kernel *k, sym_id offset, kir_affine *out) {
 
 static bool kir_is_access(const kir_instr *in) { return in->kind == KIR_LOAD || in->kind == KIR_STORE; }
 
-static bool kir_coalesce_with(kir_kernel *k, kir_affine *acc);
+static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc);
 
-bool kir_coalesce_dims(kir_kernel *k) {
+kir_pass_result kir_coalesce_dims(kir_kernel *k) {
   int32_t n = k->instrs.count;
   /* One decomposition per instruction, whatever the kernel's size. */
   kir_affine *acc = calloc((size_t)n + 1, sizeof *acc);
-  if (!acc) return false;
-  bool done = kir_coalesce_with(k, acc);
+  if (!acc) return KIR_PASS_OUT_OF_MEMORY;
+  kir_pass_result r = kir_coalesce_with(k, acc);
   free(acc);
-  return done;
+  return r;
+}
+
+static kir_pass_result kir_pass_end(const sym_arena *a) {
+  return sym_arena_failed(a) ? KIR_PASS_OUT_OF_MEMORY : KIR_PASS_DONE;
 }
 
 /* The pass proper, over acc (one entry per instruction). */
-static bool kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
+static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
   sym_arena *a = k->syms;
   int32_t n = k->instrs.count;
   for (int32_t i = 0; i < n; i++) /* an access that is not affine in the vars: keep the dims */
-    if (kir_is_access(&k->instrs.items[i]) && !kir_decompose(k, k->instrs.items[i].offset, &acc[i])) return true;
+    if (kir_is_access(&k->instrs.items[i]) && !kir_decompose(k, k->instrs.items[i].offset, &acc[i]))
+      return sym_arena_failed(a) ? KIR_PASS_OUT_OF_MEMORY : KIR_PASS_NOT_AFFINE;
   int32_t ndim = k->ndim;
   sym_id dims[IC_MAX_DIMS];
   memcpy(dims, k->dims, sizeof dims);
@@ -95,7 +104,7 @@ static bool kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
     memmove(&ranged[d + 1], &ranged[d + 2], sizeof(bool) * (size_t)(ndim - d - 2));
     ndim--;
   }
-  if (ndim == k->ndim) return !sym_arena_failed(a);
+  if (ndim == k->ndim) return kir_pass_end(a);
   /* Ranges read the vars of unmerged dims (renumbered) and of size-1 dims (now 0). */
   sym_id repl[IC_MAX_DIMS];
   for (int32_t d = 0; d < k->ndim; d++) repl[d] = sym_const(a, 0);
@@ -114,24 +123,25 @@ static bool kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
     for (int32_t d = 0; d < ndim; d++) off = sym_add(a, off, sym_mul(a, acc[i].coeff[d], sym_var(a, d)));
     in->offset = off;
   }
-  return !sym_arena_failed(a);
+  return kir_pass_end(a);
 }
 
-bool kir_generalize_sizes(kir_kernel *k) {
+kir_pass_result kir_generalize_sizes(kir_kernel *k) {
   sym_arena *a = k->syms;
   int32_t ndim = k->ndim, n = k->instrs.count;
-  if (ndim == 0 || ndim > KIR_MAX_SIZES) return true;
+  if (ndim == 0 || ndim > KIR_MAX_SIZES) return KIR_PASS_RANK;
   /* Ranges compare indices with the sizes themselves: such a kernel keeps its sizes. */
   for (int32_t i = 0; i < n; i++)
-    if (k->instrs.items[i].kind == KIR_RANGE || kir_is_guarded_load(&k->instrs.items[i])) return true;
+    if (k->instrs.items[i].kind == KIR_RANGE || kir_is_guarded_load(&k->instrs.items[i])) return KIR_PASS_RANGES;
   for (int32_t d = 0; d < ndim; d++)
-    if (sym_kind_of(a, k->dims[d]) == SYM_PARAM && sym_leaf_index(a, k->dims[d]) >= KIR_SIZE_PARAM_BASE) return true;
+    if (sym_kind_of(a, k->dims[d]) == SYM_PARAM && sym_leaf_index(a, k->dims[d]) >= KIR_SIZE_PARAM_BASE)
+      return KIR_PASS_ALREADY;
   /* Every access must be a contiguous tensor broadcast along some dims: no constant part,
    * a zero coefficient for the broadcast dims, and for the others the product of the
    * sizes of the later dims the access does not broadcast. */
   sym_id zero = sym_const(a, 0);
   bool *walks = calloc((size_t)n * IC_MAX_DIMS + 1, sizeof(bool)); /* per access and var */
-  if (!walks) return false;
+  if (!walks) return KIR_PASS_OUT_OF_MEMORY;
   bool ok = true;
   for (int32_t i = 0; i < n && ok; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -170,5 +180,6 @@ bool kir_generalize_sizes(kir_kernel *k) {
     }
   }
   free(walks);
-  return !sym_arena_failed(a);
+  if (sym_arena_failed(a)) return KIR_PASS_OUT_OF_MEMORY;
+  return ok ? KIR_PASS_DONE : KIR_PASS_NOT_CONTIGUOUS;
 }

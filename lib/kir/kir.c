@@ -126,3 +126,16 @@ uint64_t kir_content_hash(const kir_kernel *k) {
   sbuf_free(&sb);
   return h;
 }
+
+const char *kir_pass_result_text(kir_pass_result r) {
+  switch (r) {
+  case KIR_PASS_OUT_OF_MEMORY: return "out of memory";
+  case KIR_PASS_DONE: return "done";
+  case KIR_PASS_NOT_AFFINE: return "an access is not affine in the vars";
+  case KIR_PASS_RANK: return "no dims, or more than the launch passes sizes for";
+  case KIR_PASS_RANGES: return "ranges or guarded loads compare indices with the sizes";
+  case KIR_PASS_ALREADY: return "the sizes are launch parameters already";
+  case KIR_PASS_NOT_CONTIGUOUS: return "an access is not a contiguous tensor broadcast along dims";
+  }
+  return "?";
+}

@@ -60,6 +60,22 @@ typedef struct kir_param {
   int32_t index;
 } kir_param;
 
+/* What a pass did. Out of memory is 0, so `if (!pass(k))` is the error check; a pass
+ * that leaves a kernel as it is on purpose says why (the kir layer logs nothing: its
+ * callers may). */
+typedef enum kir_pass_result {
+  KIR_PASS_OUT_OF_MEMORY = 0,
+  KIR_PASS_DONE,           /* the pass ran over the whole kernel (it may have found nothing to change) */
+  KIR_PASS_NOT_AFFINE,     /* coalesce: an access is not affine in the vars; the dims stay */
+  KIR_PASS_RANK,           /* generalize: no dims, or more than KIR_MAX_SIZES */
+  KIR_PASS_RANGES,         /* generalize: ranges or guarded loads compare indices with the sizes */
+  KIR_PASS_ALREADY,        /* generalize: the sizes are launch parameters already */
+  KIR_PASS_NOT_CONTIGUOUS  /* generalize: an access is not a contiguous tensor broadcast along dims */
+} kir_pass_result;
+
+/* "an access is not affine in the vars", ... for logs. */
+const char *kir_pass_result_text(kir_pass_result r);
+
 typedef struct kir_kernel {
   char name[32];
   sym_arena *syms;        /* shared with the program, not owned; backends may add expressions */
@@ -70,6 +86,8 @@ typedef struct kir_kernel {
   sym_id launch_numel;   /* the same in the program's symbols (for grids) */
   sym_id size_exprs[KIR_MAX_SIZES]; /* values of the size params, in the program's symbols */
   int32_t nsizes;
+  /* What the passes did (set by whoever runs them), so callers can log a skip. */
+  kir_pass_result coalesced, generalized;
   struct { kir_buffer *items; int32_t count, cap; } buffers;
   struct { kir_instr *items; int32_t count, cap; } instrs;
   struct { kir_param *items; int32_t count, cap; } params;
@@ -87,8 +105,9 @@ uint64_t kir_content_hash(const kir_kernel *k);
  * the parameter numbering of base/limits.h; IC_ERR_OUT_OF_MEMORY. */
 ic_status kir_collect_params(kir_kernel *k);
 
-/* Passes (coalesce.c); false when out of memory. */
-bool kir_coalesce_dims(kir_kernel *k);
-bool kir_generalize_sizes(kir_kernel *k);
+
+/* Passes (coalesce.c), for kernels of any length. */
+kir_pass_result kir_coalesce_dims(kir_kernel *k);
+kir_pass_result kir_generalize_sizes(kir_kernel *k);
 
 #endif

@@ -128,7 +128,9 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
       if ((st.buffer = kir_buffer_for(&b, buffer_of[ni], n->dtype, true)) < 0 || kir_emit(&b, &st) < 0) goto oom;
     }
   }
-  if (!kir_coalesce_dims(k) || (eager && !kir_generalize_sizes(k))) goto oom;
+  if (!(k->coalesced = kir_coalesce_dims(k))) goto oom;
+  k->generalized = KIR_PASS_DONE;
+  if (eager && !(k->generalized = kir_generalize_sizes(k))) goto oom;
   if (sym_arena_failed(l->syms)) goto oom;
   ic_status st = kir_collect_params(k);
   if (st) kir_kernel_free(k);

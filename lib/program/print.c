@@ -1,7 +1,17 @@
-/* The program as text: one line a buffer, one line a step. */
+/* The program as text: one line a buffer, one line a step. Printing only reads the
+ * program: a cached program is printed (ic_program_dump, IC_DUMP) while other threads
+ * print or run it, so nothing here may intern an expression into its sym arena; every
+ * expression printed was made at compile time. */
 #include <inttypes.h>
 
 #include "program/program.h"
+
+/* Symbol k as sym_print prints its leaf (its name, else s<k>), without looking the leaf
+ * up in the arena. */
+static void program_print_symbol(const ic_program *p, int32_t k, sbuf *out) {
+  if (k >= 0 && k < p->names.nsymbols && p->names.symbols && p->names.symbols[k]) sbuf_puts(out, p->names.symbols[k]);
+  else sbuf_printf(out, "s%" PRId32, k);
+}
 
 static void program_print_buffer(const ic_program *p, int32_t b, sbuf *out) {
   static const char *const kinds[] = {"input", "output", "temp"};
@@ -9,14 +19,14 @@ static void program_print_buffer(const ic_program *p, int32_t b, sbuf *out) {
   sbuf_printf(out, "buf%" PRId32 " = %s %" PRId32 " : %s[", b, kinds[buf->kind], buf->index, ic_dtype_name(buf->dtype));
   for (int32_t d = 0; d < buf->ndim; d++) {
     if (d) sbuf_puts(out, ", ");
-    sym_print(p->syms, buf->dims[d], &p->names, out);
+    sym_print(program_syms(p), buf->dims[d], &p->names, out);
   }
   sbuf_puts(out, "]");
   if (buf->kind == PROGRAM_TEMP) sbuf_printf(out, " slot %" PRId32, buf->slot);
   if (buf->kind == PROGRAM_INPUT) sbuf_printf(out, " \"%s\"", p->inputs[buf->index].name);
   if (buf->kind == PROGRAM_OUTPUT) sbuf_printf(out, " \"%s\"", p->outputs[buf->index].name);
   sbuf_puts(out, " (bytes ");
-  sym_print(p->syms, buf->bytes, &p->names, out);
+  sym_print(program_syms(p), buf->bytes, &p->names, out);
   sbuf_puts(out, ")\n");
 }
 
@@ -39,17 +49,17 @@ void program_print(const ic_program *p, sbuf *out) {
     case PROGRAM_STEP_LAUNCH: {
       const kir_kernel *k = &p->kernels.items[st->kernel].kir;
       sbuf_printf(out, "launch %s grid ", k->name);
-      if (st->grid != SYM_NONE) sym_print(p->syms, st->grid, &p->names, out);
+      if (st->grid != SYM_NONE) sym_print(program_syms(p), st->grid, &p->names, out);
       else sbuf_puts(out, "?");
       sbuf_puts(out, " (");
       for (int32_t a = 0; a < k->params.count; a++) {
         const kir_param *pa = &k->params.items[a];
         if (a) sbuf_puts(out, ", ");
         if (pa->kind == KIR_PARAM_BUFFER) sbuf_printf(out, "buf%" PRId32, k->buffers.items[pa->index].ref);
-        else if (pa->kind == KIR_PARAM_SYMBOL) sym_print(p->syms, sym_symbol(p->syms, pa->index), &p->names, out);
+        else if (pa->kind == KIR_PARAM_SYMBOL) program_print_symbol(p, pa->index, out);
         else if (pa->kind == KIR_PARAM_STRIDE)
           sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
-        else sym_print(p->syms, k->size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &p->names, out);
+        else sym_print(program_syms(p), k->size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &p->names, out);
       }
       sbuf_puts(out, ")\n");
       break;

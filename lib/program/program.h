@@ -51,6 +51,26 @@ typedef struct program_output {
   int32_t buffer;
 } program_output;
 
+/* The per-run state of ic_program_run and ic_program_output_shape, sized at compile time
+ * (program_finish): byte offsets of its arrays in one scratch block of `bytes` bytes
+ * (every offset aligned for int64 and pointers). The runtime takes the block from a
+ * per-thread cache, so a run keeps its stack small and, in steady state, allocates
+ * nothing on the host. */
+typedef struct program_run_layout {
+  size_t symbols;   /* int64[names.nsymbols]: bound symbol values */
+  size_t bound;     /* bool[names.nsymbols] */
+  size_t strides;   /* int64[ninputs * IC_MAX_DIMS]: sym params (lower_stride_param) */
+  size_t out_bytes; /* int64[noutputs] */
+  size_t out_alloc; /* bool[noutputs]: ic allocated the output */
+  size_t ptr;       /* void *[buffers.count] */
+  size_t slot_ptr;  /* void *[nslots] */
+  size_t slot_held; /* bool[nslots] */
+  size_t slots;     /* uint64[max_params]: one launch's argument values */
+  size_t args;      /* void *[max_params]: pointers to them */
+  int32_t max_params; /* the most params of any kernel */
+  size_t bytes;     /* the whole block, > 0 */
+} program_run_layout;
+
 struct ic_program {
   atomic_int refs;
   const backend_vtable *backend;
@@ -66,7 +86,13 @@ struct ic_program {
   struct { program_step *items; int32_t count, cap; } steps;
   struct { program_kernel *items; int32_t count, cap; } kernels;
   int32_t nslots; /* memory slots of the temporaries */
+  program_run_layout run; /* set by program_finish */
 };
+
+/* The arena of a compiled program, read-only: printing, the accessors and runs go
+ * through it, so handing it to a constructor (sym_const, sym_add, ...) there is a
+ * discarded-qualifiers warning, an error under IC_WERROR. */
+static inline const sym_arena *program_syms(const ic_program *p) { return p->syms; }
 
 /* Builds the program's buffers, kernel IR and steps from a lowered graph and its
  * schedule. The program borrows l (its arena, names, inputs) until the caller hands it
@@ -78,7 +104,10 @@ ic_status program_build(const backend_vtable *backend, backend_state *bs, lowere
  * temporary of the same symbolic size, and marks the alloc/free steps that take and give
  * back memory. */
 void program_plan_memory(ic_program *p);
-/* After the backend compiled the kernels: launch grids and the public launch ABI. */
+/* After the backend compiled the kernels: launch grids, the public launch ABI and the
+ * run layout. The last step that writes the program or its sym arena: from here on a
+ * program is immutable (cached programs are printed, inspected and run by several
+ * threads at once), so printing, the accessors and runs only read it. */
 ic_status program_finish(ic_program *p);
 void program_destroy(ic_program *p);
 /* The program as text: buffers, then one line a step. */

@@ -109,6 +109,36 @@ ic_status program_build(const backend_vtable *backend, backend_state *bs, lowere
   return IC_OK;
 }
 
+/* Reserves count items of size bytes at *at, aligned for int64 and pointers. */
+static size_t program_take(size_t *at, size_t count, size_t size) {
+  const size_t align = _Alignof(int64_t) > _Alignof(void *) ? _Alignof(int64_t) : _Alignof(void *);
+  size_t offset = (*at + align - 1) / align * align;
+  *at = offset + count * size;
+  return offset;
+}
+
+/* The scratch block of a run (runtime/run.c): every array a run needs, by the program's
+ * own counts rather than the limits. */
+static void program_layout_run(ic_program *p) {
+  program_run_layout *r = &p->run;
+  int32_t max_params = 0;
+  for (int32_t i = 0; i < p->kernels.count; i++)
+    if (p->kernels.items[i].kir.params.count > max_params) max_params = p->kernels.items[i].kir.params.count;
+  size_t at = 0;
+  r->symbols = program_take(&at, (size_t)p->names.nsymbols, sizeof(int64_t));
+  r->strides = program_take(&at, (size_t)p->ninputs * IC_MAX_DIMS, sizeof(int64_t));
+  r->out_bytes = program_take(&at, (size_t)p->noutputs, sizeof(int64_t));
+  r->ptr = program_take(&at, (size_t)p->buffers.count, sizeof(void *));
+  r->slot_ptr = program_take(&at, (size_t)p->nslots, sizeof(void *));
+  r->slots = program_take(&at, (size_t)max_params, sizeof(uint64_t));
+  r->args = program_take(&at, (size_t)max_params, sizeof(void *));
+  r->bound = program_take(&at, (size_t)p->names.nsymbols, sizeof(bool));
+  r->out_alloc = program_take(&at, (size_t)p->noutputs, sizeof(bool));
+  r->slot_held = program_take(&at, (size_t)p->nslots, sizeof(bool));
+  r->max_params = max_params;
+  r->bytes = at > 0 ? at : 1; /* never 0: a run always has a block */
+}
+
 ic_status program_finish(ic_program *p) {
   for (int32_t i = 0; i < p->kernels.count; i++) {
     program_kernel *k = &p->kernels.items[i];
@@ -131,6 +161,7 @@ ic_status program_finish(ic_program *p) {
     int64_t per_block = (int64_t)k->compiled->block * k->compiled->per_thread;
     st->grid = sym_ceildiv(p->syms, k->kir.launch_numel, sym_const(p->syms, per_block));
   }
+  program_layout_run(p);
   return sym_arena_failed(p->syms) ? error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;
 }
 

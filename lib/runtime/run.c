@@ -1,18 +1,128 @@
 /* Running a program: bind symbols from the inputs, check every tensor, then walk the
- * steps on the stream. Nothing is launched unless every check passed; the hot path
- * allocates nothing on the host. */
+ * steps on the stream. Nothing is launched unless every check passed.
+ *
+ * Small stacks, no host allocation: a run's state (symbol values, strides, buffer
+ * pointers, launch arguments) lives in a scratch block laid out at compile time for this
+ * program (p->run, program_finish), not on the stack, so no frame here passes 4 KB (the
+ * build checks it with -Wstack-usage on GCC) and embedders may run programs on fibers
+ * and coroutines with small stacks. The block comes from a per-thread cache that grows
+ * only when a program needs more than any the thread ran before, so a steady-state run
+ * allocates nothing on the host; it is freed when the thread exits. Runs of one program
+ * on several threads each have their own block; the program is only read. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "program/program.h"
 
+/* ---------------------------------------------------------------- the scratch cache */
+
+typedef struct run_cache {
+  unsigned char *mem;
+  size_t cap;
+  bool busy; /* a run of this thread holds mem */
+} run_cache;
+
+static _Thread_local run_cache run_tls;
+static pthread_key_t run_key; /* its value is run_tls.mem: the destructor frees it at thread exit */
+static pthread_once_t run_key_once = PTHREAD_ONCE_INIT;
+static bool run_key_made;
+
+static void run_cache_free(void *mem) {
+  free(mem);
+  if (run_tls.mem == mem) run_tls = (run_cache){0};
+}
+
+static void run_key_make(void) { run_key_made = pthread_key_create(&run_key, run_cache_free) == 0; }
+
+/* Unloading the library (dlclose) must not leave live threads a key destructor in
+ * unmapped code: the key goes with the library (the blocks of threads alive then are
+ * not freed). */
+__attribute__((destructor)) static void run_key_unload(void) {
+  if (pthread_once(&run_key_once, run_key_make) == 0 && run_key_made) pthread_key_delete(run_key);
+}
+
+/* The scratch block of one run: the thread's cached block, replaced by a larger one when
+ * this program needs more. A run inside a run of the same thread (no backend makes one)
+ * or a process out of thread keys gets a block of its own, freed when the run ends. */
+static ic_status run_scratch_take(size_t bytes, unsigned char **mem, bool *own) {
+  *mem = NULL;
+  *own = pthread_once(&run_key_once, run_key_make) != 0 || !run_key_made || run_tls.busy;
+  if (*own) {
+    *mem = malloc(bytes);
+  } else if (bytes <= run_tls.cap) {
+    *mem = run_tls.mem;
+  } else {
+    size_t cap = (bytes + 255) / 256 * 256;
+    unsigned char *grown = malloc(cap); /* nothing to keep: no realloc copy */
+    if (grown && pthread_setspecific(run_key, grown) != 0) {
+      free(grown); /* the key still holds the old block */
+      grown = NULL;
+    }
+    if (grown) {
+      free(run_tls.mem);
+      run_tls.mem = grown;
+      run_tls.cap = cap;
+      *mem = grown;
+    }
+  }
+  if (!*mem) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for the state of a run (%zu bytes)", bytes);
+  if (!*own) run_tls.busy = true;
+  return IC_OK;
+}
+
+static void run_scratch_give(unsigned char *mem, bool own) {
+  if (own) free(mem);
+  else run_tls.busy = false;
+}
+
+/* ---------------------------------------------------------------- run state */
+
+/* Pointers into the scratch block (p->run says where each array lies). */
 typedef struct run_state {
-  int64_t symbols[PROGRAM_MAX_SYMBOLS];
-  bool bound[PROGRAM_MAX_SYMBOLS];
-  int64_t strides[PROGRAM_MAX_INPUTS * IC_MAX_DIMS]; /* sym params: input strides */
+  unsigned char *mem;
+  bool own;
+  int64_t *symbols;
+  bool *bound;
+  int64_t *strides; /* sym params: input strides */
+  int64_t *out_bytes;
+  bool *out_alloc;
+  void **ptr;
+  void **slot_ptr;
+  bool *slot_held;
+  uint64_t *slots;
+  void **args;
   sym_env env;
 } run_state;
+
+static ic_status run_begin(const ic_program *p, run_state *rs) {
+  const program_run_layout *l = &p->run;
+  ic_status s = run_scratch_take(l->bytes, &rs->mem, &rs->own);
+  if (s) return s;
+  unsigned char *m = rs->mem;
+  rs->symbols = (int64_t *)(void *)(m + l->symbols);
+  rs->bound = (bool *)(void *)(m + l->bound);
+  rs->strides = (int64_t *)(void *)(m + l->strides);
+  rs->out_bytes = (int64_t *)(void *)(m + l->out_bytes);
+  rs->out_alloc = (bool *)(void *)(m + l->out_alloc);
+  rs->ptr = (void **)(void *)(m + l->ptr);
+  rs->slot_ptr = (void **)(void *)(m + l->slot_ptr);
+  rs->slot_held = (bool *)(void *)(m + l->slot_held);
+  rs->slots = (uint64_t *)(void *)(m + l->slots);
+  rs->args = (void **)(void *)(m + l->args);
+  memset(rs->bound, 0, sizeof(bool) * (size_t)p->names.nsymbols);
+  memset(rs->strides, 0, sizeof(int64_t) * (size_t)p->ninputs * IC_MAX_DIMS);
+  memset(rs->out_bytes, 0, sizeof(int64_t) * (size_t)p->noutputs);
+  memset(rs->out_alloc, 0, sizeof(bool) * (size_t)p->noutputs);
+  memset(rs->slot_held, 0, sizeof(bool) * (size_t)p->nslots);
+  rs->env = (sym_env){.symbols = rs->symbols, .nsymbols = p->names.nsymbols, .params = rs->strides,
+                      .nparams = p->ninputs * IC_MAX_DIMS};
+  return IC_OK;
+}
+
+static void run_end(run_state *rs) { run_scratch_give(rs->mem, rs->own); }
 
 static int64_t run_numel(int32_t ndim, const int64_t *shape) {
   int64_t n = 1;
@@ -32,21 +142,21 @@ static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, c
     int64_t got = t->shape[d], want;
     if (got < 0)
       return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': dim %" PRId32 " is negative", i, in->name, d);
-    if (sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL) {
-      int32_t k = sym_leaf_index(p->syms, in->dims[d]);
+    if (sym_kind_of(program_syms(p), in->dims[d]) == SYM_SYMBOL) {
+      int32_t k = sym_leaf_index(program_syms(p), in->dims[d]);
       if (!rs->bound[k]) {
         rs->bound[k] = true;
         rs->symbols[k] = got;
         continue;
       }
       want = rs->symbols[k];
-    } else if (!sym_eval(p->syms, in->dims[d], &rs->env, &want)) {
+    } else if (!sym_eval(program_syms(p), in->dims[d], &rs->env, &want)) {
       return error_set(IC_ERR_INTERNAL, "input '%s': cannot evaluate dim %" PRId32, in->name, d);
     }
     if (got != want)
       return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", expected %" PRId64 "%s%s",
-                          i, in->name, d, got, want, sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL ? " (symbol " : "",
-                          sym_kind_of(p->syms, in->dims[d]) == SYM_SYMBOL ? "bound by an earlier input)" : "");
+                          i, in->name, d, got, want, sym_kind_of(program_syms(p), in->dims[d]) == SYM_SYMBOL ? " (symbol " : "",
+                          sym_kind_of(program_syms(p), in->dims[d]) == SYM_SYMBOL ? "bound by an earlier input)" : "");
   }
   return IC_OK;
 }
@@ -75,9 +185,6 @@ static ic_status run_check_strides(const ic_program *p, run_state *rs, int32_t i
 }
 
 static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_tensor *inputs, int32_t ninputs) {
-  memset(rs->bound, 0, sizeof rs->bound);
-  rs->env = (sym_env){.symbols = rs->symbols, .nsymbols = p->names.nsymbols, .params = rs->strides,
-                      .nparams = p->ninputs * IC_MAX_DIMS};
   if (ninputs != p->ninputs || (ninputs > 0 && !inputs))
     return error_set(IC_ERR_INVALID_ARGUMENT, "the program takes %" PRId32 " inputs, got %" PRId32, p->ninputs, ninputs);
   for (int32_t i = 0; i < ninputs; i++) {
@@ -90,7 +197,7 @@ static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_te
 
 static ic_status run_buffer_shape(const ic_program *p, const run_state *rs, const program_buffer *b, int64_t *shape) {
   for (int32_t d = 0; d < b->ndim; d++)
-    if (!sym_eval(p->syms, b->dims[d], &rs->env, &shape[d]))
+    if (!sym_eval(program_syms(p), b->dims[d], &rs->env, &shape[d]))
       return error_set(IC_ERR_INTERNAL, "cannot evaluate a buffer size");
   return IC_OK;
 }
@@ -101,11 +208,16 @@ ic_status ic_program_output_shape(const ic_program *p, int32_t output, const ic_
   if (output < 0 || output >= p->noutputs)
     return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " out of range (%" PRId32 " outputs)", output, p->noutputs);
   run_state rs;
-  ic_status s = run_bind_inputs(p, &rs, inputs, p->ninputs);
+  ic_status s = run_begin(p, &rs);
   if (s) return s;
-  const program_buffer *b = &p->buffers.items[p->outputs[output].buffer];
-  *ndim = b->ndim;
-  return run_buffer_shape(p, &rs, b, shape);
+  s = run_bind_inputs(p, &rs, inputs, p->ninputs);
+  if (!s) {
+    const program_buffer *b = &p->buffers.items[p->outputs[output].buffer];
+    *ndim = b->ndim;
+    s = run_buffer_shape(p, &rs, b, shape);
+  }
+  run_end(&rs);
+  return s;
 }
 
 /* Checks output o against its computed shape; false data means ic allocates it. */
@@ -172,12 +284,43 @@ static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs
   return IC_OK;
 }
 
+/* The argument values of one launch, in rs->slots, pointed to by rs->args. */
+static ic_status run_launch_args(const ic_program *p, const run_state *rs, const program_kernel *k) {
+  for (int32_t a = 0; a < k->kir.params.count; a++) {
+    const kir_param *pa = &k->kir.params.items[a];
+    uint64_t *slot = &rs->slots[a];
+    if (pa->kind == KIR_PARAM_BUFFER) *slot = (uint64_t)(uintptr_t)rs->ptr[k->kir.buffers.items[pa->index].ref];
+    else if (pa->kind == KIR_PARAM_SYMBOL) *slot = (uint64_t)rs->symbols[pa->index];
+    else if (pa->kind == KIR_PARAM_STRIDE) *slot = (uint64_t)rs->strides[pa->index];
+    else {
+      int64_t v = 0;
+      if (!sym_eval(program_syms(p), k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &rs->env, &v))
+        return error_set(IC_ERR_INTERNAL, "cannot evaluate a size of %s", k->kir.name);
+      *slot = (uint64_t)v;
+    }
+    rs->args[a] = slot;
+  }
+  return IC_OK;
+}
+
+static ic_status run_launch(const ic_program *p, const run_state *rs, const program_step *st, void *stream) {
+  const program_kernel *k = &p->kernels.items[st->kernel];
+  int64_t blocks = 0;
+  if (!sym_eval(program_syms(p), st->grid, &rs->env, &blocks))
+    return error_set(IC_ERR_INTERNAL, "cannot evaluate the grid of %s", k->kir.name);
+  if (blocks == 0) return IC_OK; /* an empty iteration space launches nothing */
+  if (blocks > INT32_MAX)
+    return error_set(IC_ERR_UNSUPPORTED, "%s: %" PRId64 " blocks exceed the grid limit", k->kir.name, blocks);
+  ic_status s = run_launch_args(p, rs, k);
+  if (!s) s = p->backend->launch(p->bs, k->compiled, (uint32_t)blocks, rs->args, stream);
+  if (s) error_prefix("running %s", k->kir.name);
+  return s;
+}
+
 /* Walks the steps. On failure, frees what it allocated (outputs it allocated too). */
-static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, const int64_t *out_bytes, void **ptr,
-                           void *stream) {
+static ic_status run_steps(const ic_program *p, run_state *rs, ic_tensor *outputs, void *stream) {
   const backend_vtable *be = p->backend;
-  bool out_alloc[PROGRAM_MAX_BUFFERS] = {false}, slot_held[PROGRAM_MAX_BUFFERS] = {false};
-  void *slot_ptr[PROGRAM_MAX_BUFFERS];
+  void **ptr = rs->ptr, **slot_ptr = rs->slot_ptr;
   ic_status s = IC_OK;
   for (int32_t i = 0; i < p->steps.count && !s; i++) {
     const program_step *st = &p->steps.items[i];
@@ -186,9 +329,9 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
     switch (st->kind) {
     case PROGRAM_STEP_OUTPUT:
       ptr[st->buffer] = outputs[b->index].data;
-      if (ptr[st->buffer] || out_bytes[b->index] == 0) break;
-      s = be->mem_alloc(p->bs, (size_t)out_bytes[b->index], stream, &ptr[st->buffer]);
-      out_alloc[b->index] = !s;
+      if (ptr[st->buffer] || rs->out_bytes[b->index] == 0) break;
+      s = be->mem_alloc(p->bs, (size_t)rs->out_bytes[b->index], stream, &ptr[st->buffer]);
+      rs->out_alloc[b->index] = !s;
       break;
     case PROGRAM_STEP_ALLOC:
       if (st->reuse) {
@@ -196,57 +339,38 @@ static ic_status run_steps(ic_program *p, run_state *rs, ic_tensor *outputs, con
         break;
       }
       slot_ptr[b->slot] = NULL;
-      if (!sym_eval(p->syms, b->bytes, &rs->env, &bytes)) s = error_set(IC_ERR_INTERNAL, "cannot size a temporary");
+      if (!sym_eval(program_syms(p), b->bytes, &rs->env, &bytes)) s = error_set(IC_ERR_INTERNAL, "cannot size a temporary");
       else if (bytes > 0) s = be->mem_alloc(p->bs, (size_t)bytes, stream, &slot_ptr[b->slot]);
-      slot_held[b->slot] = !s && bytes > 0;
+      rs->slot_held[b->slot] = !s && bytes > 0;
       ptr[st->buffer] = slot_ptr[b->slot];
       break;
     case PROGRAM_STEP_FREE:
-      if (st->release && slot_held[b->slot]) s = be->mem_free(p->bs, slot_ptr[b->slot], stream);
-      if (st->release) slot_held[b->slot] = false;
+      if (st->release && rs->slot_held[b->slot]) s = be->mem_free(p->bs, slot_ptr[b->slot], stream);
+      if (st->release) rs->slot_held[b->slot] = false;
       break;
-    case PROGRAM_STEP_LAUNCH: {
-      const program_kernel *k = &p->kernels.items[st->kernel];
-      int64_t blocks = 0;
-      if (!sym_eval(p->syms, st->grid, &rs->env, &blocks)) {
-        s = error_set(IC_ERR_INTERNAL, "cannot evaluate the grid of %s", k->kir.name);
-        break;
-      }
-      if (blocks == 0) break; /* an empty iteration space launches nothing */
-      if (blocks > INT32_MAX) {
-        s = error_set(IC_ERR_UNSUPPORTED, "%s: %" PRId64 " blocks exceed the grid limit", k->kir.name, blocks);
-        break;
-      }
-      uint64_t slots[PROGRAM_MAX_PARAMS];
-      void *args[PROGRAM_MAX_PARAMS];
-      for (int32_t a = 0; a < k->kir.params.count; a++) {
-        const kir_param *pa = &k->kir.params.items[a];
-        if (pa->kind == KIR_PARAM_BUFFER) slots[a] = (uint64_t)(uintptr_t)ptr[k->kir.buffers.items[pa->index].ref];
-        else if (pa->kind == KIR_PARAM_SYMBOL) slots[a] = (uint64_t)rs->symbols[pa->index];
-        else if (pa->kind == KIR_PARAM_STRIDE) slots[a] = (uint64_t)rs->strides[pa->index];
-        else {
-          int64_t v = 0;
-          if (!sym_eval(p->syms, k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &rs->env, &v))
-            s = error_set(IC_ERR_INTERNAL, "cannot evaluate a size of %s", k->kir.name);
-          slots[a] = (uint64_t)v;
-        }
-        args[a] = &slots[a];
-      }
-      if (!s) s = be->launch(p->bs, k->compiled, (uint32_t)blocks, args, stream);
-      if (s) error_prefix("running %s", k->kir.name);
-      break;
-    }
+    case PROGRAM_STEP_LAUNCH: s = run_launch(p, rs, st, stream); break;
     }
   }
   if (s) {
     for (int32_t k = 0; k < p->nslots; k++)
-      if (slot_held[k]) be->mem_free(p->bs, slot_ptr[k], stream);
+      if (rs->slot_held[k]) be->mem_free(p->bs, slot_ptr[k], stream);
     for (int32_t o = 0; o < p->noutputs; o++)
-      if (out_alloc[o]) be->mem_free(p->bs, ptr[p->outputs[o].buffer], stream);
+      if (rs->out_alloc[o]) be->mem_free(p->bs, ptr[p->outputs[o].buffer], stream);
   } else {
     for (int32_t o = 0; o < p->noutputs; o++) outputs[o].data = ptr[p->outputs[o].buffer];
   }
   return s;
+}
+
+/* Everything after the device is current: checks, then the step walk. */
+static ic_status run_program(const ic_program *p, run_state *rs, const ic_tensor *inputs, int32_t ninputs,
+                             ic_tensor *outputs, void *stream) {
+  ic_status s = run_bind_inputs(p, rs, inputs, ninputs);
+  for (int32_t o = 0; o < p->noutputs && !s; o++) s = run_check_output(p, rs, o, &outputs[o], &rs->out_bytes[o]);
+  if (!s) s = run_check_aliasing(p, inputs, outputs, rs->out_bytes);
+  if (s) return s;
+  for (int32_t b = 0; b < p->buffers.count; b++) rs->ptr[b] = b < p->ninputs ? inputs[b].data : NULL;
+  return run_steps(p, rs, outputs, stream);
 }
 
 ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs, ic_tensor *outputs, int32_t noutputs,
@@ -259,15 +383,10 @@ ic_status ic_program_run(ic_program *p, const ic_tensor *inputs, int32_t ninputs
   ic_status s = be->enter ? be->enter(p->bs) : IC_OK;
   if (s) return s;
   run_state rs;
-  s = run_bind_inputs(p, &rs, inputs, ninputs);
-  int64_t out_bytes[PROGRAM_MAX_BUFFERS];
-  for (int32_t o = 0; o < noutputs; o++) out_bytes[o] = 0;
-  for (int32_t o = 0; o < noutputs && !s; o++) s = run_check_output(p, &rs, o, &outputs[o], &out_bytes[o]);
-  if (!s) s = run_check_aliasing(p, inputs, outputs, out_bytes);
+  s = run_begin(p, &rs);
   if (!s) {
-    void *ptr[PROGRAM_MAX_BUFFERS];
-    for (int32_t b = 0; b < p->buffers.count; b++) ptr[b] = b < p->ninputs ? inputs[b].data : NULL;
-    s = run_steps(p, &rs, outputs, out_bytes, ptr, stream);
+    s = run_program(p, &rs, inputs, ninputs, outputs, stream);
+    run_end(&rs);
   }
   if (be->leave) be->leave(p->bs);
   return s;

@@ -172,6 +172,8 @@ void sym_arena_destroy(sym_arena *a) {
 
 bool sym_arena_failed(const sym_arena *a) { return !a || a->failed; }
 
+int32_t sym_arena_size(const sym_arena *a) { return a ? a->nodes.count : 0; }
+
 sym_id sym_const(sym_arena *a, int64_t value) {
   return a ? intern(a, SYM_CONST, value, NULL, 0) : SYM_NONE;
 }

@@ -55,6 +55,9 @@ typedef struct sym_arena sym_arena;
 sym_arena *sym_arena_create(void);
 void sym_arena_destroy(sym_arena *a);
 bool sym_arena_failed(const sym_arena *a);
+/* The number of expressions interned so far (0 for NULL): it grows only when a
+ * constructor makes a new one, so tests can check that readers leave an arena alone. */
+int32_t sym_arena_size(const sym_arena *a);
 
 /* Leaves. */
 sym_id sym_const(sym_arena *a, int64_t value);

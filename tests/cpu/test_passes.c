@@ -290,6 +290,113 @@ START_TEST(test_collect_params_refuses_out_of_range) {
 }
 END_TEST
 
+/* A kernel by hand over constant dims: v0 = load b0[load_offset], `ops` negations, then
+ * store b1[store_offset]; every access walks the vars as the offsets say. */
+static kir_kernel hand_kernel(sym_arena *a, int32_t ndim, const int64_t *dims, sym_id load_offset,
+                              sym_id store_offset, int32_t ops) {
+  kir_kernel k = {.syms = a, .ndim = ndim};
+  strcpy(k.name, "k_hand");
+  k.numel = sym_const(a, 1);
+  for (int32_t d = 0; d < ndim; d++) {
+    k.dims[d] = sym_const(a, dims[d]);
+    k.numel = sym_mul(a, k.numel, k.dims[d]);
+  }
+  k.launch_numel = k.numel;
+  ck_assert(VEC_PUSH(k.buffers, ((kir_buffer){.dtype = IC_F32, .ref = 0})));
+  ck_assert(VEC_PUSH(k.buffers, ((kir_buffer){.dtype = IC_F32, .written = true, .ref = 1})));
+  ck_assert(VEC_PUSH(k.instrs, ((kir_instr){.kind = KIR_LOAD, .dtype = IC_F32, .buffer = 0, .offset = load_offset})));
+  for (int32_t i = 0; i < ops; i++)
+    ck_assert(VEC_PUSH(k.instrs, ((kir_instr){.kind = KIR_OP, .dtype = IC_F32, .op = IC_OP_NEG, .nargs = 1,
+                                              .args = {k.instrs.count - 1}})));
+  ck_assert(VEC_PUSH(k.instrs, ((kir_instr){.kind = KIR_STORE, .dtype = IC_F32, .nargs = 1, .buffer = 1,
+                                            .args = {k.instrs.count - 1}, .offset = store_offset})));
+  return k;
+}
+
+/* sum over d of var d * stride d */
+static sym_id strided(sym_arena *a, int32_t ndim, const int64_t *strides) {
+  sym_id e = sym_const(a, 0);
+  for (int32_t d = 0; d < ndim; d++) e = sym_add(a, e, sym_mul(a, sym_const(a, strides[d]), sym_var(a, d)));
+  return e;
+}
+
+START_TEST(test_pass_results) {
+  sym_arena *a = sym_arena_create();
+  ck_assert_ptr_nonnull(a);
+  int64_t v = 0;
+  /* 600 instructions, contiguous [4, 5, 6]: one run of 120, then one size param */
+  const int64_t dims3[3] = {4, 5, 6}, contiguous3[3] = {30, 6, 1};
+  kir_kernel k = hand_kernel(a, 3, dims3, strided(a, 3, contiguous3), strided(a, 3, contiguous3), 600);
+  ck_assert_int_gt(k.instrs.count, 600);
+  ck_assert_int_eq(kir_coalesce_dims(&k), KIR_PASS_DONE);
+  ck_assert_int_eq(k.ndim, 1);
+  ck_assert(sym_is_const(a, k.dims[0], &v) && v == 120);
+  ck_assert_int_eq(kir_generalize_sizes(&k), KIR_PASS_DONE);
+  ck_assert_int_eq(k.nsizes, 1);
+  ck_assert(sym_is_const(a, k.size_exprs[0], &v) && v == 120);
+  ck_assert_int_eq(kir_generalize_sizes(&k), KIR_PASS_ALREADY);
+  kir_kernel_free(&k);
+
+  /* a transposed read: nothing merges, and the sizes stay constants */
+  const int64_t dims2[2] = {4, 5}, rows[2] = {5, 1}, cols[2] = {1, 4};
+  k = hand_kernel(a, 2, dims2, strided(a, 2, cols), strided(a, 2, rows), 3);
+  ck_assert_int_eq(kir_coalesce_dims(&k), KIR_PASS_DONE);
+  ck_assert_int_eq(k.ndim, 2);
+  ck_assert_int_eq(kir_generalize_sizes(&k), KIR_PASS_NOT_CONTIGUOUS);
+  ck_assert_int_eq(k.nsizes, 0);
+  ck_assert(sym_is_const(a, k.dims[1], &v) && v == 5);
+  kir_kernel_free(&k);
+
+  /* a read that is not affine in the vars (x[i0 / 2]) keeps the dims */
+  k = hand_kernel(a, 2, dims2, sym_floordiv(a, strided(a, 2, rows), sym_const(a, 2)), strided(a, 2, rows), 1);
+  ck_assert_int_eq(kir_coalesce_dims(&k), KIR_PASS_NOT_AFFINE);
+  ck_assert_int_eq(k.ndim, 2);
+  kir_kernel_free(&k);
+
+  /* more dims than size params, or none */
+  const int64_t dims5[5] = {2, 3, 2, 3, 2}, contiguous5[5] = {36, 12, 6, 2, 1};
+  k = hand_kernel(a, 5, dims5, strided(a, 5, contiguous5), strided(a, 5, contiguous5), 1);
+  ck_assert_int_eq(kir_generalize_sizes(&k), KIR_PASS_RANK);
+  ck_assert_int_eq(k.nsizes, 0);
+  k.ndim = 0;
+  ck_assert_int_eq(kir_generalize_sizes(&k), KIR_PASS_RANK);
+  kir_kernel_free(&k);
+
+  /* a range compares an index with the sizes */
+  k = hand_kernel(a, 2, dims2, strided(a, 2, rows), strided(a, 2, rows), 1);
+  ck_assert(VEC_PUSH(k.instrs, ((kir_instr){.kind = KIR_RANGE, .dtype = IC_BOOL, .offset = sym_var(a, 1),
+                                            .lo = sym_const(a, 0), .hi = sym_const(a, 3)})));
+  ck_assert_int_eq(kir_generalize_sizes(&k), KIR_PASS_RANGES);
+  ck_assert_int_eq(kir_coalesce_dims(&k), KIR_PASS_DONE); /* the ranged dim stays */
+  ck_assert_int_eq(k.ndim, 2);
+  kir_kernel_free(&k);
+  ck_assert(!sym_arena_failed(a));
+  sym_arena_destroy(a);
+}
+END_TEST
+
+static void log_collect(void *user, ic_log_level level, const char *msg) {
+  if (level == IC_LOG_DEBUG && strstr(msg, "not generalized")) (*(int *)user)++;
+}
+
+/* A pass that leaves a kernel as it is says so (debug log of ic_compile), never silently. */
+START_TEST(test_skipped_pass_is_logged) {
+  int skipped = 0;
+  ic_context_options o = {.struct_size = sizeof o, .log_fn = log_collect, .log_user = &skipped,
+                          .log_level = IC_LOG_DEBUG, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  ic_graph *g = unary_chain(2, (ic_dim[]){4, 6}, (int32_t[]){1, 0}, 1);
+  ic_compile_options co = {.struct_size = sizeof co, .mode = IC_MODE_EAGER, .backend = "ref"};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &co, &p));
+  ck_assert_int_eq(skipped, 1);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("passes");
   TCase *tc = tcase_create("core");
@@ -303,6 +410,8 @@ int main(void) {
   tcase_add_test(tc, test_coalesce_large_kernels);
   tcase_add_test(tc, test_generalize_sizes_in_eager);
   tcase_add_test(tc, test_collect_params_refuses_out_of_range);
+  tcase_add_test(tc, test_pass_results);
+  tcase_add_test(tc, test_skipped_pass_is_logged);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }

@@ -1,12 +1,18 @@
 /* CPU: the program (wrapper) IR: memory planning (slot reuse), the text dump, the step
- * walk, expression evaluation, and a run on the ref backend that proves the plan. */
+ * walk, expression evaluation, and a run on the ref backend that proves the plan. Runs
+ * on small stacks and on several threads at once; a compiled program is never written
+ * (its sym arena keeps its size while threads dump and run it). */
 #include <check.h>
 #include <ic/ic.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
+#include "program/program.h" /* the program's sym arena, to see that nothing grows it */
 
 #define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
 
@@ -160,6 +166,219 @@ START_TEST(test_step_walk_cuda) {
 }
 END_TEST
 
+/* Runs the chain program on an n x n input and checks d; 0 when every value is right,
+ * else the status of the run (or -1 for a wrong value). Heap buffers: it runs on small
+ * stacks. */
+static int run_chain(ic_program *p, int n) {
+  float *x = malloc(sizeof(float) * (size_t)(n * n)), *d = malloc(sizeof(float) * (size_t)(n * n));
+  if (!x || !d) {
+    free(x);
+    free(d);
+    return -2;
+  }
+  for (int i = 0; i < n * n; i++) x[i] = (float)((i * 7 + n) % 13) - 6.0f;
+  int64_t shape[2] = {n, n};
+  ic_tensor in = {x, IC_F32, 2, shape, NULL}, out = {d, IC_F32, 2, shape, NULL};
+  int result = (int)ic_program_run(p, &in, 1, &out, 1, NULL);
+  for (int r = 0; r < n && result == 0; r++)
+    for (int c = 0; c < n && result == 0; c++) {
+      float a = x[c * n + r] > 0 ? x[c * n + r] : 0.0f;
+      if (fabsf(d[r * n + c] - sqrtf(expf(-a))) > 1e-6f) result = -1;
+    }
+  int32_t ndim = 0;
+  int64_t oshape[IC_MAX_DIMS] = {0};
+  if (result == 0 && (ic_program_output_shape(p, 0, &in, &ndim, oshape) != IC_OK || ndim != 2 || oshape[0] != n ||
+                      oshape[1] != n))
+    result = -3;
+  free(x);
+  free(d);
+  return result;
+}
+
+typedef struct run_job {
+  ic_program *p;
+  int n, iterations;
+  int failures;      /* runs with a wrong status or value */
+  int first_failure; /* what the first of them returned */
+  char error[256];
+  int32_t arena_size; /* the arena's size must stay this */
+  uintptr_t top;      /* an address near the top of the thread's stack */
+  bool fail_shape;    /* run with a wrong input shape (the error path) instead */
+} run_job;
+
+static void job_record(run_job *j, int result) {
+  if (result == 0) return;
+  if (j->failures++ == 0) {
+    j->first_failure = result;
+    snprintf(j->error, sizeof j->error, "%s", ic_last_error());
+  }
+}
+
+static void *run_thread(void *arg) {
+  run_job *j = arg;
+  volatile char here = 0;
+  j->top = (uintptr_t)&here;
+  for (int i = 0; i < j->iterations; i++) {
+    if (j->fail_shape) {
+      float x[4] = {0};
+      int64_t shape[2] = {1, 4}; /* [n, n] wants a square */
+      ic_tensor in = {x, IC_F32, 2, shape, NULL}, out = {NULL, IC_F32, 2, NULL, NULL};
+      job_record(j, ic_program_run(j->p, &in, 1, &out, 1, NULL) == IC_ERR_SHAPE_MISMATCH ? 0 : -4);
+    } else {
+      job_record(j, run_chain(j->p, j->n));
+    }
+    if (j->arena_size && sym_arena_size(j->p->syms) != j->arena_size) job_record(j, -5);
+  }
+  return NULL;
+}
+
+static void check_job(const run_job *j) {
+  ck_assert_msg(j->failures == 0, "n=%d: %d failed runs, the first returned %d: %s", j->n, j->failures,
+                j->first_failure, j->error);
+}
+
+/* A thread with a 64 KB stack runs the program: a run keeps its state off the stack. */
+START_TEST(test_run_on_small_stack) {
+  ic_graph *g = chain_graph();
+  ic_program *p = compile_ref(g);
+  pthread_attr_t attr;
+  ck_assert_int_eq(pthread_attr_init(&attr), 0);
+  ck_assert_int_eq(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+  run_job j = {.p = p, .n = 23, .iterations = 3};
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, &attr, run_thread, &j), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  pthread_attr_destroy(&attr);
+  check_job(&j);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* The stack a run really uses, measured on a painted stack: the thread's deepest point
+ * below the top of its function. */
+static size_t stack_used(run_job *j) {
+  enum { STACK = 64 * 1024, PAINT = 0xa5 };
+  unsigned char *stack = aligned_alloc(4096, STACK);
+  ck_assert_ptr_nonnull(stack);
+  memset(stack, PAINT, STACK);
+  pthread_attr_t attr;
+  ck_assert_int_eq(pthread_attr_init(&attr), 0);
+  ck_assert_int_eq(pthread_attr_setstack(&attr, stack, STACK), 0);
+  pthread_t t;
+  ck_assert_int_eq(pthread_create(&t, &attr, run_thread, j), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  pthread_attr_destroy(&attr);
+  size_t lowest = 0;
+  while (lowest < STACK && stack[lowest] == PAINT) lowest++;
+  uintptr_t deepest = (uintptr_t)stack + lowest;
+  free(stack);
+  return j->top > deepest ? (size_t)(j->top - deepest) : 0;
+}
+
+START_TEST(test_run_stack_usage) {
+#if defined(__SANITIZE_THREAD__)
+  return; /* TSan refuses threads on stacks this small */
+#endif
+  ic_graph *g = chain_graph();
+  ic_program *p = compile_ref(g);
+  run_job ok = {.p = p, .n = 9, .iterations = 2}, bad = {.p = p, .n = 1, .iterations = 1, .fail_shape = true};
+  size_t used = stack_used(&ok), used_on_error = stack_used(&bad);
+  check_job(&ok);
+  check_job(&bad);
+  printf("test_run_stack_usage: a ref run uses %zu bytes of stack, a refused run %zu\n", used, used_on_error);
+  ck_assert_int_gt(used, 0);
+#if !defined(__SANITIZE_ADDRESS__)
+  /* ic_program_run down to the ref backend's kernel loop and malloc, or down to the
+   * formatting of its error: under 4 KB. */
+  ck_assert_msg(used < 4096, "a run used %zu bytes of stack", used);
+  ck_assert_msg(used_on_error < 4096, "a refused run used %zu bytes of stack", used_on_error);
+#endif
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* One program, four threads, four sizes at once: every result right. */
+START_TEST(test_run_concurrent) {
+  ic_graph *g = chain_graph();
+  ic_program *p = compile_ref(g);
+  enum { THREADS = 4 };
+  const int sizes[THREADS] = {5, 12, 17, 31};
+  run_job jobs[THREADS];
+  pthread_t t[THREADS];
+  int32_t arena_size = sym_arena_size(p->syms);
+  for (int i = 0; i < THREADS; i++) {
+    jobs[i] = (run_job){.p = p, .n = sizes[i], .iterations = 40, .arena_size = arena_size};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, run_thread, &jobs[i]), 0);
+  }
+  for (int i = 0; i < THREADS; i++) ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+  for (int i = 0; i < THREADS; i++) check_job(&jobs[i]);
+  ck_assert_int_eq(sym_arena_size(p->syms), arena_size);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+typedef struct dump_job {
+  const ic_program *p;
+  const char *want;
+  int32_t arena_size;
+  int iterations;
+  int mismatches, resized;
+} dump_job;
+
+static void *dump_thread(void *arg) {
+  dump_job *j = arg;
+  for (int i = 0; i < j->iterations; i++) {
+    char *text = NULL;
+    if (ic_program_dump(j->p, &text) != IC_OK || strcmp(text, j->want) != 0) j->mismatches++;
+    ic_string_free(text);
+    for (int32_t s = 0; s < ic_program_step_count(j->p); s++) { /* the accessors only read too */
+      ic_step st;
+      int64_t n = 6, v = 0;
+      if (ic_program_step(j->p, s, &st) != IC_OK ||
+          (st.kind == IC_STEP_LAUNCH && ic_program_eval(j->p, st.grid_expr, &n, &v) != IC_OK))
+        j->mismatches++;
+    }
+    if (sym_arena_size(j->p->syms) != j->arena_size) j->resized++;
+  }
+  return NULL;
+}
+
+/* A cached program is dumped by three threads while a fourth runs it: every dump is the
+ * same text and the program's sym arena does not grow (printing reads only). */
+START_TEST(test_dump_cached_program_concurrently) {
+  ic_graph *g = chain_graph();
+  ic_program *p = compile_ref(g), *again = compile_ref(g);
+  ck_assert_ptr_eq(p, again); /* the program cache's */
+  ic_program_release(again);
+  char *want = NULL;
+  OK(ic_program_dump(p, &want));
+  ck_assert_msg(strstr(want, "launch ic_k0 grid") && strstr(want, ", n)"), "%s", want); /* a symbol param */
+  int32_t arena_size = sym_arena_size(p->syms);
+  enum { DUMPERS = 3 };
+  dump_job dumps[DUMPERS];
+  pthread_t t[DUMPERS + 1];
+  run_job runner = {.p = p, .n = 11, .iterations = 30, .arena_size = arena_size};
+  for (int i = 0; i < DUMPERS; i++) {
+    dumps[i] = (dump_job){.p = p, .want = want, .arena_size = arena_size, .iterations = 200};
+    ck_assert_int_eq(pthread_create(&t[i], NULL, dump_thread, &dumps[i]), 0);
+  }
+  ck_assert_int_eq(pthread_create(&t[DUMPERS], NULL, run_thread, &runner), 0);
+  for (int i = 0; i <= DUMPERS; i++) ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+  for (int i = 0; i < DUMPERS; i++) {
+    ck_assert_int_eq(dumps[i].mismatches, 0);
+    ck_assert_int_eq(dumps[i].resized, 0);
+  }
+  check_job(&runner);
+  ck_assert_int_eq(sym_arena_size(p->syms), arena_size);
+  ic_string_free(want);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("program");
   TCase *tc = tcase_create("program");
@@ -168,6 +387,10 @@ int main(void) {
   tcase_add_test(tc, test_memory_plan_reuses_slots);
   tcase_add_test(tc, test_step_walk);
   tcase_add_test(tc, test_step_walk_cuda);
+  tcase_add_test(tc, test_run_on_small_stack);
+  tcase_add_test(tc, test_run_stack_usage);
+  tcase_add_test(tc, test_run_concurrent);
+  tcase_add_test(tc, test_dump_cached_program_concurrently);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }
