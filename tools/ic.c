@@ -14,6 +14,8 @@
  * unreadable file, missing --size). */
 #include <ic/ic.h>
 
+#include "host_clock.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -21,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -275,11 +276,6 @@ static int parse_args(int argc, char **argv, options *o) {
 
 /* ---------------------------------------------------------------- small helpers */
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Reports a failed ic call. ic_last_error() is fetched last: its string lives until the
  * next ic call. */
@@ -511,9 +507,9 @@ static int compile_graph(session *s, const char *backend, ic_program **out) {
   ic_compile_options co = {.struct_size = sizeof co,
                            .mode = s->opt->eager ? IC_MODE_EAGER : IC_MODE_FUSED,
                            .backend = backend};
-  double t0 = now_ms();
+  double t0 = host_now_ms();
   ic_status st = ic_compile(s->ctx, s->graph, &co, out);
-  double ms = now_ms() - t0;
+  double ms = host_now_ms() - t0;
   if (st != IC_OK) {
     char what[512];
     snprintf(what, sizeof what, "%s: compile failed", s->opt->file);
@@ -853,11 +849,11 @@ static int time_runs(const session *s, const device_io *io, double *ms) {
   }
   for (int i = 0; st == IC_OK && i < WARMUP_RUNS; i++) st = ic_program_run(s->prog, in, s->ninputs, out, s->noutputs, NULL);
   if (st == IC_OK) st = ic_stream_synchronize(s->ctx, NULL);
-  double t0 = now_ms();
+  double t0 = host_now_ms();
   for (int64_t i = 0; st == IC_OK && i < s->opt->iters; i++)
     st = ic_program_run(s->prog, in, s->ninputs, out, s->noutputs, NULL);
   if (st == IC_OK) st = ic_stream_synchronize(s->ctx, NULL);
-  *ms = (now_ms() - t0) / (double)s->opt->iters;
+  *ms = (host_now_ms() - t0) / (double)s->opt->iters;
   free(in);
   free(out);
   return st == IC_OK ? EXIT_OK : ic_failure("run failed", st);
