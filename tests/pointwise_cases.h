@@ -13,9 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check_main.h"
 #include "host_ref.h"
 
 #define IC_OK_OR_FAIL(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+/* For per-element checks: Check records the location of every passing assertion (a write
+ * to its message file), which made element loops spend most of the suite's time in the
+ * kernel; this reports through Check only when the check fails. */
+#define CHECK_ELEM(cond, ...)             \
+  do {                                     \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
 
 static ic_context *ctx;
 static const char *backend;
@@ -104,13 +112,13 @@ static void run_both(ic_graph *g, const ic_tensor *in, int32_t nin, int32_t nout
     ic_dtype dt = outs[o].dtype;
     for (int64_t i = 0; i < n_out[o]; i++) {
       hv a = ref_get(dt, got[0][o], i), w = ref_get(dt, want[o], i);
-      ck_assert_msg(ref_close(dt, a, w, ulps, abs_tol), "%s: output %d (%s) element %lld: got %.17g, want %.17g", what, o,
+      CHECK_ELEM(ref_close(dt, a, w, ulps, abs_tol), "%s: output %d (%s) element %lld: got %.17g, want %.17g", what, o,
                     ic_dtype_name(dt), (long long)i, ref_show(dt, a), ref_show(dt, w));
     }
     size_t es = ic_dtype_size(dt);
     for (int64_t i = 0; i < n_out[o]; i++) {
       hv f = ref_get(dt, got[0][o], i), e = ref_get(dt, got[1][o], i);
-      ck_assert_msg(memcmp((char *)got[0][o] + i * (int64_t)es, (char *)got[1][o] + i * (int64_t)es, es) == 0,
+      CHECK_ELEM(memcmp((char *)got[0][o] + i * (int64_t)es, (char *)got[1][o] + i * (int64_t)es, es) == 0,
                     "%s: eager and fused differ in output %d element %lld: fused %.17g, eager %.17g", what, o,
                     (long long)i, ref_show(dt, f), ref_show(dt, e));
     }
@@ -528,7 +536,7 @@ START_TEST(test_symbolic_sizes_and_allocated_outputs) {
     for (int64_t k = 0; k < len; k++) {
       hv xv = ref_get(IC_F16, tx.h, k), z = {0};
       hv want = ref_op(IC_OP_RELU, IC_F16, IC_F16, ref_op(IC_OP_SUB, IC_F16, IC_F16, xv, (hv){.f = 0.5f}, z), z, z);
-      ck_assert_msg(ref_close(IC_F16, ref_get(IC_F16, got, k), want, 0, 0), "n=%lld element %lld", (long long)len, (long long)k);
+      CHECK_ELEM(ref_close(IC_F16, ref_get(IC_F16, got, k), want, 0, 0), "n=%lld element %lld", (long long)len, (long long)k);
     }
     free(got);
     mem_free(out.data);
@@ -579,7 +587,7 @@ START_TEST(test_run_errors_launch_nothing) {
   }
   mem_sync();
   uint8_t *hy = mem_download(dy, 64 * 4);
-  for (int i = 0; i < 64 * 4; i++) ck_assert_int_eq(hy[i], 0xA5);
+  for (int i = 0; i < 64 * 4; i++) CHECK_ELEM(hy[i] == 0xA5, "element %d was written: 0x%02x", i, hy[i]);
   free(hy);
   mem_free(dx);
   mem_free(dz);
@@ -644,18 +652,19 @@ START_TEST(test_slice_concat_pad) {
 }
 END_TEST
 
-/* Adds every case to tc. */
-static void pointwise_add_cases(TCase *tc) {
-  tcase_add_test(tc, test_unary_ops);
-  tcase_add_test(tc, test_binary_ops_broadcast);
-  tcase_add_test(tc, test_ternary_ops);
-  tcase_add_test(tc, test_where_and_casts);
-  tcase_add_test(tc, test_chain_eager_equals_fused);
-  tcase_add_test(tc, test_layouts_and_alignment);
-  tcase_add_test(tc, test_views);
-  tcase_add_test(tc, test_slice_concat_pad);
-  tcase_add_test(tc, test_symbolic_sizes_and_allocated_outputs);
-  tcase_add_test(tc, test_run_errors_launch_nothing);
+/* Adds every case to s, each a test case of its own (check_main.h: ctest runs them in
+ * parallel), with the backend's fixture. */
+static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teardown) {
+  CHECK_CASE(s, test_unary_ops, timeout, setup, teardown);
+  CHECK_CASE(s, test_binary_ops_broadcast, timeout, setup, teardown);
+  CHECK_CASE(s, test_ternary_ops, timeout, setup, teardown);
+  CHECK_CASE(s, test_where_and_casts, timeout, setup, teardown);
+  CHECK_CASE(s, test_chain_eager_equals_fused, timeout, setup, teardown);
+  CHECK_CASE(s, test_layouts_and_alignment, timeout, setup, teardown);
+  CHECK_CASE(s, test_views, timeout, setup, teardown);
+  CHECK_CASE(s, test_slice_concat_pad, timeout, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, timeout, setup, teardown);
+  CHECK_CASE(s, test_run_errors_launch_nothing, timeout, setup, teardown);
 }
 
 #endif

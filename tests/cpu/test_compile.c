@@ -410,21 +410,19 @@ START_TEST(test_ic_dump) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
   Suite *s = suite_create("compile");
-  TCase *tc = tcase_create("compile");
-  tcase_set_timeout(tc, 1200);
-  tcase_add_test(tc, test_context_without_gpu);
-  tcase_add_test(tc, test_fusion_groupings);
-  tcase_add_test(tc, test_kernel_ir_and_program_text);
-  tcase_add_test(tc, test_views_fold_into_offsets);
-  tcase_add_test(tc, test_every_op_compiles_sm90a);
-  tcase_add_test(tc, test_every_op_compiles_sm89);
-  tcase_add_test(tc, test_every_op_compiles_sm80);
-  tcase_add_test(tc, test_eager_fallback_and_strict);
-  tcase_add_test(tc, test_ref_context_needs_no_nvrtc);
-  tcase_add_test(tc, test_nvrtc_error_carries_log);
-  tcase_add_test(tc, test_ic_dump);
-  suite_add_tcase(s, tc);
+  CHECK_CASE(s, test_context_without_gpu, 1200, NULL, NULL);
+  CHECK_CASE(s, test_fusion_groupings, 1200, NULL, NULL);
+  CHECK_CASE(s, test_kernel_ir_and_program_text, 1200, NULL, NULL);
+  CHECK_CASE(s, test_views_fold_into_offsets, 1200, NULL, NULL);
+  CHECK_CASE(s, test_every_op_compiles_sm90a, 1200, NULL, NULL);
+  CHECK_CASE(s, test_every_op_compiles_sm89, 1200, NULL, NULL);
+  CHECK_CASE(s, test_every_op_compiles_sm80, 1200, NULL, NULL);
+  CHECK_CASE(s, test_eager_fallback_and_strict, 1200, NULL, NULL);
+  CHECK_CASE(s, test_ref_context_needs_no_nvrtc, 1200, NULL, NULL);
+  CHECK_CASE(s, test_nvrtc_error_carries_log, 1200, NULL, NULL);
+  CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
+  if (check_list_cases(argc, argv)) return 0;
   return check_run_suite(s);
 }

@@ -20,13 +20,10 @@ static void teardown(void) {
   ctx = NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_pointwise");
-  TCase *tc = tcase_create("pointwise");
-  tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 1500);
-  pointwise_add_cases(tc);
-  tcase_add_test(tc, test_semantics_table);
-  suite_add_tcase(s, tc);
+  pointwise_add_cases(s, 1500, setup, teardown);
+  CHECK_CASE(s, test_semantics_table, 1500, setup, teardown);
+  if (check_list_cases(argc, argv)) return 0;
   return gpu_run_suite(s);
 }
