@@ -45,21 +45,29 @@ static ic_status compile_check_graph(const ic_graph *g) {
   return IC_OK;
 }
 
-static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_program *p) {
+/* IC_DUMP: the program's files in $IC_DUMP/<its key in 32 hex digits>/, so that every
+ * compile keeps its own (a program from the program cache was dumped when compiled).
+ * The key is computed here as the program cache computes it, also for IC_COMPILE_NO_CACHE
+ * compiles; when it cannot be (out of memory) the files go to $IC_DUMP/unkeyed/. */
+static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_compile_options *o, const ic_program *p) {
   if (!ctx->dump_dir) return;
+  key128 key;
+  char sub[40] = "unkeyed";
+  if (program_cache_key(g, o, p->backend->name, p->backend->config_hash(p->bs), &key))
+    snprintf(sub, sizeof sub, "%016" PRIx64 "%016" PRIx64, key.hi, key.lo);
   sbuf sb = {0};
   graph_print(g, &sb);
-  ctx_dump(ctx, "graph.txt", sb.data, sb.len);
+  ctx_dump(ctx, sub, "graph.txt", sb.data, sb.len);
   sb.len = 0;
   program_print(p, &sb);
-  ctx_dump(ctx, "program.txt", sb.data, sb.len);
+  ctx_dump(ctx, sub, "program.txt", sb.data, sb.len);
   for (int32_t i = 0; i < p->kernels.count; i++) {
     const program_kernel *k = &p->kernels.items[i];
     char name[64];
     snprintf(name, sizeof name, "%s.kir", k->kir.name);
-    ctx_dump(ctx, name, k->ir_text, strlen(k->ir_text));
+    ctx_dump(ctx, sub, name, k->ir_text, strlen(k->ir_text));
     snprintf(name, sizeof name, "%s.cu", k->kir.name);
-    if (k->compiled->source) ctx_dump(ctx, name, k->compiled->source, strlen(k->compiled->source));
+    if (k->compiled->source) ctx_dump(ctx, sub, name, k->compiled->source, strlen(k->compiled->source));
   }
   sbuf_free(&sb);
 }
@@ -177,7 +185,7 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
       log_msg(&ctx->log, IC_LOG_DEBUG, "%s: sizes not generalized (compiled for these sizes): %s", k->name,
               kir_pass_result_text(k->generalized));
   }
-  compile_dump(ctx, g, p);
+  compile_dump(ctx, g, &o, p);
   if (cacheable) program_cache_put(ctx->programs, key, p);
   log_msg(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,
           backend->target(bs), backend->name, eager ? "eager" : "fused");

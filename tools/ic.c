@@ -9,9 +9,10 @@
  *   ic bench FILE [--eager] [--size n=1000 ...] [--iters N]
  *       times it on the GPU.
  *
- * Uses only the public API. Exit status: 0 success, 1 failure (bad graph, compile or run
- * error), 2 bad command line (unknown command or option, bad value, missing or
- * unreadable file, missing --size). */
+ * Uses only the public API. Exit status: 0 success; 1 failure (missing or unreadable
+ * file, bad graph, compile or run error); 2 bad command line (unknown command or option,
+ * bad value, missing --size); 77 bench without a GPU (nothing measured, as ic-bench).
+ * A graph's syntax error reads "FILE:LINE:COL: message", as compilers print them. */
 #include <ic/ic.h>
 
 #include "host_clock.h"
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_SKIP = 77 };
 
 #define DEFAULT_ARCH "sm_90a"
 #define MAX_SIZES 64     /* --size arguments */
@@ -93,7 +94,8 @@ static const char help_text[] =
     "commands:\n"
     "  compile   compile the graph and print what --dump names (default: program):\n"
     "            a comma-separated list of graph, program, kir, cuda, or all.\n"
-    "            With no GPU (or with --arch) it compiles for --arch, IC_ARCH or " DEFAULT_ARCH ".\n"
+    "            For cuda with no GPU (or with --arch) it compiles for --arch, IC_ARCH\n"
+    "            or " DEFAULT_ARCH "; the ref backend needs neither a GPU nor a target.\n"
     "  run       run on random inputs (floats uniform in [-2, 2], i32 in [-100, 100],\n"
     "            random bools) and print each output's shape, min, max, mean, NaN and inf\n"
     "            counts and first values. Every size symbol needs a --size. The backend is\n"
@@ -112,7 +114,12 @@ static const char help_text[] =
     "  --seed S           run: random seed (default 1)\n"
     "  --iters N          bench: timed runs (default 100)\n"
     "\n"
-    "exit status: 0 success, 1 graph, compile or run failure, 2 bad command line.\n";
+    "exit status:\n"
+    "  0   success\n"
+    "  1   failure: the file is missing or unreadable, the graph is malformed (printed as\n"
+    "      FILE:LINE:COL: message), or the compile or run failed\n"
+    "  2   bad command line: unknown command or option, bad value, missing --size\n"
+    "  77  bench with no GPU: nothing was measured\n";
 
 static int usage_error(const char *fmt, const char *arg) {
   fputs("ic: ", stderr);
@@ -292,21 +299,26 @@ static int read_file(const char *path, char **out) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "ic: cannot open %s: %s\n", path, strerror(errno));
-    return EXIT_USAGE;
+    return EXIT_FAIL;
   }
   size_t len = 0, cap = 4096;
   char *text = malloc(cap);
-  int status = text ? EXIT_OK : EXIT_FAIL;
+  int status = EXIT_OK;
+  if (!text) {
+    fprintf(stderr, "ic: %s: out of memory\n", path);
+    status = EXIT_FAIL;
+  }
   while (status == EXIT_OK) {
     len += fread(text + len, 1, cap - 1 - len, f);
     if (ferror(f)) {
       fprintf(stderr, "ic: cannot read %s: %s\n", path, strerror(errno));
-      status = EXIT_USAGE;
+      status = EXIT_FAIL;
     } else if (feof(f)) {
       break;
     } else if (len == cap - 1) {
       char *bigger = cap < SIZE_MAX / 2 ? realloc(text, cap * 2) : NULL;
       if (!bigger) {
+        fprintf(stderr, "ic: %s: out of memory\n", path);
         status = EXIT_FAIL;
       } else {
         text = bigger;
@@ -318,8 +330,6 @@ static int read_file(const char *path, char **out) {
   if (status == EXIT_OK && memchr(text, '\0', len)) {
     fprintf(stderr, "ic: %s: not a text file (it contains a NUL byte)\n", path);
     status = EXIT_FAIL;
-  } else if (status == EXIT_FAIL) {
-    fprintf(stderr, "ic: %s: out of memory\n", path);
   }
   if (status != EXIT_OK) {
     free(text);
@@ -472,7 +482,8 @@ static void session_free(session *s) {
   ic_context_destroy(s->ctx);
 }
 
-/* Reads and parses FILE; a syntax error reads "FILE:line L, column C: message". */
+/* Reads and parses FILE; a syntax error reads "FILE:LINE:COL: message", as compilers
+ * print them (the parser says "line L, column C: message"), any other "FILE: message". */
 static int load_graph(session *s) {
   char *text = NULL;
   int status = read_file(s->opt->file, &text);
@@ -481,18 +492,24 @@ static int load_graph(session *s) {
   free(text);
   if (st != IC_OK) {
     const char *msg = ic_last_error();
-    fprintf(stderr, "%s:%s%s\n", s->opt->file, strncmp(msg, "line ", 5) == 0 ? "" : " ", msg);
+    long long line = 0, col = 0;
+    int used = 0;
+    if (sscanf(msg, "line %lld, column %lld: %n", &line, &col, &used) == 2 && used > 0)
+      fprintf(stderr, "%s:%lld:%lld: %s\n", s->opt->file, line, col, msg + used);
+    else
+      fprintf(stderr, "%s: %s\n", s->opt->file, msg);
     return EXIT_FAIL;
   }
   return EXIT_OK;
 }
 
-/* A context for the local GPU. With an explicit arch, or with no GPU, a compile-only
- * context for arch, IC_ARCH or DEFAULT_ARCH. */
-static int open_context(session *s, const char *arch) {
+/* A context for the local GPU. With an explicit arch, a compile-only context for it.
+ * With no GPU: for cuda_target, a compile-only context for IC_ARCH or DEFAULT_ARCH;
+ * else a host-only one (the ref backend needs no target). */
+static int open_context(session *s, const char *arch, bool cuda_target) {
   ic_context_options o = {.struct_size = sizeof o, .arch = arch, .flags = arch ? IC_CONTEXT_COMPILE_ONLY : 0};
   ic_status st = ic_context_create(&o, &s->ctx);
-  if (st == IC_OK && !arch && !ic_context_has_device(s->ctx) && !ic_context_arch(s->ctx)[0]) {
+  if (st == IC_OK && cuda_target && !arch && !ic_context_has_device(s->ctx) && !ic_context_arch(s->ctx)[0]) {
     /* No GPU and no IC_ARCH: compile for the default target. */
     ic_context_destroy(s->ctx);
     s->ctx = NULL;
@@ -516,8 +533,10 @@ static int compile_graph(session *s, const char *backend, ic_program **out) {
     return ic_failure(what, st);
   }
   int32_t k = ic_program_kernel_count(*out);
-  fprintf(stderr, "ic: compiled %s in %.2f ms: %" PRId32 " kernel%s, %s, %s backend, %s\n", s->opt->file, ms, k,
-          k == 1 ? "" : "s", s->opt->eager ? "eager" : "fused", backend, ic_context_arch(s->ctx));
+  bool cuda = strcmp(backend, "cuda") == 0; /* only cuda has a target arch */
+  fprintf(stderr, "ic: compiled %s in %.2f ms: %" PRId32 " kernel%s, %s, %s backend%s%s\n", s->opt->file, ms, k,
+          k == 1 ? "" : "s", s->opt->eager ? "eager" : "fused", backend, cuda ? ", " : "",
+          cuda ? ic_context_arch(s->ctx) : "");
   return EXIT_OK;
 }
 
@@ -779,11 +798,13 @@ static void print_kernel_texts(const ic_program *prog, bool source) {
 }
 
 static int cmd_compile(session *s) {
-  int status = open_context(s, s->opt->arch);
+  const char *backend = s->opt->backend ? s->opt->backend : "cuda";
+  bool cuda = strcmp(backend, "cuda") == 0;
+  int status = open_context(s, s->opt->arch, cuda);
   if (status != EXIT_OK) return status;
-  if (!s->opt->arch && !ic_context_has_device(s->ctx))
+  if (cuda && !s->opt->arch && !ic_context_has_device(s->ctx))
     fprintf(stderr, "ic: no GPU: compiling for %s only\n", ic_context_arch(s->ctx));
-  status = compile_graph(s, s->opt->backend ? s->opt->backend : "cuda", &s->prog);
+  status = compile_graph(s, backend, &s->prog);
   if (status != EXIT_OK) return status;
   if (s->opt->dumps & DUMP_GRAPH) {
     char *text = NULL;
@@ -799,7 +820,7 @@ static int cmd_compile(session *s) {
 }
 
 static int cmd_run(session *s) {
-  int status = open_context(s, NULL);
+  int status = open_context(s, NULL, false);
   if (status != EXIT_OK) return status;
   bool gpu = ic_context_has_device(s->ctx);
   const char *backend = s->opt->backend ? s->opt->backend : gpu ? "cuda" : "ref";
@@ -807,7 +828,7 @@ static int cmd_run(session *s) {
     fprintf(stderr, "ic: no GPU: cannot run on the cuda backend (use --backend ref)\n");
     return EXIT_FAIL;
   }
-  if (!gpu) fprintf(stderr, "ic: no GPU: running on the ref backend\n");
+  if (!gpu && !s->opt->backend) fprintf(stderr, "ic: no GPU: running on the ref backend\n");
   bool on_device = strcmp(backend, "cuda") == 0;
   status = compile_graph(s, backend, &s->prog);
   if (status == EXIT_OK) status = prepare_tensors(s);
@@ -860,11 +881,11 @@ static int time_runs(const session *s, const device_io *io, double *ms) {
 }
 
 static int cmd_bench(session *s) {
-  int status = open_context(s, NULL);
+  int status = open_context(s, NULL, false);
   if (status != EXIT_OK) return status;
   if (!ic_context_has_device(s->ctx)) {
-    fprintf(stderr, "ic: no GPU: bench needs one; nothing was measured\n");
-    return EXIT_OK;
+    fprintf(stderr, "ic: no GPU: bench needs one; nothing was measured (exit 77: skipped)\n");
+    return EXIT_SKIP;
   }
   device_io io = {0};
   double ms = 0;

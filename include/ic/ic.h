@@ -19,9 +19,32 @@
  * Thread safety: a context may be shared by threads; a graph belongs to one thread; a
  * compiled program is immutable and may run concurrently on several streams.
  *
- * Environment: IC_ARCH=sm_90a (target without a GPU), IC_LOG=error|warn|info|debug,
- * IC_DUMP=DIR (compile artifacts), IC_STRICT=1 (no eager fallback), IC_NVRTC=path (the
- * libnvrtc to load).
+ * Environment (read when a context is created; options, where they exist, win unless
+ * said otherwise):
+ *   IC_ARCH=sm_90a       the CUDA target when options.arch is NULL; with no GPU the
+ *                        context is compile-only for it.
+ *   IC_LOG=LEVEL         error, warn, info, debug (any case) or 0-4: log to stderr (or the
+ *                        log callback) when options.log_level is IC_LOG_OFF. Any other
+ *                        value leaves logging off and prints one warning line to stderr,
+ *                        once per process.
+ *   IC_DUMP=DIR          every compile writes its files to DIR/<program key, 32 hex
+ *                        digits>/: graph.txt, program.txt and per kernel its .kir and .cu,
+ *                        so compiles never overwrite each other (a program from the
+ *                        program cache is not written again; IC_COMPILE_NO_CACHE programs
+ *                        are keyed the same way). A kernel that NVRTC fails to compile
+ *                        leaves DIR/failed/<kernel>.nvrtc.log and <kernel>.failed.cu (the
+ *                        program does not exist yet; the latest failure of a kernel name
+ *                        is kept).
+ *   IC_STRICT=1          (any value but empty or 0) a fused kernel that fails to compile
+ *                        is an error instead of falling back to eager kernels.
+ *   IC_NVRTC=PATH        the libnvrtc to load (default: the one of the driver's CUDA
+ *                        major, then libnvrtc.so.13, .12).
+ *   IC_CACHE_DIR=DIR     the disk kernel cache when options.cache_dir is NULL (default
+ *                        $XDG_CACHE_HOME/ic, else ~/.cache/ic).
+ *   IC_CACHE=0           (or off, no, false) no disk kernel cache, as
+ *                        IC_CONTEXT_NO_DISK_CACHE.
+ *   IC_CACHE_MAX_BYTES=N the disk cache's cap in bytes, least recently used out first
+ *                        (this one overrides options.cache_max_bytes; default 1 GiB).
  */
 #ifndef IC_IC_H
 #define IC_IC_H

@@ -115,8 +115,8 @@ void ctx_leave(ic_context *ctx) {
   if (ctx->device) cuda_device_leave(ctx->device);
 }
 
-void ctx_dump(const ic_context *ctx, const char *name, const char *text, size_t len) {
-  log_dump_file(&ctx->log, ctx->dump_dir, name, text, len);
+void ctx_dump(const ic_context *ctx, const char *sub, const char *name, const char *text, size_t len) {
+  log_dump_file_in(&ctx->log, ctx->dump_dir, sub, name, text, len);
 }
 
 /* ---------------------------------------------------------------- memory helpers */

@@ -43,7 +43,8 @@ ic_status ctx_backend(ic_context *ctx, const backend_vtable *vt, backend_state *
 ic_status ctx_enter(ic_context *ctx);
 void ctx_leave(ic_context *ctx);
 
-/* Writes `text` to $IC_DUMP/<name> when IC_DUMP is set (best effort, logged on failure). */
-void ctx_dump(const ic_context *ctx, const char *name, const char *text, size_t len);
+/* Writes `text` to $IC_DUMP/<sub>/<name> when IC_DUMP is set (best effort, logged on
+ * failure); sub is a program's folder (its key in hex), NULL for $IC_DUMP itself. */
+void ctx_dump(const ic_context *ctx, const char *sub, const char *name, const char *text, size_t len);
 
 #endif

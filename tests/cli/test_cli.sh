@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The ic command-line tool (tools/ic.c) end to end, on any machine: compile every example
 # graph with every dump kind, run each on the ref backend, and check the error paths
-# (malformed graph, unknown command, missing --size, usage) by exit status and message.
+# (malformed graph, missing file, unknown command, missing --size, usage, bench without a
+# GPU) by exit status and message: 0 success, 1 failure, 2 bad command line, 77 skipped.
 #
 #   bash tests/cli/test_cli.sh path/to/ic examples/graphs
 #
@@ -78,16 +79,37 @@ expect 0 "run gelu fused" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --s
 expect 0 "run gelu eager" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 --eager &&
   { cmp -s "$TMP/out" "$TMP/fused" || fail "gelu: fused and eager summaries differ"; }
 
-# A malformed graph: "FILE:line L, column C: message", exit 1.
+# A malformed graph: "FILE:LINE:COL: message" as compilers print it, exit 1.
 printf 'symbol n\ninput x : f32[n]\ny = mull(x, x)\noutput y\n' >"$TMP/bad.icg"
 expect 1 "malformed graph" -- compile "$TMP/bad.icg" &&
-  contains err "bad.icg:line 3, column" "malformed graph: position"
+  contains err "$TMP/bad.icg:3:5: unknown op 'mull'" "malformed graph: file:line:col"
+expect 1 "malformed graph (run)" -- run "$TMP/bad.icg" --backend ref --size n=1 &&
+  contains err "bad.icg:3:5: " "malformed graph (run): file:line:col"
+printf 'symbol n\ninput x : f32[n]\n  y = neg(x) )\noutput y\n' >"$TMP/bad2.icg"
+if expect 1 "trailing token" -- compile "$TMP/bad2.icg"; then
+  checks=$((checks + 1))
+  grep -qE '^[^ ]*bad2\.icg:3:[0-9]+: ' "$TMP/err" || fail "trailing token: no FILE:3:COL: in stderr"
+fi
+
+# A missing file is a failure, not a usage error: exit 1.
+expect 1 "missing file" -- compile "$TMP/no-such-file.icg" && contains err "no-such-file.icg" "missing file"
+expect 1 "missing file (run)" -- run "$TMP/no-such-file.icg" --size n=1
+
+# The ref backend needs no target: nothing about sm_90a or a missing GPU.
+if expect 0 "compile --backend ref" -- compile "$GRAPHS/gelu.icg" --backend ref; then
+  checks=$((checks + 1))
+  ! grep -qE 'sm_[0-9]|no GPU' "$TMP/err" || fail "compile --backend ref talks about the cuda target"
+  contains err "ref backend" "compile --backend ref: summary"
+fi
+if expect 0 "run --backend ref" -- run "$GRAPHS/gelu.icg" --backend ref --size n=2; then
+  checks=$((checks + 1))
+  ! grep -qE 'sm_[0-9]' "$TMP/err" || fail "run --backend ref talks about the cuda target"
+fi
 
 # Usage errors: exit 2.
 expect 2 "unknown command" -- frobnicate "$GRAPHS/gelu.icg" && contains err "unknown command" "unknown command"
 expect 2 "unknown option" -- compile "$GRAPHS/gelu.icg" --frobnicate && contains err "unknown option" "unknown option"
 expect 2 "no command" --
-expect 2 "missing file" -- compile "$TMP/no-such-file.icg" && contains err "no-such-file.icg" "missing file"
 expect 2 "no file argument" -- run
 expect 2 "bad --dump" -- compile "$GRAPHS/gelu.icg" --dump nonsense
 expect 2 "option of another command" -- compile "$GRAPHS/gelu.icg" --iters 3
@@ -98,8 +120,17 @@ if expect 2 "missing --size" -- run "$GRAPHS/gelu.icg" --backend ref; then
   contains err "missing --size for symbol 'n'" "missing --size"
 fi
 
-# Help and version.
+# bench with no GPU is skipped like ic-bench: exit 77. ctest sets IC_ARCH only, so ask
+# the tool whether this machine has a GPU: without one, compile says so.
+"$IC" compile "$GRAPHS/gelu.icg" --dump program >/dev/null 2>"$TMP/gpu"
+if grep -qF "no GPU" "$TMP/gpu"; then
+  expect 77 "bench without a GPU" -- bench "$GRAPHS/gelu.icg" --size n=8 --iters 1 &&
+    contains err "no GPU" "bench without a GPU"
+fi
+
+# Help and version; the usage text documents the exit codes.
 expect 0 "--help" -- --help && contains out "usage: ic compile" "--help"
+for code in "  0 " "  1 " "  2 " "  77 " "FILE:LINE:COL"; do contains out "$code" "--help: exit status $code"; done
 expect 0 "run --help" -- run --help && contains out "usage:" "run --help"
 expect 0 "--version" -- --version && contains out "ic 0." "--version"
 

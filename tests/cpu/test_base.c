@@ -724,6 +724,94 @@ START_TEST(test_nvrtc_env) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- IC_LOG warning */
+
+/* The child of test_ic_log_warns_once (this program run again with IC_TEST_LOG_CHILD
+ * set): contexts from the main thread and from threads at once, then exit. */
+static void *log_child_context(void *arg) {
+  (void)arg;
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a",
+                          .flags = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_NO_DISK_CACHE};
+  ic_context *ctx = NULL;
+  if (ic_context_create(&o, &ctx) != IC_OK) return (void *)1;
+  ic_context_destroy(ctx);
+  return NULL;
+}
+
+static int log_child_main(void) {
+  enum { THREADS = 4 };
+  pthread_t t[THREADS];
+  int bad = log_child_context(NULL) != NULL;
+  for (int i = 0; i < THREADS; i++) bad |= pthread_create(&t[i], NULL, log_child_context, NULL) != 0;
+  for (int i = 0; i < THREADS; i++) {
+    void *r = NULL;
+    pthread_join(t[i], &r);
+    bad |= r != NULL;
+  }
+  bad |= log_child_context(NULL) != NULL;
+  return bad;
+}
+
+/* Runs this program as the child with IC_LOG=value; returns its stderr (malloc'd). */
+static char *log_child_stderr(const char *value) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("IC_LOG", value, 1);
+    setenv("IC_TEST_LOG_CHILD", "1", 1);
+    execl("/proc/self/exe", "test_base", (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  size_t len = 0, cap = 4096;
+  char *out = malloc(cap);
+  ck_assert_ptr_nonnull(out);
+  for (ssize_t n; (n = read(fds[0], out + len, cap - 1 - len)) > 0;) {
+    len += (size_t)n;
+    if (len == cap - 1) {
+      out = realloc(out, cap *= 2);
+      ck_assert_ptr_nonnull(out);
+    }
+  }
+  out[len] = '\0';
+  close(fds[0]);
+  int status = 0;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "IC_LOG=%s child failed (%d): %s", value, status, out);
+  return out;
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+/* An IC_LOG that is no level warns on stderr once per process, however many contexts
+ * and threads read it; a known level (here with nothing to log) prints nothing. */
+START_TEST(test_ic_log_warns_once) {
+  char *err = log_child_stderr("bogus");
+  ck_assert_msg(count_lines(err) == 1, "IC_LOG=bogus: want one line, got:\n%s", err);
+  ck_assert_msg(strstr(err, "ic: warning: IC_LOG=bogus is not a level") == err, "IC_LOG=bogus: %s", err);
+  ck_assert_ptr_nonnull(strstr(err, "logging stays off"));
+  free(err);
+  err = log_child_stderr("7");
+  ck_assert_msg(count_lines(err) == 1 && strstr(err, "IC_LOG=7 is not a level"), "IC_LOG=7: %s", err);
+  free(err);
+  static const char *const quiet[] = {"warn", "ERROR", "0", "off", ""};
+  for (size_t i = 0; i < ARRAY_LEN(quiet); i++) {
+    err = log_child_stderr(quiet[i]);
+    ck_assert_msg(err[0] == '\0', "IC_LOG=%s printed: %s", quiet[i], err);
+    free(err);
+  }
+}
+END_TEST
+
 static Suite *runtime_suite(void) {
   Suite *s = suite_create("base");
   TCase *tc = tcase_create("core");
@@ -734,6 +822,7 @@ static Suite *runtime_suite(void) {
   tcase_add_test(tc, test_sbuf);
   tcase_add_test(tc, test_grow);
   tcase_add_test(tc, test_logger);
+  tcase_add_test(tc, test_ic_log_warns_once);
   tcase_add_test(tc, test_dtype_tables);
   tcase_add_test(tc, test_round_f16);
   tcase_add_test(tc, test_round_bf16);
@@ -749,6 +838,7 @@ static Suite *runtime_suite(void) {
 }
 
 int main(void) {
+  if (getenv("IC_TEST_LOG_CHILD")) return log_child_main();
   SRunner *sr = srunner_create(runtime_suite());
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);

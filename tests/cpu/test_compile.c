@@ -380,32 +380,107 @@ START_TEST(test_nvrtc_error_carries_log) {
 }
 END_TEST
 
+/* The program folders (32 hex digits: the program key) under an IC_DUMP directory, in
+ * names[] (sorted); returns their count. */
+static int dump_folders(const char *dir, char names[][40], int max) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    ck_assert_msg(strlen(e->d_name) == 32 && strspn(e->d_name, "0123456789abcdef") == 32,
+                  "IC_DUMP holds '%s', not a program key folder", e->d_name);
+    ck_assert_int_lt(n, max);
+    snprintf(names[n++], 40, "%.32s", e->d_name); /* %.32s: d_name holds 32 (checked) */
+  }
+  closedir(d);
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+      char t[40];
+      memcpy(t, names[j], 40);
+      memcpy(names[j], names[j - 1], 40);
+      memcpy(names[j - 1], t, 40);
+    }
+  return n;
+}
+
+/* dir/sub/name exists and holds more than 10 bytes. */
+static void check_dump_file(const char *dir, const char *sub, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
+  FILE *f = fopen(path, "r");
+  ck_assert_msg(f != NULL, "IC_DUMP did not write %s", path);
+  fseek(f, 0, SEEK_END);
+  ck_assert_int_gt(ftell(f), 10);
+  fclose(f);
+}
+
+static void remove_dump(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (unlink(path) != 0) remove_dump(path);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+/* IC_DUMP keeps every compile's files: $IC_DUMP/<program key in hex>/graph.txt,
+ * program.txt and each kernel's .kir and .cu. Two graphs keep two folders; a program
+ * compiled with IC_COMPILE_NO_CACHE is dumped under its key too. */
 START_TEST(test_ic_dump) {
   char dir[] = "/tmp/ic-dump-XXXXXX";
   ck_assert_ptr_nonnull(mkdtemp(dir));
   setenv("IC_DUMP", dir, 1);
   ic_context *ctx = make_ctx("sm_90a");
   unsetenv("IC_DUMP");
-  ic_graph *g;
+  ic_graph *g, *g2;
   OK(ic_graph_create(&g));
   ic_value x = ic_graph_input(g, "x", IC_I32, 1, (ic_dim[]){10}, 0);
   OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, x)));
-  ic_program *p;
+  ic_program *p, *p2;
   OK(ic_compile(ctx, g, NULL, &p));
+  char names[4][40];
+  ck_assert_int_eq(dump_folders(dir, names, 4), 1);
   static const char *const files[] = {"graph.txt", "program.txt", "ic_k0.kir", "ic_k0.cu"};
-  for (size_t i = 0; i < 4; i++) {
-    char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "IC_DUMP did not write %s", files[i]);
-    fseek(f, 0, SEEK_END);
-    ck_assert_int_gt(ftell(f), 10);
-    fclose(f);
-    unlink(path);
-  }
-  rmdir(dir);
+  for (size_t i = 0; i < 4; i++) check_dump_file(dir, names[0], files[i]);
+  char first[40];
+  memcpy(first, names[0], sizeof first);
+
+  /* Another graph (kernel names alike) keeps the first one's files. */
+  OK(ic_graph_create(&g2));
+  ic_value x2 = ic_graph_input(g2, "x", IC_F32, 1, (ic_dim[]){16}, 0);
+  OK(ic_graph_output(g2, "y", ic_graph_unary(g2, IC_OP_ABS, x2)));
+  ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_NO_CACHE};
+  OK(ic_compile(ctx, g2, &o, &p2));
+  ck_assert_int_eq(dump_folders(dir, names, 4), 2);
+  ck_assert_msg(strcmp(names[0], first) == 0 || strcmp(names[1], first) == 0, "the first program's folder is gone");
+  for (int k = 0; k < 2; k++)
+    for (size_t i = 0; i < 4; i++) check_dump_file(dir, names[k], files[i]);
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s/graph.txt", dir, first);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  char text[4096] = "";
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = '\0';
+  fclose(f);
+  ck_assert_msg(strstr(text, "i32") && !strstr(text, "f32"), "the first graph's graph.txt was overwritten:\n%s", text);
+
+  /* The same graph again comes from the program cache: no new folder. */
+  ic_program *again;
+  OK(ic_compile(ctx, g, NULL, &again));
+  ck_assert_int_eq(dump_folders(dir, names, 4), 2);
+  ic_program_release(again);
+
+  remove_dump(dir);
   ic_program_release(p);
+  ic_program_release(p2);
   ic_graph_destroy(g);
+  ic_graph_destroy(g2);
   ic_context_destroy(ctx);
 }
 END_TEST
