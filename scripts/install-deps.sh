@@ -2,9 +2,10 @@
 # Installs the Debian packages that ic builds and tests against, if any is missing.
 # Idempotent and quiet when everything is present. The CUDA toolkit (headers cuda.h,
 # cudaTypedefs.h, nvrtc.h) is a prerequisite that this script only checks for.
+# Arguments name extra packages to install too (.ci/run passes clang).
 set -euo pipefail
 
-packages=(cmake ninja-build gcc pkg-config check libsubunit-dev libxxhash-dev libffi-dev libdlpack-dev)
+packages=(cmake ninja-build gcc pkg-config check libsubunit-dev libxxhash-dev libffi-dev libdlpack-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do

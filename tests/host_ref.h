@@ -192,9 +192,10 @@ static inline hv ref_convert(ic_dtype from, ic_dtype to, hv a, bool saturate) {
 
 static inline hv ref_cast(ic_dtype from, ic_dtype to, hv a) { return ref_convert(from, to, a, false); }
 
-/* bitcast: the storage bytes read as the other dtype */
+/* bitcast: the storage bytes read as the other dtype (zeroed first: ref_set writes only
+   ic_dtype_size(from) of them, nothing for a dtype it does not know) */
 static inline hv ref_bitcast(ic_dtype from, ic_dtype to, hv a) {
-  unsigned char bytes[8];
+  unsigned char bytes[8] = {0};
   ref_set(from, bytes, 0, a);
   return ref_get(to, bytes, 0);
 }
