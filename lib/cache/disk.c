@@ -704,3 +704,15 @@ void disk_cache_put(disk_cache *c, key128 key, const void *payload, size_t size)
   }
   account_put(c, entry_bytes, replaced);
 }
+
+void disk_cache_remove(disk_cache *c, key128 key) {
+  if (!disk_cache_enabled(c)) return;
+  char path[PATH_MAX];
+  entry_path(c, key, path, sizeof path);
+  struct stat st;
+  uint64_t n = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+  if (unlink(path) != 0) return;
+  pthread_mutex_lock(&c->lock);
+  c->total_bytes -= n < c->total_bytes ? n : c->total_bytes;
+  pthread_mutex_unlock(&c->lock);
+}

@@ -24,7 +24,9 @@
 #include "base/base.h"
 #include "base/key.h"
 
-enum { DISK_CACHE_SCHEMA = 1 };
+/* 2: a kernel's payload is its CUBIN or a reference record naming the entry of the batch
+ * CUBIN that holds it (lib/backend/cuda/cuda_backend.c). */
+enum { DISK_CACHE_SCHEMA = 2 };
 
 typedef struct disk_cache disk_cache;
 
@@ -42,6 +44,9 @@ const char *disk_cache_dir(const disk_cache *c);
 bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size);
 /* Stores a payload, best effort (failures are logged at warn, never returned). */
 void disk_cache_put(disk_cache *c, key128 key, const void *payload, size_t size);
+
+/* Deletes an entry if present (an entry its user found stale), best effort. */
+void disk_cache_remove(disk_cache *c, key128 key);
 
 /* The path of an entry (for tests that corrupt entries): DIR/ab/<32 hex>.ick. */
 void disk_cache_entry_path(const disk_cache *c, key128 key, char *path, size_t size);

@@ -79,8 +79,8 @@ static ic_status kc_copy_out(const kernel_entry *e, void **binary, size_t *size)
 }
 
 /* Produces a missing entry outside the lock: disk, else compile. */
-static ic_status kc_produce(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, void **binary,
-                            size_t *size, kernel_origin *origin) {
+static ic_status kc_produce(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, bool counted,
+                            void **binary, size_t *size, kernel_origin *origin) {
   if (c->disk && disk_cache_get(c->disk, key, binary, size)) {
     *origin = KERNEL_FROM_DISK;
     return IC_OK;
@@ -89,16 +89,19 @@ static ic_status kc_produce(kernel_cache *c, key128 key, kernel_compile_fn compi
   ic_status s = compile(user, binary, size);
   double ms = clock_now_ms() - t0;
   pthread_mutex_lock(&c->lock);
-  c->stats.compiles += s == IC_OK;
-  c->stats.compile_ms += ms;
+  if (counted) {
+    c->stats.compiles += s == IC_OK;
+    c->stats.compile_ms += ms;
+  }
   pthread_mutex_unlock(&c->lock);
   if (!s && c->disk) disk_cache_put(c->disk, key, *binary, *size);
   *origin = KERNEL_COMPILED;
   return s;
 }
 
-ic_status kernel_cache_get(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, void **binary,
-                           size_t *size, kernel_origin *origin) {
+/* kernel_cache_get (counted in the stats) and kernel_cache_fetch (not counted). */
+static ic_status kc_get(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, bool counted,
+                        void **binary, size_t *size, kernel_origin *origin) {
   *binary = NULL;
   *size = 0;
   pthread_mutex_lock(&c->lock);
@@ -107,13 +110,13 @@ ic_status kernel_cache_get(kernel_cache *c, key128 key, kernel_compile_fn compil
   if (i >= 0) {
     kernel_entry *e = &c->entries.items[i];
     e->used = ++c->clock;
-    c->stats.memory_hits++;
+    c->stats.memory_hits += counted;
     *origin = KERNEL_FROM_MEMORY;
     ic_status s = kc_copy_out(e, binary, size);
     pthread_mutex_unlock(&c->lock);
     return s;
   }
-  c->stats.memory_misses++;
+  c->stats.memory_misses += counted;
   kernel_entry fresh = {.key = key, .pending = true, .used = ++c->clock};
   if (!VEC_PUSH(c->entries, fresh)) {
     pthread_mutex_unlock(&c->lock);
@@ -121,11 +124,12 @@ ic_status kernel_cache_get(kernel_cache *c, key128 key, kernel_compile_fn compil
   }
   pthread_mutex_unlock(&c->lock);
 
-  ic_status s = kc_produce(c, key, compile, user, binary, size, origin);
+  ic_status s = kc_produce(c, key, compile, user, counted, binary, size, origin);
 
   pthread_mutex_lock(&c->lock);
   i = kc_find(c, key);
-  if (*origin == KERNEL_FROM_DISK) c->stats.disk_hits++;
+  if (!counted) {
+  } else if (*origin == KERNEL_FROM_DISK) c->stats.disk_hits++;
   else if (c->disk && disk_cache_enabled(c->disk)) c->stats.disk_misses++;
   kernel_entry *e = &c->entries.items[i];
   void *copy = s ? NULL : malloc(*size ? *size : 1);
@@ -142,6 +146,24 @@ ic_status kernel_cache_get(kernel_cache *c, key128 key, kernel_compile_fn compil
   pthread_cond_broadcast(&c->ready);
   pthread_mutex_unlock(&c->lock);
   return s;
+}
+
+ic_status kernel_cache_get(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, void **binary,
+                           size_t *size, kernel_origin *origin) {
+  return kc_get(c, key, compile, user, true, binary, size, origin);
+}
+
+ic_status kernel_cache_fetch(kernel_cache *c, key128 key, kernel_compile_fn compile, void *user, void **binary,
+                             size_t *size, kernel_origin *origin) {
+  return kc_get(c, key, compile, user, false, binary, size, origin);
+}
+
+void kernel_cache_drop(kernel_cache *c, key128 key) {
+  pthread_mutex_lock(&c->lock);
+  int32_t i = kc_find(c, key);
+  if (i >= 0 && !c->entries.items[i].pending) kc_remove(c, i); /* a pending one is being made afresh */
+  pthread_mutex_unlock(&c->lock);
+  if (c->disk) disk_cache_remove(c->disk, key);
 }
 
 bool kernel_cache_in_memory(kernel_cache *c, key128 key) {

@@ -1,6 +1,8 @@
 /* CPU: kernel and program caches: key sensitivity, canonical graph keys, program cache
  * hits, the disk level across contexts and processes, single flight, stats and logs. */
 #include <check.h>
+#include <ftw.h>
+#include <inttypes.h>
 #include <ic/ic.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -532,6 +534,156 @@ START_TEST(test_eager_kernels_shared_across_shapes) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- batch entries */
+
+/* A chain of 40 unary ops over 20 distinct ops: eager, 40 launches of 20 kernels. */
+static ic_graph *chain_graph(void) {
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value v = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){4096}, 0);
+  for (int i = 0; i < 40; i++) v = ic_graph_unary(g, (ic_op)(IC_OP_NEG + i % 20), v);
+  OK(ic_graph_output(g, "y", v));
+  return g;
+}
+
+static ic_program *compile_chain(ic_context *ctx, ic_compile_mode mode) {
+  ic_graph *g = chain_graph();
+  ic_compile_options o = {.struct_size = sizeof o, .mode = mode};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &o, &p));
+  ic_graph_destroy(g);
+  return p;
+}
+
+/* Every kernel's binary is a CUBIN (ELF) that holds its entry point. */
+static void check_binaries(ic_program *p) {
+  for (int32_t i = 0; i < p->kernels.count; i++) {
+    const backend_kernel *bk = p->kernels.items[i].compiled;
+    ck_assert_ptr_nonnull(bk);
+    ck_assert(bk->binary_size > 4 && memcmp(bk->binary, "\177ELF", 4) == 0);
+    ck_assert_msg(memmem(bk->binary, bk->binary_size, bk->name, strlen(bk->name)) != NULL,
+                  "kernel %d: %s not in its CUBIN", i, bk->name);
+  }
+}
+
+static struct { uint64_t bytes, largest; int files; char largest_path[512]; } census;
+
+static int census_file(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+  (void)ftw;
+  if (type != FTW_F || !strstr(path, ".ick")) return 0;
+  census.bytes += (uint64_t)st->st_size;
+  census.files++;
+  if ((uint64_t)st->st_size > census.largest) {
+    census.largest = (uint64_t)st->st_size;
+    snprintf(census.largest_path, sizeof census.largest_path, "%s", path);
+  }
+  return 0;
+}
+
+static void take_census(void) {
+  memset(&census, 0, sizeof census);
+  ck_assert_int_eq(nftw(cache_dir, census_file, 16, FTW_PHYS), 0);
+}
+
+/* A warm run of an eager chain compiles nothing, and the directory holds the batch CUBIN
+ * once plus a small reference record a kernel. */
+START_TEST(test_batch_warm_from_disk) {
+  make_cache_dir();
+  log_count c1 = {0}, c2 = {0};
+  ic_context *ctx = make_ctx(count_origins, &c1);
+  ic_program *p = compile_chain(ctx, IC_MODE_EAGER);
+  int32_t kernels = ic_program_kernel_count(p);
+  ck_assert_int_ge(kernels, 20);
+  check_binaries(p);
+  ic_cache_stats s = stats_of(ctx);
+  ck_assert_int_eq(s.compiles, 20); /* distinct kernels, in one NVRTC call */
+  ck_assert_int_eq(c1.compiled, 20);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
+
+  take_census();
+  printf("eager chain: %d entries, %" PRIu64 " bytes in all, largest %" PRIu64
+         " bytes (one entry a kernel holding the batch would be %" PRIu64 " bytes)\n",
+         census.files, census.bytes, census.largest, census.largest * 20);
+  ck_assert_int_eq(census.files, 21); /* 20 references and the batch */
+  ck_assert(census.bytes < 2 * census.largest);
+  ck_assert(census.bytes - census.largest < 20 * 200);
+
+  ctx = make_ctx(count_origins, &c2); /* a new context on the same directory */
+  p = compile_chain(ctx, IC_MODE_EAGER);
+  check_binaries(p);
+  s = stats_of(ctx);
+  ck_assert_int_eq(s.compiles, 0);
+  ck_assert_int_eq(s.disk_hits, 20);
+  ck_assert_int_eq(c2.disk, 20);
+  ck_assert_int_eq(c2.compiled, 0);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
+  take_census();
+  ck_assert_int_eq(census.files, 21);
+  remove_cache_dir();
+}
+END_TEST
+
+/* A reference whose batch entry is gone is a miss: the kernels compile again, correctly,
+ * and the entries are whole again for the next run. */
+START_TEST(test_batch_entry_deleted) {
+  make_cache_dir();
+  ic_context *ctx = make_ctx(NULL, NULL);
+  ic_program_release(compile_chain(ctx, IC_MODE_EAGER));
+  ic_context_destroy(ctx);
+  take_census();
+  ck_assert_int_eq(unlink(census.largest_path), 0); /* the batch CUBIN */
+
+  ctx = make_ctx(NULL, NULL);
+  ic_program *p = compile_chain(ctx, IC_MODE_EAGER);
+  check_binaries(p);
+  ic_cache_stats s = stats_of(ctx);
+  ck_assert_int_gt(s.compiles, 0);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
+
+  ctx = make_ctx(NULL, NULL);
+  p = compile_chain(ctx, IC_MODE_EAGER);
+  check_binaries(p);
+  s = stats_of(ctx);
+  ck_assert_int_eq(s.compiles, 0);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
+  take_census();
+  ck_assert(census.bytes < 2 * census.largest);
+
+  remove_cache_dir();
+}
+END_TEST
+
+/* Fused and eager programs of one graph in one context: other kernels, other keys, each
+ * binary holding its own entry point, warm from disk in the next context. */
+START_TEST(test_batch_fused_and_eager) {
+  make_cache_dir();
+  for (int round = 0; round < 2; round++) {
+    ic_context *ctx = make_ctx(NULL, NULL);
+    ic_program *f = compile_chain(ctx, IC_MODE_FUSED);
+    ic_program *e = compile_chain(ctx, IC_MODE_EAGER);
+    ic_program *f2 = compile_chain(ctx, IC_MODE_FUSED);
+    ck_assert_ptr_eq(f, f2);
+    check_binaries(f);
+    check_binaries(e);
+    for (int32_t i = 0; i < f->kernels.count; i++)
+      for (int32_t j = 0; j < e->kernels.count; j++)
+        ck_assert_str_ne(f->kernels.items[i].compiled->name, e->kernels.items[j].compiled->name);
+    ic_cache_stats s = stats_of(ctx);
+    if (round == 0) ck_assert_int_eq(s.compiles, f->kernels.count + 20);
+    else ck_assert_int_eq(s.compiles, 0);
+    ic_program_release(f);
+    ic_program_release(f2);
+    ic_program_release(e);
+    ic_context_destroy(ctx);
+  }
+  remove_cache_dir();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- single flight */
 
 typedef struct flight {
@@ -624,6 +776,9 @@ int main(void) {
   tcase_add_test(tc, test_program_cache_threads);
   tcase_add_test(tc, test_kernel_cache_levels);
   tcase_add_test(tc, test_eager_kernels_shared_across_shapes);
+  tcase_add_test(tc, test_batch_warm_from_disk);
+  tcase_add_test(tc, test_batch_entry_deleted);
+  tcase_add_test(tc, test_batch_fused_and_eager);
   tcase_add_test(tc, test_single_flight);
   tcase_add_test(tc, test_memory_cap);
   suite_add_tcase(s, tc);

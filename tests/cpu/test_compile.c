@@ -421,7 +421,8 @@ static void remove_dump(const char *dir) {
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     if (e->d_name[0] == '.') continue;
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    int len = snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    ck_assert_msg(len > 0 && (size_t)len < sizeof path, "IC_DUMP path too long: %s/%s", dir, e->d_name);
     if (unlink(path) != 0) remove_dump(path);
   }
   closedir(d);
@@ -498,6 +499,6 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_ref_context_needs_no_nvrtc, 1200, NULL, NULL);
   CHECK_CASE(s, test_nvrtc_error_carries_log, 1200, NULL, NULL);
   CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
-  if (check_list_cases(argc, argv)) return 0;
+  if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

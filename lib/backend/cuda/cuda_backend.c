@@ -170,8 +170,23 @@ static ic_status cuda_generate(const cuda_state *cs, const kir_kernel *k, cuda_s
 }
 
 /* A program's kernels, compiled in one NVRTC call on the first cache miss: one prelude
- * and one NVRTC start-up for all of them (measured by ic-bench compile). Each missing
- * kernel's cache entry is then that CUBIN, which holds its entry point. */
+ * and one NVRTC start-up for all of them (measured by ic-bench compile).
+ *
+ * The cache then holds that CUBIN once, under its own key (cuda_source_key of the batch
+ * source), and each of its kernels' entries is a reference record naming it:
+ *
+ *   "ICKBREF1", batch key (lo then hi, u64 little-endian each), entry point name (no NUL)
+ *
+ * A kernel compiled on its own (no batch, a batch of one, a failed batch) has its CUBIN as
+ * its entry; a CUBIN is an ELF file, never starting with the record's magic. Getting a
+ * kernel that finds a reference gets the batch entry (kernel_cache_fetch: not counted as a
+ * kernel in the stats); a reference whose batch entry is gone from memory and disk (or
+ * that names another entry point) is stale: it is dropped and the kernel produced again.
+ * Memory and disk thus hold each batch CUBIN once plus a few dozen bytes a kernel, and a
+ * warm run compiles nothing. */
+#define CUDA_REF_MAGIC "ICKBREF1"
+enum { CUDA_REF_HEAD = 8 + 16 };
+
 typedef struct cuda_batch {
   const cuda_state *cs;
   int32_t n;
@@ -180,6 +195,7 @@ typedef struct cuda_batch {
   bool tried;
   void *cubin;
   size_t size;
+  key128 key; /* of the batch source: the cache entry of cubin */
 } cuda_batch;
 
 static void cuda_batch_end(void *batch) {
@@ -237,7 +253,48 @@ static void cuda_batch_compile(cuda_batch *b) {
     b->cubin = NULL;
   }
   if (count < 2) b->cubin = NULL;
+  if (b->cubin) b->key = cuda_source_key(b->cs, src.data);
+  if (b->cubin && !(b->key.lo | b->key.hi)) { /* out of memory for the key: one by one */
+    free(b->cubin);
+    b->cubin = NULL;
+  }
   sbuf_free(&src);
+}
+
+static void cuda_store_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t cuda_load_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* A reference record (malloc'd) naming the entry point entry in the batch CUBIN under batch. */
+static ic_status cuda_ref_make(key128 batch, const char *entry, void **out, size_t *size) {
+  size_t n = strlen(entry);
+  unsigned char *r = malloc(CUDA_REF_HEAD + n);
+  if (!r) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a kernel cache reference");
+  memcpy(r, CUDA_REF_MAGIC, 8);
+  cuda_store_u64(r + 8, batch.lo);
+  cuda_store_u64(r + 16, batch.hi);
+  memcpy(r + CUDA_REF_HEAD, entry, n);
+  *out = r;
+  *size = CUDA_REF_HEAD + n;
+  return IC_OK;
+}
+
+/* 0: not a reference (a CUBIN); 1: a reference to entry, its batch key in *batch; -1: a
+ * reference that does not name entry (treated as stale). */
+static int cuda_ref_parse(const void *p, size_t size, const char *entry, key128 *batch) {
+  const unsigned char *r = p;
+  if (size < 8 || memcmp(r, CUDA_REF_MAGIC, 8) != 0) return 0;
+  size_t n = strlen(entry);
+  if (size != CUDA_REF_HEAD + n || memcmp(r + CUDA_REF_HEAD, entry, n) != 0) return -1;
+  batch->lo = cuda_load_u64(r + 8);
+  batch->hi = cuda_load_u64(r + 16);
+  return 1;
 }
 
 typedef struct cuda_nvrtc_job {
@@ -247,17 +304,67 @@ typedef struct cuda_nvrtc_job {
   int32_t index; /* in the batch */
 } cuda_nvrtc_job;
 
+/* Produces a missing kernel entry: a reference into the batch CUBIN when the kernel is in
+ * it, else the kernel's own CUBIN. */
 static ic_status cuda_compile_missing(void *user, void **binary, size_t *size) {
   const cuda_nvrtc_job *job = user;
   cuda_batch *b = job->batch;
   if (b && !b->tried) cuda_batch_compile(b);
-  if (b && b->cubin && b->in_cubin[job->index]) {
-    if (!(*binary = malloc(b->size))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
-    memcpy(*binary, b->cubin, b->size);
-    *size = b->size;
-    return IC_OK;
-  }
+  if (b && b->cubin && b->in_cubin[job->index]) return cuda_ref_make(b->key, job->kernel->entry, binary, size);
   return cuda_nvrtc_compile(job->cs, job->kernel->entry, job->kernel->source, binary, size);
+}
+
+/* Produces a missing batch entry: only the batch in hand can (its CUBIN under that key);
+ * otherwise the reference that named it is stale. */
+typedef struct cuda_batch_want {
+  cuda_batch *batch;
+  key128 key;
+  bool stale;
+} cuda_batch_want;
+
+static ic_status cuda_batch_missing(void *user, void **binary, size_t *size) {
+  cuda_batch_want *w = user;
+  const cuda_batch *b = w->batch;
+  if (!b || !b->cubin || b->key.lo != w->key.lo || b->key.hi != w->key.hi) {
+    w->stale = true;
+    return error_set(IC_ERR_COMPILE, "batch CUBIN %016" PRIx64 "%016" PRIx64 " is no longer cached", w->key.hi,
+                     w->key.lo);
+  }
+  if (!(*binary = malloc(b->size ? b->size : 1))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+  memcpy(*binary, b->cubin, b->size);
+  *size = b->size;
+  return IC_OK;
+}
+
+/* The CUBIN holding a kernel through the cache (see the batch comment above); batch_origin
+ * gets where its batch CUBIN came from, -1 when the entry was the kernel's own CUBIN. */
+static ic_status cuda_cached(const cuda_state *cs, const cuda_source *src, cuda_nvrtc_job *job, void **binary,
+                             size_t *size, kernel_origin *origin, int *batch_origin) {
+  *batch_origin = -1;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    ic_status s = kernel_cache_get(cs->kernels, src->key, cuda_compile_missing, job, binary, size, origin);
+    key128 bkey = {0, 0};
+    int ref = s ? 0 : cuda_ref_parse(*binary, *size, src->entry, &bkey);
+    if (ref == 0) return s;
+    void *record = *binary;
+    *binary = NULL;
+    *size = 0;
+    cuda_batch_want want = {job->batch, bkey, ref < 0};
+    kernel_origin bo = KERNEL_COMPILED;
+    if (ref > 0) s = kernel_cache_fetch(cs->kernels, bkey, cuda_batch_missing, &want, binary, size, &bo);
+    free(record);
+    if (ref > 0 && s == IC_OK) {
+      *batch_origin = (int)bo;
+      return IC_OK;
+    }
+    if (!want.stale) return s;
+    log_msg(cs->log, IC_LOG_DEBUG, "kernel %s: stale cache reference to batch %016" PRIx64 "%016" PRIx64
+            "; producing it again", src->entry, bkey.hi, bkey.lo);
+    kernel_cache_drop(cs->kernels, src->key);
+  }
+  /* Stale twice (another thread or process keeps putting it back): compile it alone. */
+  *origin = KERNEL_COMPILED;
+  return cuda_nvrtc_compile(cs, src->entry, src->source, binary, size);
 }
 
 static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch,
@@ -283,17 +390,19 @@ static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t f
   if (!s) {
     cuda_nvrtc_job job = {cs, src, index >= 0 ? b : NULL, index};
     kernel_origin origin = KERNEL_COMPILED;
+    int batch_origin = -1;
     double t0 = clock_now_ms();
     bool cached = !(flags & IC_COMPILE_NO_CACHE) && cs->kernels && (src->key.lo | src->key.hi);
-    s = cached ? kernel_cache_get(cs->kernels, src->key, cuda_compile_missing, &job, &bk->binary, &bk->binary_size,
-                                  &origin)
-               : cuda_compile_missing(&job, &bk->binary, &bk->binary_size);
+    s = cached ? cuda_cached(cs, src, &job, &bk->binary, &bk->binary_size, &origin, &batch_origin)
+               : cuda_nvrtc_compile(cs, src->entry, src->source, &bk->binary, &bk->binary_size);
     static const char *const from[] = {"memory", "disk", "compiled"};
     if (!s)
-      log_msg(cs->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms", k->name,
-             src->key.hi, src->key.lo, cached ? from[origin] : "compiled (cache bypassed)", clock_now_ms() - t0);
+      log_msg(cs->log, IC_LOG_INFO, "kernel %s key %016" PRIx64 "%016" PRIx64 ": %s in %.2f ms%s%s", k->name,
+              src->key.hi, src->key.lo, cached ? from[origin] : "compiled (cache bypassed)", clock_now_ms() - t0,
+              batch_origin >= 0 ? ", in a batch CUBIN from " : "", batch_origin >= 0 ? from[batch_origin] : "");
   }
   free(own.source);
+  /* bk->binary is the CUBIN holding bk->name: the kernel's own or its whole batch. */
   if (!s && cs->device) s = cuda_load(cs, bk);
   if (s) {
     cuda_kernel_free(bs, bk);
