@@ -130,7 +130,13 @@ refuses "static without pkg-config" "pkg-config" "libxxhash" -- \
 refuses "COMPONENTS static without pkg-config" "pkg-config" "libxxhash" -- \
   cmake_consumer nopc-comp -DIC_TARGET=ic::ic_static -DIC_COMPONENTS=static $NOPC
 step "COMPONENTS shared without pkg-config" cmake_consumer nopc-comp-shared -DIC_TARGET=ic::ic -DIC_COMPONENTS=shared $NOPC
-no_modules() { PKG_CONFIG_LIBDIR="$TMP/nothing" PKG_CONFIG_PATH="" "$@"; }
+# No pkg-config module anywhere: also no CMAKE_PREFIX_PATH (pkg_check_modules searches its
+# lib/pkgconfig) and no sysroot, which a build machine may set to bring its own libxxhash.
+no_modules() (
+  unset CMAKE_PREFIX_PATH
+  export PKG_CONFIG_LIBDIR="$TMP/nothing" PKG_CONFIG_PATH="" PKG_CONFIG_SYSROOT_DIR=""
+  "$@"
+)
 refuses "static without the libxxhash module" "libxxhash-dev" -- \
   no_modules cmake_consumer noxx-static -DIC_TARGET=ic::ic_static
 
@@ -139,6 +145,9 @@ PC=$(find "$PREFIX" -name ic.pc | head -n 1)
 if [ -z "$PC" ]; then
   fail "no ic.pc under $PREFIX"
 elif command -v pkg-config >/dev/null; then
+  # The installed ic.pc holds real paths: a sysroot (set on machines that bring their own
+  # packages under a prefix) must not be prepended to them.
+  export PKG_CONFIG_SYSROOT_DIR=
   export PKG_CONFIG_PATH
   PKG_CONFIG_PATH=$(dirname "$PC")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
   libdir=$(pkg-config --variable=libdir ic)
