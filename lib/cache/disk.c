@@ -5,6 +5,8 @@
  * reader, two evictions at once) ends in a valid entry or a miss. */
 #include "cache/disk.h"
 
+#include "base/bytes.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,28 +51,6 @@ enum {
 #define MAX_PAYLOAD_BYTES (UINT64_C(1) << 30)
 /* A temp file untouched this long belongs to a writer that died. */
 #define STALE_TEMP_SECONDS 3600
-
-/* Integers are little-endian on disk whatever the host, so a cache directory on a
- * shared file system reads the same everywhere. */
-static void store_u32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void store_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t load_u32(const unsigned char *p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-  return v;
-}
-
-static uint64_t load_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-  return v;
-}
 
 /* ---------------------------------------------------------------- the cache */
 
@@ -374,18 +354,18 @@ static void warn_corrupted(const disk_cache *c, const char *path, const char *wh
 static const char *entry_problem(const unsigned char *buf, size_t n, key128 key, char *why,
                                  size_t why_size) {
   if (memcmp(buf, ENTRY_MAGIC, MAGIC_BYTES) != 0) return "bad magic";
-  uint32_t schema = load_u32(buf + OFF_SCHEMA);
+  uint32_t schema = bytes_load_u32(buf + OFF_SCHEMA);
   if (schema != DISK_CACHE_SCHEMA) {
     snprintf(why, why_size, "schema version %" PRIu32 ", want %d", schema, DISK_CACHE_SCHEMA);
     return why;
   }
   /* The checksum before the key, so that a damaged key reads as damage, not as an
    * entry renamed under another key's name. */
-  uint64_t stored = load_u64(buf + n - CHECKSUM_BYTES);
+  uint64_t stored = bytes_load_u64(buf + n - CHECKSUM_BYTES);
   if (XXH3_64bits(buf, n - CHECKSUM_BYTES) != stored) return "checksum mismatch";
-  if (load_u64(buf + OFF_KEY) != key.lo || load_u64(buf + OFF_KEY + 8) != key.hi)
+  if (bytes_load_u64(buf + OFF_KEY) != key.lo || bytes_load_u64(buf + OFF_KEY + 8) != key.hi)
     return "key mismatch";
-  if (load_u64(buf + OFF_LENGTH) != n - ENTRY_OVERHEAD) return "length mismatch";
+  if (bytes_load_u64(buf + OFF_LENGTH) != n - ENTRY_OVERHEAD) return "length mismatch";
   return NULL;
 }
 
@@ -443,7 +423,7 @@ bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size) {
   unsigned char *buf = NULL;
   bool hit = false;
   if (entry_file_ok(c, fd, path, &n) && (buf = malloc(n)) != NULL) {
-    char why[64];
+    char why[64]; /* problem may point into it */
     const char *problem = NULL;
     if (!read_all(fd, buf, n))
       problem = errno ? strerror(errno) : "truncated";
@@ -465,8 +445,9 @@ bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size) {
   }
   size_t len = n - ENTRY_OVERHEAD;
   memmove(buf, buf + HEADER_BYTES, len);
-  unsigned char *shrunk = realloc(buf, len ? len : 1);
-  *payload = shrunk ? shrunk : buf;
+  unsigned char *shrunk = realloc(buf, len ? len : 1); /* on failure the larger block serves */
+  if (shrunk) buf = shrunk;
+  *payload = buf;
   *size = len;
   return true;
 }
@@ -649,12 +630,12 @@ static unsigned char *encode_entry(key128 key, const void *payload, size_t size)
   unsigned char *buf = malloc(n);
   if (!buf) return NULL;
   memcpy(buf, ENTRY_MAGIC, MAGIC_BYTES);
-  store_u32(buf + OFF_SCHEMA, DISK_CACHE_SCHEMA);
-  store_u64(buf + OFF_KEY, key.lo);
-  store_u64(buf + OFF_KEY + 8, key.hi);
-  store_u64(buf + OFF_LENGTH, (uint64_t)size);
+  bytes_store_u32(buf + OFF_SCHEMA, DISK_CACHE_SCHEMA);
+  bytes_store_u64(buf + OFF_KEY, key.lo);
+  bytes_store_u64(buf + OFF_KEY + 8, key.hi);
+  bytes_store_u64(buf + OFF_LENGTH, (uint64_t)size);
   if (size) memcpy(buf + HEADER_BYTES, payload, size);
-  store_u64(buf + HEADER_BYTES + size, XXH3_64bits(buf, HEADER_BYTES + size));
+  bytes_store_u64(buf + HEADER_BYTES + size, XXH3_64bits(buf, HEADER_BYTES + size));
   return buf;
 }
 

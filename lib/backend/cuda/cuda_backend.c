@@ -10,6 +10,7 @@
 #include <xxhash.h>
 
 #include "backend/cuda/cuda_backend.h"
+#include "base/bytes.h"
 
 typedef struct cuda_module {
   CUmodule module;
@@ -61,9 +62,9 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
                      nv->nvrtcGetErrorString(r), log ? log : "(no log)");
     char file[96];
     snprintf(file, sizeof file, "%s.nvrtc.log", name);
-    if (log) log_dump_file(cs->log, cs->dump_dir, file, log, strlen(log));
+    if (log) log_dump_file(cs->log, cs->dump_dir, LOG_DUMP_FAILED_DIR, file, log, strlen(log));
     snprintf(file, sizeof file, "%s.failed.cu", name);
-    log_dump_file(cs->log, cs->dump_dir, file, source, strlen(source));
+    log_dump_file(cs->log, cs->dump_dir, LOG_DUMP_FAILED_DIR, file, source, strlen(source));
     free(log);
   }
   if (!s && (r = nv->nvrtcGetCUBINSize(prog, size)) != NVRTC_SUCCESS)
@@ -261,24 +262,14 @@ static void cuda_batch_compile(cuda_batch *b) {
   sbuf_free(&src);
 }
 
-static void cuda_store_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t cuda_load_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-  return v;
-}
-
 /* A reference record (malloc'd) naming the entry point entry in the batch CUBIN under batch. */
 static ic_status cuda_ref_make(key128 batch, const char *entry, void **out, size_t *size) {
   size_t n = strlen(entry);
   unsigned char *r = malloc(CUDA_REF_HEAD + n);
   if (!r) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a kernel cache reference");
   memcpy(r, CUDA_REF_MAGIC, 8);
-  cuda_store_u64(r + 8, batch.lo);
-  cuda_store_u64(r + 16, batch.hi);
+  bytes_store_u64(r + 8, batch.lo);
+  bytes_store_u64(r + 16, batch.hi);
   memcpy(r + CUDA_REF_HEAD, entry, n);
   *out = r;
   *size = CUDA_REF_HEAD + n;
@@ -292,8 +283,8 @@ static int cuda_ref_parse(const void *p, size_t size, const char *entry, key128 
   if (size < 8 || memcmp(r, CUDA_REF_MAGIC, 8) != 0) return 0;
   size_t n = strlen(entry);
   if (size != CUDA_REF_HEAD + n || memcmp(r + CUDA_REF_HEAD, entry, n) != 0) return -1;
-  batch->lo = cuda_load_u64(r + 8);
-  batch->hi = cuda_load_u64(r + 16);
+  batch->lo = bytes_load_u64(r + 8);
+  batch->hi = bytes_load_u64(r + 16);
   return 1;
 }
 
@@ -422,10 +413,9 @@ static ic_status cuda_launch(backend_state *bs, const backend_kernel *bk, uint32
   return r == CUDA_SUCCESS ? IC_OK : cuda_error(dev->drv, r, "cuLaunchKernel");
 }
 
-static uint64_t cuda_config_hash(const backend_state *bs) {
-  /* Everything that shapes the binary besides the source: the NVRTC options (the arch
-   * among them), NVRTC's version and the library file. */
-  const cuda_state *cs = (const cuda_state *)bs;
+/* Everything that shapes the binary besides the source: the NVRTC options (the arch
+ * among them), NVRTC's version and the library file. Fixed once the backend is open. */
+static uint64_t cuda_config_compute(const cuda_state *cs) {
   const char *opts[16];
   int32_t n;
   char arch_opt[64];
@@ -436,6 +426,9 @@ static uint64_t cuda_config_hash(const backend_state *bs) {
   for (int32_t i = 0; i < n; i++) h = XXH3_64bits_withSeed(opts[i], strlen(opts[i]) + 1, h);
   return h;
 }
+
+/* Asked by every ic_compile (program keys): computed once, at open. */
+static uint64_t cuda_config_hash(const backend_state *bs) { return ((const cuda_state *)bs)->config_hash; }
 
 static const char *cuda_target(const backend_state *bs) { return ((const cuda_state *)bs)->arch; }
 
@@ -457,14 +450,14 @@ static ic_status cuda_mem_alloc(backend_state *bs, size_t bytes, void *stream, v
   CUdeviceptr p = 0;
   CUresult r = drv->cuMemAllocAsync ? drv->cuMemAllocAsync(&p, bytes, (CUstream)stream) : drv->cuMemAlloc(&p, bytes);
   *out = (void *)(uintptr_t)p;
-  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, "cuMemAllocAsync");
+  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, drv->cuMemAllocAsync ? "cuMemAllocAsync" : "cuMemAlloc");
 }
 
 static ic_status cuda_mem_free(backend_state *bs, void *ptr, void *stream) {
   const cuda_driver_api *drv = ((const cuda_state *)bs)->device->drv;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
   CUresult r = drv->cuMemFreeAsync ? drv->cuMemFreeAsync(p, (CUstream)stream) : drv->cuMemFree(p);
-  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, "cuMemFreeAsync");
+  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, drv->cuMemFreeAsync ? "cuMemFreeAsync" : "cuMemFree");
 }
 
 static bool cuda_nvrtc_supports(const cuda_nvrtc_api *nv, int32_t sm) {
@@ -519,6 +512,7 @@ static ic_status cuda_open(const backend_env *env, backend_state **out) {
   snprintf(cs->arch, sizeof cs->arch, "%s", arch);
   cs->sm = sm;
   cs->nvrtc_fingerprint = cuda_nvrtc_fingerprint(nv);
+  cs->config_hash = cuda_config_compute(cs);
   log_msg(env->log, IC_LOG_INFO, "cuda backend: target %s, %s, NVRTC %d.%d (%s)", cs->arch,
           cs->device ? "device present" : "compile-only", nv->major, nv->minor, nv->path);
   *out = &cs->base;

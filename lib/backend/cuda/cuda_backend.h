@@ -19,6 +19,7 @@ typedef struct cuda_state {
   char arch[16];              /* "sm_90a" */
   int32_t sm;                 /* 90 */
   uint64_t nvrtc_fingerprint; /* of the loaded libnvrtc file: part of every kernel key */
+  uint64_t config_hash;       /* options, NVRTC version and file: part of every program key */
 } cuda_state;
 
 /* Helpers every generated source starts with: the text of prelude.cuh, embedded at build
