@@ -45,16 +45,13 @@ static ic_status compile_check_graph(const ic_graph *g) {
   return IC_OK;
 }
 
-/* IC_DUMP: the program's files in $IC_DUMP/<its key in 32 hex digits>/, so that every
- * compile keeps its own (a program from the program cache was dumped when compiled).
- * The key is computed here as the program cache computes it, also for IC_COMPILE_NO_CACHE
- * compiles; when it cannot be (out of memory) the files go to $IC_DUMP/unkeyed/. */
-static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_compile_options *o, const ic_program *p) {
+/* IC_DUMP: the program's files in $IC_DUMP/<its program key in 32 hex digits>/, so that
+ * every compile keeps its own (a program from the program cache was dumped when
+ * compiled); key is NULL when it could not be computed (out of memory): $IC_DUMP/unkeyed/. */
+static void compile_dump(ic_context *ctx, const ic_graph *g, const key128 *key, const ic_program *p) {
   if (!ctx->dump_dir) return;
-  key128 key;
   char sub[40] = "unkeyed";
-  if (program_cache_key(g, o, p->backend->name, p->backend->config_hash(p->bs), &key))
-    snprintf(sub, sizeof sub, "%016" PRIx64 "%016" PRIx64, key.hi, key.lo);
+  if (key) snprintf(sub, sizeof sub, "%016" PRIx64 "%016" PRIx64, key->hi, key->lo);
   sbuf sb = {0};
   graph_print(g, &sb);
   ctx_dump(ctx, sub, "graph.txt", sb.data, sb.len);
@@ -70,6 +67,18 @@ static void compile_dump(ic_context *ctx, const ic_graph *g, const ic_compile_op
     if (k->compiled->source) ctx_dump(ctx, sub, name, k->compiled->source, strlen(k->compiled->source));
   }
   sbuf_free(&sb);
+}
+
+/* A kernel IR pass that left a kernel as it was says why (debug level). */
+static void compile_log_skipped_passes(ic_context *ctx, const ic_program *p) {
+  for (int32_t i = 0; i < p->kernels.count; i++) {
+    const kir_kernel *k = &p->kernels.items[i].kir;
+    if (k->coalesced != KIR_PASS_DONE)
+      log_msg(&ctx->log, IC_LOG_DEBUG, "%s: dims not coalesced: %s", k->name, kir_pass_result_text(k->coalesced));
+    if (k->generalized != KIR_PASS_DONE)
+      log_msg(&ctx->log, IC_LOG_DEBUG, "%s: sizes not generalized (compiled for these sizes): %s", k->name,
+              kir_pass_result_text(k->generalized));
+  }
 }
 
 /* Compiles every kernel. *failed_group: the group whose fusion failed (-1 if none). */
@@ -130,9 +139,12 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
   bool strict = (o.flags & IC_COMPILE_STRICT) || ctx->strict_env;
 
   if ((st = compile_check_graph(g))) return st;
-  /* The program cache: the same graph (structurally) and options, the same program. */
+  /* The program cache: the same graph (structurally) and options, the same program. The
+   * key also names the IC_DUMP folder, IC_COMPILE_NO_CACHE compiles included. */
   key128 key;
-  bool cacheable = !(o.flags & IC_COMPILE_NO_CACHE) && program_cache_key(g, &o, backend->name, backend->config_hash(bs), &key);
+  bool no_cache = (o.flags & IC_COMPILE_NO_CACHE) != 0;
+  bool keyed = (!no_cache || ctx->dump_dir) && program_cache_key(g, &o, backend->name, backend->config_hash(bs), &key);
+  bool cacheable = keyed && !no_cache;
   if (cacheable && (*out = program_cache_get(ctx->programs, key)) != NULL) {
     log_msg(&ctx->log, IC_LOG_DEBUG, "program %016" PRIx64 "%016" PRIx64 ": from the program cache", key.hi, key.lo);
     return IC_OK;
@@ -177,15 +189,8 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
     program_destroy(p);
     return st;
   }
-  for (int32_t i = 0; i < p->kernels.count; i++) { /* a pass that left a kernel as it was, and why */
-    const kir_kernel *k = &p->kernels.items[i].kir;
-    if (k->coalesced != KIR_PASS_DONE)
-      log_msg(&ctx->log, IC_LOG_DEBUG, "%s: dims not coalesced: %s", k->name, kir_pass_result_text(k->coalesced));
-    if (k->generalized != KIR_PASS_DONE)
-      log_msg(&ctx->log, IC_LOG_DEBUG, "%s: sizes not generalized (compiled for these sizes): %s", k->name,
-              kir_pass_result_text(k->generalized));
-  }
-  compile_dump(ctx, g, &o, p);
+  compile_log_skipped_passes(ctx, p);
+  compile_dump(ctx, g, keyed ? &key : NULL, p);
   if (cacheable) program_cache_put(ctx->programs, key, p);
   log_msg(&ctx->log, IC_LOG_INFO, "compiled %" PRId32 " kernel(s) for %s (%s, %s mode)", p->kernels.count,
           backend->target(bs), backend->name, eager ? "eager" : "fused");

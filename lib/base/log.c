@@ -115,8 +115,8 @@ void log_msg(const logger *lg, ic_log_level level, const char *fmt, ...) {
   if (msg != stack) free(msg);
 }
 
-void log_dump_file_in(const logger *lg, const char *dir, const char *sub, const char *name, const char *text,
-                      size_t len) {
+void log_dump_file(const logger *lg, const char *dir, const char *sub, const char *name, const char *text,
+                   size_t len) {
   if (!dir || !text) return;
   char path[4096];
   mkdir(dir, 0755);
@@ -130,8 +130,4 @@ void log_dump_file_in(const logger *lg, const char *dir, const char *sub, const 
   FILE *f = fopen(path, "wb");
   if (!f || fwrite(text, 1, len, f) != len) log_msg(lg, IC_LOG_WARN, "IC_DUMP: cannot write %s: %s", path, strerror(errno));
   if (f) fclose(f);
-}
-
-void log_dump_file(const logger *lg, const char *dir, const char *name, const char *text, size_t len) {
-  log_dump_file_in(lg, dir, LOG_DUMP_FAILED_DIR, name, text, len);
 }

@@ -17,12 +17,11 @@ void log_msg(const logger *lg, ic_log_level level, const char *fmt, ...) PRINTF_
 
 /* Writes `text` to dir/sub/name (IC_DUMP; sub NULL or "": dir/name), creating dir and
  * dir/sub, best effort: a failure is logged at warn. A NULL dir or text writes nothing. */
-void log_dump_file_in(const logger *lg, const char *dir, const char *sub, const char *name, const char *text,
-                      size_t len);
+void log_dump_file(const logger *lg, const char *dir, const char *sub, const char *name, const char *text,
+                   size_t len);
 
 /* The folder of IC_DUMP for files written before a program exists (the NVRTC log and
- * source of a failed kernel compile): log_dump_file writes dir/failed/name. */
+ * source of a failed kernel compile). */
 #define LOG_DUMP_FAILED_DIR "failed"
-void log_dump_file(const logger *lg, const char *dir, const char *name, const char *text, size_t len);
 
 #endif

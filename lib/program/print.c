@@ -16,12 +16,8 @@ static void program_print_symbol(const ic_program *p, int32_t k, sbuf *out) {
 static void program_print_buffer(const ic_program *p, int32_t b, sbuf *out) {
   static const char *const kinds[] = {"input", "output", "temp"};
   const program_buffer *buf = &p->buffers.items[b];
-  sbuf_printf(out, "buf%" PRId32 " = %s %" PRId32 " : %s[", b, kinds[buf->kind], buf->index, ic_dtype_name(buf->dtype));
-  for (int32_t d = 0; d < buf->ndim; d++) {
-    if (d) sbuf_puts(out, ", ");
-    sym_print(program_syms(p), buf->dims[d], &p->names, out);
-  }
-  sbuf_puts(out, "]");
+  sbuf_printf(out, "buf%" PRId32 " = %s %" PRId32 " : %s", b, kinds[buf->kind], buf->index, ic_dtype_name(buf->dtype));
+  sym_print_list(program_syms(p), buf->ndim, buf->dims, &p->names, out);
   if (buf->kind == PROGRAM_TEMP) sbuf_printf(out, " slot %" PRId32, buf->slot);
   if (buf->kind == PROGRAM_INPUT) sbuf_printf(out, " \"%s\"", p->inputs[buf->index].name);
   if (buf->kind == PROGRAM_OUTPUT) sbuf_printf(out, " \"%s\"", p->outputs[buf->index].name);

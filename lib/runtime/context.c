@@ -116,7 +116,7 @@ void ctx_leave(ic_context *ctx) {
 }
 
 void ctx_dump(const ic_context *ctx, const char *sub, const char *name, const char *text, size_t len) {
-  log_dump_file_in(&ctx->log, ctx->dump_dir, sub, name, text, len);
+  log_dump_file(&ctx->log, ctx->dump_dir, sub, name, text, len);
 }
 
 /* ---------------------------------------------------------------- memory helpers */

@@ -41,7 +41,7 @@ static void run_key_make(void) { run_key_made = pthread_key_create(&run_key, run
  * unmapped code: the key goes with the library (the blocks of threads alive then are
  * not freed). */
 __attribute__((destructor)) static void run_key_unload(void) {
-  if (pthread_once(&run_key_once, run_key_make) == 0 && run_key_made) pthread_key_delete(run_key);
+  if (run_key_made) pthread_key_delete(run_key); /* no run made it: nothing to delete */
 }
 
 /* The scratch block of one run: the thread's cached block, replaced by a larger one when
