@@ -257,6 +257,12 @@ static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
     key_feed(st, n->pad, sizeof(int64_t) * 2 * (size_t)n->ndim);
     key_feed(st, &n->value, sizeof n->value);
     break;
+  case GRAPH_REDUCE:
+    key_feed_i64(st, n->reduce);
+    key_feed_i64(st, n->axes);
+    key_feed_i64(st, n->keepdim);
+    key_feed(st, &n->value, sizeof n->value);
+    break;
   default: break;
   }
   key_feed_i64(st, n->nargs);

@@ -482,6 +482,99 @@ IC_API ic_value ic_graph_concat(ic_graph *graph, int32_t n, const ic_value *valu
  * returns a. */
 IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const int64_t *lo_hi, double value);
 
+/* ---------------------------------------------------------------- reductions
+ *
+ * ic_graph_reduce reduces a over a set of axes: naxes of them (negative counts from the
+ * end; each at most once), or every dim when naxes is 0 (axes may then be NULL: a full
+ * reduction; a scalar reduces over its one element). keepdim != 0 keeps the reduced dims
+ * with size 1; else they disappear. The reduced elements are numbered row-major over the
+ * reduced axes (in the order of a's dims): r = 0 .. N-1, N the product of their sizes
+ * (constants or symbols; N = 0 is legal unless said).
+ *
+ *   op       operand dtypes   result      value
+ *   sum      ANY              float: a's  the sum; integers and bool: i64 (wrapping)
+ *   prod     ANY              float: a's  the product; integers and bool: i64 (wrapping)
+ *   mean     FLOAT            a's         sum / N  (integers are refused, as PyTorch: cast)
+ *   max, min ANY              a's         NaN-propagating, as maximum/minimum
+ *   argmax   NUM              i64         r of the largest element, the first on ties; a NaN
+ *   argmin                                counts as larger (argmax) or smaller (argmin)
+ *                                         than every number: the first NaN wins, as PyTorch
+ *   any, all ANY              bool        some / every element != 0 (NaN is != 0)
+ * Empty reductions (N = 0): sum 0, prod 1, mean NaN, any false, all true; max, min, argmax
+ * and argmin of nothing are an error: at build time when N is a constant, else
+ * IC_ERR_SHAPE_MISMATCH from ic_program_run before anything launches.
+ *
+ * Accumulation: f16, bf16, f8e4m3, f8e5m2 and f32 accumulate in f32 and round once, at
+ * the end, to the result dtype; f64 in f64; integers and bool in i64 (sum and prod wrap
+ * modulo 2^64; max and min compare exactly). mean and var divide the f32 (f64) sum by
+ * the count converted once to f32 (f64), IEEE-rounded.
+ *
+ * One summation order, everywhere (sum, mean, prod; max, min, any, all and the arg
+ * reductions give the same bits in any order). Element r belongs to chunk c = r / 8;
+ * there are L = 1024 * G lanes, G = max(1, ceil(C / 32768)) for C = ceil(N / 8) chunks,
+ * and lane j owns chunks j, j + L, j + 2L, ...; each lane accumulates its elements in
+ * increasing r, starting from the identity (-0 for sums, so that an all -0 input sums to
+ * -0 and padding changes nothing; 1 for products); then lane results combine in a
+ * pairwise tree over the lanes (lanes 2i and 2i+1 first, then pairs of pairs, ...; lanes
+ * past the last chunk hold the identity). The order depends only on N: never on what the
+ * reduction is fused with, the launch configuration or eager vs fused, and the ref
+ * backend follows it exactly, so cuda and ref agree bit for bit (sum of an empty set: +0).
+ * Error bound of a sum in f32: |error| <= (k + log2(L)) * 2^-24 * sum |x_r| to first
+ * order, k <= 8 * ceil(C / L) the longest lane (k <= 256 elements).
+ *
+ * Reductions fuse: the pointwise ops that feed one (a prologue), the ops on its result
+ * and broadcasts of the result back over the reduced axes (an epilogue), and several
+ * reductions over the same axes of the same shape become one kernel (softmax, layer
+ * norm and RMS norm are one kernel each), computing the same bits as eager mode. */
+#define IC_REDUCE_LIST(X) \
+  X(SUM, "sum")           \
+  X(MEAN, "mean")         \
+  X(PROD, "prod")         \
+  X(MAX, "max")           \
+  X(MIN, "min")           \
+  X(ARGMAX, "argmax")     \
+  X(ARGMIN, "argmin")     \
+  X(ANY, "any")           \
+  X(ALL, "all")
+
+typedef enum ic_reduce_op {
+#define IC_REDUCE_ENUM_(name, spelling) IC_REDUCE_##name,
+  IC_REDUCE_LIST(IC_REDUCE_ENUM_)
+#undef IC_REDUCE_ENUM_
+  IC_REDUCE_COUNT
+} ic_reduce_op;
+
+/* "sum", ...; "invalid" for anything else. */
+IC_API const char *ic_reduce_name(ic_reduce_op op);
+IC_API ic_value ic_graph_reduce(ic_graph *graph, ic_reduce_op op, ic_value a, int32_t naxes, const int32_t *axes,
+                                int keepdim);
+/* The sum divided by max(N - correction, 0) (mean is correction 0; var's last step):
+ * the reduction `mean` with a correction, printed "mean(x, [1], correction=1)". */
+IC_API ic_value ic_graph_mean_correction(ic_graph *graph, ic_value a, int32_t naxes, const int32_t *axes,
+                                         double correction, int keepdim);
+/* Shorthands that build ordinary nodes (printing shows the decomposition; fusion makes
+ * each one kernel). a must have a FLOAT dtype; axes as ic_graph_reduce's.
+ *   var(a)     = mean_correction((a - m) * (a - m), correction), m = mean(a, keepdim)
+ *                (PyTorch's two-pass var; correction 1 is Bessel's)
+ *   std(a)     = sqrt(var(a))
+ *   softmax(a, axis)     = e / sum(e, axis, keepdim), e = exp(a - max(a, axis, keepdim))
+ *   log_softmax(a, axis) = (a - m) - log(sum(exp(a - m), axis, keepdim)), m = max(...)
+ *   layer_norm(a, nlast, w, b, eps): over the last nlast dims,
+ *                y = (a - m) * rsqrt(var + eps), m = mean, var = mean((a - m)^2) (biased),
+ *                then y * w if w is given, then + b if b is given (w, b: the normalized
+ *                shape, broadcast); IC_INVALID_VALUE for no weight or no bias
+ *   rms_norm(a, nlast, w, eps): a * rsqrt(mean(a * a) + eps) [* w]
+ * eps is a constant of a's dtype. */
+IC_API ic_value ic_graph_var(ic_graph *graph, ic_value a, int32_t naxes, const int32_t *axes, double correction,
+                             int keepdim);
+IC_API ic_value ic_graph_std(ic_graph *graph, ic_value a, int32_t naxes, const int32_t *axes, double correction,
+                             int keepdim);
+IC_API ic_value ic_graph_softmax(ic_graph *graph, ic_value a, int32_t axis);
+IC_API ic_value ic_graph_log_softmax(ic_graph *graph, ic_value a, int32_t axis);
+IC_API ic_value ic_graph_layer_norm(ic_graph *graph, ic_value a, int32_t nlast, ic_value weight, ic_value bias,
+                                    double eps);
+IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic_value weight, double eps);
+
 /* Marks a value as a named program output (names are unique). Returns IC_OK or the
  * graph's error status. */
 IC_API ic_status ic_graph_output(ic_graph *graph, const char *name, ic_value value);
@@ -623,6 +716,9 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  *   e = expand(w, [n, 4096])
  *   v = slice(x, 1, 0, 10, 2)           dim, start, stop, step: ic_graph_slice's arguments
  *   c = concat([x, e], 0)               the values, then the dim
+ *   s = sum(x, [1], keepdim)            any reduction (ic_reduce_name): the axes, then
+ *   v = mean(q, [0, 1], correction=1)   keepdim and correction (mean only) if wanted;
+ *                                       [] reduces over no dim (a scalar's form)
  *   q = pad(x, [1, 2, 0, 0], 0.5)       ic_graph_pad's lo_hi (last dim first), the value
  *   output y = s                        "output s" names the output after its value
  * ic_graph_print writes every node (implicit broadcasts as expand, adopted constants as

@@ -33,6 +33,8 @@ typedef struct backend_kernel {
   size_t binary_size;
   int32_t block;      /* threads per block */
   int32_t per_thread; /* iteration points per thread: grid = ceil(numel / (block * per_thread)) */
+  int32_t per_block;  /* if > 0, launch points per block instead (grid = ceil(numel / per_block)):
+                         reduction kernels count rows */
   void *impl;         /* backend data (the loaded module and function) */
 } backend_kernel;
 

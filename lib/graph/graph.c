@@ -733,3 +733,228 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
   if (!any) return a;
   return graph_append(g, &r);
 }
+
+/* ---------------------------------------------------------------- reductions */
+
+/* The axes of a reduction over a tensor of ndim dims as a bit mask (naxes 0: all). */
+static bool graph_axes_mask(ic_graph *g, const char *what, int32_t ndim, int32_t naxes, const int32_t *axes,
+                            uint32_t *mask) {
+  *mask = 0;
+  if (naxes == 0) {
+    *mask = ndim ? (1u << ndim) - 1u : 0;
+    return true;
+  }
+  if (naxes < 0 || naxes > ndim) {
+    graph_fail(g, "%s: %" PRId32 " axes for a tensor of %" PRId32 " dims", what, naxes, ndim);
+    return false;
+  }
+  if (!axes) {
+    graph_fail(g, "%s: axes is NULL", what);
+    return false;
+  }
+  for (int32_t i = 0; i < naxes; i++) {
+    int32_t d = graph_dim_index(axes[i], ndim);
+    if (d < 0) {
+      graph_fail(g, "%s: axis %" PRId32 " outside a tensor of %" PRId32 " dims", what, axes[i], ndim);
+      return false;
+    }
+    if (*mask & (1u << d)) {
+      graph_fail(g, "%s: axis %" PRId32 " given twice", what, axes[i]);
+      return false;
+    }
+    *mask |= 1u << d;
+  }
+  return true;
+}
+
+ic_value graph_reduce_mask(ic_graph *g, ic_reduce_op op, ic_value a, uint32_t axes, bool keepdim, double correction) {
+  const reduce_info *info = reduce_get(op);
+  if (!info) return graph_fail(g, "ic_graph_reduce: invalid reduction %d", (int)op);
+  const graph_node *src = graph_arg(g, info->name, a);
+  if (!src) return IC_INVALID_VALUE;
+  if (src->ndim < 32 && (axes >> src->ndim) != 0)
+    return graph_fail(g, "%s: an axis outside a tensor of %" PRId32 " dims", info->name, src->ndim);
+  ic_dtype dt = reduce_result_dtype(op, src->dtype);
+  if (!dt) {
+    op_info types = {.types = info->types};
+    return graph_fail(g, "%s: dtype %s not accepted (takes %s%s)", info->name, ic_dtype_name(src->dtype),
+                      op_types_text(types.types),
+                      op == IC_REDUCE_MEAN && dtype_is_integer(src->dtype) ? "; cast integers to a float dtype first" : "");
+  }
+  if (correction != 0 && op != IC_REDUCE_MEAN) return graph_fail(g, "%s: only mean takes a correction", info->name);
+  if (!isfinite(correction)) return graph_fail(g, "mean: correction %g is not finite", correction);
+  sym_id count = sym_const(g->syms, 1);
+  for (int32_t d = 0; d < src->ndim; d++)
+    if (axes & (1u << d)) count = sym_mul(g->syms, count, src->dims[d]);
+  int64_t n = 0;
+  if (info->needs_elements && sym_is_const(g->syms, count, &n) && n == 0)
+    return graph_fail(g, "%s: the reduction is over no elements (a dim of size 0)", info->name);
+  graph_node r = {.kind = GRAPH_REDUCE, .dtype = dt, .nargs = 1, .args = {a}, .reduce = op, .axes = axes,
+                  .keepdim = keepdim, .value = correction};
+  for (int32_t d = 0; d < src->ndim; d++) {
+    if (!(axes & (1u << d))) r.dims[r.ndim++] = src->dims[d];
+    else if (keepdim) r.dims[r.ndim++] = sym_const(g->syms, 1);
+  }
+  return graph_append(g, &r);
+}
+
+ic_value ic_graph_reduce(ic_graph *g, ic_reduce_op op, ic_value a, int32_t naxes, const int32_t *axes, int keepdim) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, ic_reduce_name(op), a);
+  uint32_t mask;
+  if (!src || !graph_axes_mask(g, ic_reduce_name(op), src->ndim, naxes, axes, &mask)) return IC_INVALID_VALUE;
+  return graph_reduce_mask(g, op, a, mask, keepdim != 0, 0);
+}
+
+ic_value ic_graph_mean_correction(ic_graph *g, ic_value a, int32_t naxes, const int32_t *axes, double correction,
+                                  int keepdim) {
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *src = graph_arg(g, "mean", a);
+  uint32_t mask;
+  if (!src || !graph_axes_mask(g, "mean", src->ndim, naxes, axes, &mask)) return IC_INVALID_VALUE;
+  return graph_reduce_mask(g, IC_REDUCE_MEAN, a, mask, keepdim != 0, correction);
+}
+
+/* Shorthands build ordinary nodes; on an error they roll the graph back to where it was
+ * (the first error stays recorded). */
+static ic_value graph_rollback(ic_graph *g, int32_t mark) {
+  g->nodes.count = mark;
+  return IC_INVALID_VALUE;
+}
+
+static bool graph_float_operand(ic_graph *g, const char *what, ic_value a, const graph_node **out) {
+  const graph_node *src = graph_arg(g, what, a);
+  if (src && !dtype_is_float(src->dtype)) {
+    graph_fail(g, "%s: dtype %s not accepted (takes %s)", what, ic_dtype_name(src->dtype),
+               op_types_text(OP_TYPES_FLOAT));
+    src = NULL;
+  }
+  *out = src;
+  return src != NULL;
+}
+
+static ic_value graph_bin(ic_graph *g, ic_op op, ic_value a, ic_value b) {
+  if (a == IC_INVALID_VALUE || b == IC_INVALID_VALUE) return IC_INVALID_VALUE;
+  return ic_graph_binary(g, op, a, b);
+}
+
+static ic_value graph_un(ic_graph *g, ic_op op, ic_value a) {
+  return a == IC_INVALID_VALUE ? IC_INVALID_VALUE : ic_graph_unary(g, op, a);
+}
+
+static ic_value graph_red(ic_graph *g, ic_reduce_op op, ic_value a, uint32_t mask, double correction) {
+  return a == IC_INVALID_VALUE ? IC_INVALID_VALUE : graph_reduce_mask(g, op, a, mask, true, correction);
+}
+
+/* Drops the kept size-1 dims of a keepdim reduction's result when keepdim is off. */
+static ic_value graph_drop_reduced(ic_graph *g, ic_value v, const graph_node *src, uint32_t mask, bool keepdim) {
+  if (v == IC_INVALID_VALUE || keepdim) return v;
+  sym_id dims[IC_MAX_DIMS];
+  int32_t n = 0;
+  for (int32_t d = 0; d < src->ndim; d++)
+    if (!(mask & (1u << d))) dims[n++] = src->dims[d];
+  return graph_reshape_exprs(g, v, n, dims);
+}
+
+static ic_value graph_var_mask(ic_graph *g, ic_value a, uint32_t mask, double correction) {
+  ic_value m = graph_red(g, IC_REDUCE_MEAN, a, mask, 0);
+  ic_value d = graph_bin(g, IC_OP_SUB, a, m);
+  return graph_red(g, IC_REDUCE_MEAN, graph_bin(g, IC_OP_MUL, d, d), mask, correction);
+}
+
+static ic_value graph_var_or_std(ic_graph *g, const char *what, ic_value a, int32_t naxes, const int32_t *axes,
+                                 double correction, int keepdim, bool std) {
+  if (!g) return IC_INVALID_VALUE;
+  int32_t mark = g->nodes.count;
+  const graph_node *src;
+  uint32_t mask;
+  if (!graph_float_operand(g, what, a, &src) || !graph_axes_mask(g, what, src->ndim, naxes, axes, &mask))
+    return IC_INVALID_VALUE;
+  graph_node copy = *src; /* src moves when the node array grows */
+  ic_value v = graph_var_mask(g, a, mask, correction);
+  if (std) v = graph_un(g, IC_OP_SQRT, v);
+  v = graph_drop_reduced(g, v, &copy, mask, keepdim != 0);
+  return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
+}
+
+ic_value ic_graph_var(ic_graph *g, ic_value a, int32_t naxes, const int32_t *axes, double correction, int keepdim) {
+  return graph_var_or_std(g, "var", a, naxes, axes, correction, keepdim, false);
+}
+
+ic_value ic_graph_std(ic_graph *g, ic_value a, int32_t naxes, const int32_t *axes, double correction, int keepdim) {
+  return graph_var_or_std(g, "std", a, naxes, axes, correction, keepdim, true);
+}
+
+static ic_value graph_softmax_like(ic_graph *g, const char *what, ic_value a, int32_t axis, bool log) {
+  if (!g) return IC_INVALID_VALUE;
+  int32_t mark = g->nodes.count;
+  const graph_node *src;
+  uint32_t mask;
+  if (!graph_float_operand(g, what, a, &src) || !graph_axes_mask(g, what, src->ndim, 1, &axis, &mask))
+    return IC_INVALID_VALUE;
+  ic_value shifted = graph_bin(g, IC_OP_SUB, a, graph_red(g, IC_REDUCE_MAX, a, mask, 0));
+  ic_value e = graph_un(g, IC_OP_EXP, shifted);
+  ic_value s = graph_red(g, IC_REDUCE_SUM, e, mask, 0);
+  ic_value v = log ? graph_bin(g, IC_OP_SUB, shifted, graph_un(g, IC_OP_LOG, s)) : graph_bin(g, IC_OP_DIV, e, s);
+  return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
+}
+
+ic_value ic_graph_softmax(ic_graph *g, ic_value a, int32_t axis) { return graph_softmax_like(g, "softmax", a, axis, false); }
+
+ic_value ic_graph_log_softmax(ic_graph *g, ic_value a, int32_t axis) {
+  return graph_softmax_like(g, "log_softmax", a, axis, true);
+}
+
+/* The mask of the last nlast dims, for the norms. */
+static bool graph_last_dims(ic_graph *g, const char *what, const graph_node *src, int32_t nlast, uint32_t *mask) {
+  if (nlast < 1 || nlast > src->ndim) {
+    graph_fail(g, "%s: %" PRId32 " normalized dims for a tensor of %" PRId32 " dims (1 to its rank)", what, nlast,
+               src->ndim);
+    return false;
+  }
+  *mask = ((1u << src->ndim) - 1u) & ~((1u << (src->ndim - nlast)) - 1u);
+  return true;
+}
+
+/* The affine part of the norms: v * w, then + b (either may be IC_INVALID_VALUE: none). */
+static ic_value graph_norm_affine(ic_graph *g, ic_value v, ic_value w, ic_value b) {
+  if (w != IC_INVALID_VALUE) v = graph_bin(g, IC_OP_MUL, v, w);
+  if (b != IC_INVALID_VALUE) v = graph_bin(g, IC_OP_ADD, v, b);
+  return v;
+}
+
+static bool graph_optional_arg(ic_graph *g, const char *what, ic_value v) {
+  return v == IC_INVALID_VALUE || graph_arg(g, what, v) != NULL;
+}
+
+ic_value ic_graph_layer_norm(ic_graph *g, ic_value a, int32_t nlast, ic_value weight, ic_value bias, double eps) {
+  if (!g) return IC_INVALID_VALUE;
+  int32_t mark = g->nodes.count;
+  const graph_node *src;
+  uint32_t mask;
+  if (!graph_float_operand(g, "layer_norm", a, &src) || !graph_last_dims(g, "layer_norm", src, nlast, &mask) ||
+      !graph_optional_arg(g, "layer_norm", weight) || !graph_optional_arg(g, "layer_norm", bias))
+    return IC_INVALID_VALUE;
+  ic_dtype dt = src->dtype;
+  ic_value m = graph_red(g, IC_REDUCE_MEAN, a, mask, 0);
+  ic_value d = graph_bin(g, IC_OP_SUB, a, m);
+  ic_value var = graph_red(g, IC_REDUCE_MEAN, graph_bin(g, IC_OP_MUL, d, d), mask, 0);
+  ic_value inv = graph_un(g, IC_OP_RSQRT, graph_bin(g, IC_OP_ADD, var, ic_graph_constant(g, eps, dt)));
+  ic_value v = graph_norm_affine(g, graph_bin(g, IC_OP_MUL, d, inv), weight, bias);
+  return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
+}
+
+ic_value ic_graph_rms_norm(ic_graph *g, ic_value a, int32_t nlast, ic_value weight, double eps) {
+  if (!g) return IC_INVALID_VALUE;
+  int32_t mark = g->nodes.count;
+  const graph_node *src;
+  uint32_t mask;
+  if (!graph_float_operand(g, "rms_norm", a, &src) || !graph_last_dims(g, "rms_norm", src, nlast, &mask) ||
+      !graph_optional_arg(g, "rms_norm", weight))
+    return IC_INVALID_VALUE;
+  ic_dtype dt = src->dtype;
+  ic_value ms = graph_red(g, IC_REDUCE_MEAN, graph_bin(g, IC_OP_MUL, a, a), mask, 0);
+  ic_value inv = graph_un(g, IC_OP_RSQRT, graph_bin(g, IC_OP_ADD, ms, ic_graph_constant(g, eps, dt)));
+  ic_value v = graph_norm_affine(g, graph_bin(g, IC_OP_MUL, a, inv), weight, IC_INVALID_VALUE);
+  return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
+}

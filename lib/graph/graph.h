@@ -17,7 +17,8 @@ typedef enum graph_node_kind {
   GRAPH_EXPAND,
   GRAPH_SLICE,  /* point i of dim axis reads source point first + i * step */
   GRAPH_CONCAT, /* operands in g->concat_parts; each point reads one of them */
-  GRAPH_PAD     /* points outside the source read `value` */
+  GRAPH_PAD,    /* points outside the source read `value` */
+  GRAPH_REDUCE  /* reduce `reduce` of args[0] over the dims in axes (a bit per operand dim) */
 } graph_node_kind;
 
 typedef struct graph_node {
@@ -39,6 +40,9 @@ typedef struct graph_node {
   sym_id first;      /* GRAPH_SLICE: the source index of point 0 (clamped start) */
   int32_t parts;     /* GRAPH_CONCAT: its nargs operands start at g->concat_parts.items[parts] */
   int64_t pad[IC_MAX_DIMS][2]; /* GRAPH_PAD: amounts before and after, by dim */
+  ic_reduce_op reduce; /* GRAPH_REDUCE (value: mean's correction) */
+  uint32_t axes;       /* GRAPH_REDUCE: bit d set = operand dim d is reduced */
+  bool keepdim;        /* GRAPH_REDUCE: reduced dims stay with size 1 */
 } graph_node;
 
 typedef struct graph_output {
@@ -70,6 +74,10 @@ const graph_node *graph_node_get(const ic_graph *g, ic_value v);
  * checks, errors and results as ic_graph_reshape and ic_graph_expand. */
 ic_value graph_reshape_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
 ic_value graph_expand_exprs(ic_graph *g, ic_value a, int32_t ndim, const sym_id *dims);
+
+/* A reduction built from already checked parts, for the text parser: same checks,
+ * errors and result as ic_graph_mean_correction / ic_graph_reduce. */
+ic_value graph_reduce_mask(ic_graph *g, ic_reduce_op op, ic_value a, uint32_t axes, bool keepdim, double correction);
 
 /* True when s is a name the text format can carry: [A-Za-z_][A-Za-z0-9_.]*. */
 bool graph_name_valid(const char *s);

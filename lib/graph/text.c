@@ -133,6 +133,26 @@ static void print_node(const ic_graph *g, ic_value v, sbuf *out) {
     sbuf_puts(out, ")");
     break;
   }
+  case GRAPH_REDUCE: {
+    const graph_node *src = &g->nodes.items[n->args[0]];
+    sbuf_printf(out, "%s(", ic_reduce_name(n->reduce));
+    print_value_ref(g, n->args[0], out);
+    sbuf_puts(out, ", [");
+    const char *sep = "";
+    for (int32_t d = 0; d < src->ndim; d++) {
+      if (!(n->axes & (1u << d))) continue;
+      sbuf_printf(out, "%s%" PRId32, sep, d);
+      sep = ", ";
+    }
+    sbuf_puts(out, "]");
+    if (n->keepdim) sbuf_puts(out, ", keepdim");
+    if (n->value != 0) {
+      sbuf_puts(out, ", correction=");
+      print_number(n->value, out);
+    }
+    sbuf_puts(out, ")");
+    break;
+  }
   case GRAPH_INPUT: break;
   }
   sbuf_puts(out, "\n");
@@ -868,6 +888,47 @@ static bool parse_pad(parser *ps, const token *op, ic_value *out) {
   return true;
 }
 
+static bool parse_axis_item(parser *ps, int32_t i, void *ctx) {
+  token at = ps->tok;
+  int64_t v = 0;
+  if (!parse_signed(ps, &v)) return false;
+  if (v < -IC_MAX_DIMS || v >= IC_MAX_DIMS) return fail_at(ps, &at, "axis %" PRId64 " is not a dim (at most %d dims)", v, IC_MAX_DIMS);
+  ((int32_t *)ctx)[i] = (int32_t)v;
+  return true;
+}
+
+/* REDUCE(value, [axes] [, keepdim] [, correction=NUMBER]); [] reduces over no dim */
+static bool parse_reduce(parser *ps, const token *op, ic_reduce_op which, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE;
+  int32_t axes[IC_MAX_DIMS] = {0}, n = 0;
+  bool keepdim = false;
+  double correction = 0;
+  const char *what = "a value and a list of axes, then optionally keepdim and correction=NUMBER";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
+      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, axes, &n))
+    return false;
+  while (tok_is_punct(&ps->tok, ',')) {
+    advance(ps);
+    token word = ps->tok;
+    if (tok_is_word(&word, "keepdim") && !keepdim) {
+      keepdim = true;
+      advance(ps);
+    } else if (tok_is_word(&word, "correction") && correction == 0) {
+      advance(ps);
+      if (!expect_punct(ps, '=') || !parse_const_value(ps, &correction)) return false;
+      if (correction == 0) return fail_at(ps, &word, "correction=0 is the plain mean: leave it out");
+    } else {
+      return fail_at(ps, &word, "expected keepdim or correction=NUMBER (each at most once)");
+    }
+  }
+  if (!expect_args_end(ps, op, what)) return false;
+  if (correction != 0 && which != IC_REDUCE_MEAN) return fail_at(ps, op, "only mean takes a correction");
+  if (n == 0) *out = graph_reduce_mask(ps->g, which, a, 0, keepdim, correction);
+  else if (which == IC_REDUCE_MEAN) *out = ic_graph_mean_correction(ps->g, a, n, axes, correction, keepdim);
+  else *out = ic_graph_reduce(ps->g, which, a, n, axes, keepdim);
+  return true;
+}
+
 static bool parse_op(parser *ps, const token *op_tok, ic_op op, ic_value *out) {
   arg_list args;
   int32_t n = 0;
@@ -917,12 +978,18 @@ static bool parse_assignment(parser *ps) {
   else if (tok_is_word(&op, "concat")) ok = parse_concat(ps, &op, &v);
   else if (tok_is_word(&op, "pad")) ok = parse_pad(ps, &op, &v);
   else {
-    int o = 0;
+    int r = 0, o = 0;
+    while (r < IC_REDUCE_COUNT && !tok_is_word(&op, ic_reduce_name((ic_reduce_op)r))) r++;
+    if (r < IC_REDUCE_COUNT) {
+      if (!parse_reduce(ps, &op, (ic_reduce_op)r, &v)) return false;
+      goto built;
+    }
     while (o < IC_OP_COUNT && !tok_is_word(&op, ic_op_name((ic_op)o))) o++;
     if (o == IC_OP_COUNT) return fail_at(ps, &op, "unknown op '%.*s'", (int)op.len, op.start);
     ok = parse_op(ps, &op, (ic_op)o, &v);
   }
   if (!ok) return false;
+built:
   if (v == IC_INVALID_VALUE) return fail_builder(ps, &target);
   /* A value the builder already had (an expand to the shape it has) only gets the name
    * here; naming it in the graph would rename an existing value. */

@@ -69,9 +69,10 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
    * never merged: the test would need the merged var split again. origin[d]: the var
    * dim d stands for, -1 once merged; ranged[d]: a range reads it. */
   int32_t origin[IC_MAX_DIMS];
-  bool ranged[IC_MAX_DIMS] = {false};
+  bool ranged[IC_MAX_DIMS] = {false}, reduced[IC_MAX_DIMS] = {false};
   for (int32_t d = 0; d < ndim; d++) {
     origin[d] = d;
+    reduced[d] = k->reduces && ((k->axes >> d) & 1u); /* reduced dims merge only with each other */
     for (int32_t i = 0; i < n; i++)
       if (k->instrs.items[i].kind == KIR_RANGE) ranged[d] |= sym_depends_on(a, k->instrs.items[i].offset, SYM_VAR, d);
   }
@@ -84,11 +85,12 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
     memmove(&dims[d], &dims[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
     memmove(&origin[d], &origin[d + 1], sizeof(int32_t) * (size_t)(ndim - d - 1));
     memmove(&ranged[d], &ranged[d + 1], sizeof(bool) * (size_t)(ndim - d - 1));
+    memmove(&reduced[d], &reduced[d + 1], sizeof(bool) * (size_t)(ndim - d - 1));
     ndim--;
   }
   /* merge an outer dim into its inner neighbour where every access allows it */
   for (int32_t d = ndim - 2; d >= 0; d--) {
-    bool ok = !ranged[d] && !ranged[d + 1];
+    bool ok = !ranged[d] && !ranged[d + 1] && reduced[d] == reduced[d + 1];
     for (int32_t i = 0; i < n && ok; i++)
       if (kir_is_access(&k->instrs.items[i])) ok = acc[i].coeff[d] == sym_mul(a, acc[i].coeff[d + 1], dims[d + 1]);
     if (!ok) continue;
@@ -102,9 +104,12 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
     memmove(&dims[d + 1], &dims[d + 2], sizeof(sym_id) * (size_t)(ndim - d - 2));
     memmove(&origin[d + 1], &origin[d + 2], sizeof(int32_t) * (size_t)(ndim - d - 2));
     memmove(&ranged[d + 1], &ranged[d + 2], sizeof(bool) * (size_t)(ndim - d - 2));
+    memmove(&reduced[d + 1], &reduced[d + 2], sizeof(bool) * (size_t)(ndim - d - 2));
     ndim--;
   }
   if (ndim == k->ndim) return kir_pass_end(a);
+  k->axes = 0;
+  for (int32_t d = 0; d < ndim; d++) k->axes |= reduced[d] ? 1u << d : 0u;
   /* Ranges read the vars of unmerged dims (renumbered) and of size-1 dims (now 0). */
   sym_id repl[IC_MAX_DIMS];
   for (int32_t d = 0; d < k->ndim; d++) repl[d] = sym_const(a, 0);
@@ -129,6 +134,7 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
 kir_pass_result kir_generalize_sizes(kir_kernel *k) {
   sym_arena *a = k->syms;
   int32_t ndim = k->ndim, n = k->instrs.count;
+  if (k->reduces) return KIR_PASS_REDUCTION;
   if (ndim == 0 || ndim > KIR_MAX_SIZES) return KIR_PASS_RANK;
   /* Ranges compare indices with the sizes themselves: such a kernel keeps its sizes. */
   for (int32_t i = 0; i < n; i++)

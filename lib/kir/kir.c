@@ -75,6 +75,16 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   const sym_names *names = &named;
   sbuf_printf(out, "kernel %s ", with_names ? k->name : "");
   sym_print_list(k->syms, k->ndim, k->dims, names, out);
+  if (k->reduces) {
+    sbuf_puts(out, " reduce [");
+    const char *sep = "";
+    for (int32_t d = 0; d < k->ndim; d++) {
+      if (!((k->axes >> d) & 1u)) continue;
+      sbuf_printf(out, "%s%" PRId32, sep, d);
+      sep = ", ";
+    }
+    sbuf_puts(out, "]");
+  }
   sbuf_puts(out, "\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {
     sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
@@ -110,6 +120,12 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       for (int32_t a = 0; a < in->nargs; a++) sbuf_printf(out, a ? ", v%" PRId32 : " v%" PRId32, in->args[a]);
       sbuf_puts(out, "\n");
       break;
+    case KIR_REDUCE:
+      sbuf_printf(out, "  v%" PRId32 " = reduce.%s.%s v%" PRId32, i, ic_reduce_name(in->reduce), ic_dtype_name(in->dtype),
+                  in->args[0]);
+      if (in->value != 0) sbuf_printf(out, " correction %.17g", in->value);
+      sbuf_puts(out, "\n");
+      break;
     case KIR_STORE:
       sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
       sym_print(k->syms, in->offset, names, out);
@@ -136,6 +152,58 @@ const char *kir_pass_result_text(kir_pass_result r) {
   case KIR_PASS_RANGES: return "ranges or guarded loads compare indices with the sizes";
   case KIR_PASS_ALREADY: return "the sizes are launch parameters already";
   case KIR_PASS_NOT_CONTIGUOUS: return "an access is not a contiguous tensor broadcast along dims";
+  case KIR_PASS_REDUCTION: return "a reduction kernel keeps its sizes";
   }
   return "?";
+}
+
+/* ---------------------------------------------------------------- reduction kernels */
+
+static bool kir_reads_reduced_var(const kir_kernel *k, sym_id e) {
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (((k->axes >> d) & 1u) && sym_depends_on(k->syms, e, SYM_VAR, d)) return true;
+  return false;
+}
+
+void kir_levels(const kir_kernel *k, bool *element) {
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    bool e = false;
+    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) e = kir_reads_reduced_var(k, in->offset);
+    if (in->kind == KIR_STORE) e = kir_reads_reduced_var(k, in->offset);
+    if (in->kind != KIR_REDUCE)
+      for (int32_t a = 0; a < in->nargs; a++) e = e || element[in->args[a]];
+    element[i] = e;
+  }
+}
+
+int32_t kir_reduce_count(const kir_kernel *k) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) n += k->instrs.items[i].kind == KIR_REDUCE;
+  return n;
+}
+
+/* Closes need over the element values the marked instructions read (instructions only
+ * read earlier ones, so one backward sweep does it, whatever the kernel's length). */
+static void kir_close_needs(const kir_kernel *k, const bool *element, bool *need) {
+  for (int32_t i = k->instrs.count - 1; i >= 0; i--) {
+    if (!need[i]) continue;
+    const kir_instr *in = &k->instrs.items[i];
+    for (int32_t a = 0; a < in->nargs; a++)
+      if (element[in->args[a]]) need[in->args[a]] = true;
+  }
+}
+
+void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need) {
+  int32_t n = k->instrs.count, p = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_REDUCE) continue;
+    if (element[in->args[0]]) need[(size_t)p * (size_t)n + (size_t)in->args[0]] = true;
+    kir_close_needs(k, element, &need[(size_t)p * (size_t)n]);
+    p++;
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (k->instrs.items[i].kind == KIR_STORE && element[i]) need[(size_t)p * (size_t)n + (size_t)i] = true;
+  kir_close_needs(k, element, &need[(size_t)p * (size_t)n]);
 }

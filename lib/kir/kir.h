@@ -22,7 +22,9 @@
  * select with them (where(range, a, b)), and they guard loads: a LOAD with nargs 1
  * reads only where its guard, the RANGE args[0], holds; elsewhere it reads nothing and
  * its value is zero (and never chosen). */
-typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE } kir_kind;
+/* KIR_REDUCE (reduction kernels) reduces its operand, an element value, over the reduced
+ * dims into a row value, in the order ic.h states ("reductions"). */
+typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE, KIR_REDUCE } kir_kind;
 
 typedef struct kir_instr {
   kir_kind kind;
@@ -33,7 +35,8 @@ typedef struct kir_instr {
   int32_t buffer;     /* LOAD/STORE: kernel buffer */
   sym_id offset;      /* LOAD/STORE: element offset; RANGE: the index */
   sym_id lo, hi;      /* RANGE: bounds */
-  double value;       /* CONST */
+  double value;       /* CONST; REDUCE: mean's correction */
+  ic_reduce_op reduce; /* REDUCE */
 } kir_instr;
 
 /* A LOAD with a guard. */
@@ -70,7 +73,8 @@ typedef enum kir_pass_result {
   KIR_PASS_RANK,           /* generalize: no dims, or more than KIR_MAX_SIZES */
   KIR_PASS_RANGES,         /* generalize: ranges or guarded loads compare indices with the sizes */
   KIR_PASS_ALREADY,        /* generalize: the sizes are launch parameters already */
-  KIR_PASS_NOT_CONTIGUOUS  /* generalize: an access is not a contiguous tensor broadcast along dims */
+  KIR_PASS_NOT_CONTIGUOUS, /* generalize: an access is not a contiguous tensor broadcast along dims */
+  KIR_PASS_REDUCTION       /* generalize: a reduction kernel keeps its sizes (its order depends on them) */
 } kir_pass_result;
 
 /* "an access is not affine in the vars", ... for logs. */
@@ -86,6 +90,11 @@ typedef struct kir_kernel {
   sym_id launch_numel;   /* the same in the program's symbols (for grids) */
   sym_id size_exprs[KIR_MAX_SIZES]; /* values of the size params, in the program's symbols */
   int32_t nsizes;
+  /* A reduction kernel: the dims in `axes` (a bit per dim) are reduced. A point of the
+   * other dims is a row; instructions are row values (computed once per row) or element
+   * values (once per point), see kir_levels. */
+  bool reduces;
+  uint32_t axes;
   /* What the passes did (set by whoever runs them), so callers can log a skip. */
   kir_pass_result coalesced, generalized;
   struct { kir_buffer *items; int32_t count, cap; } buffers;
@@ -105,6 +114,17 @@ uint64_t kir_content_hash(const kir_kernel *k);
  * the parameter numbering of base/limits.h; IC_ERR_OUT_OF_MEMORY. */
 ic_status kir_collect_params(kir_kernel *k);
 
+
+/* Reduction kernels: which instructions are element values (element[i] true: they vary
+ * over the reduced dims, as loads and ranges that read a reduced var and everything
+ * computed from them up to a REDUCE) and which are row values. */
+void kir_levels(const kir_kernel *k, bool *element);
+/* The passes of a reduction kernel: pass p < nreduce evaluates the element values the
+ * p-th REDUCE needs (need[p * count + i]); the last pass (p == nreduce) those the element
+ * stores need, and does the element stores. Row values and row stores are evaluated in
+ * instruction order as soon as the REDUCEs before them are done. */
+int32_t kir_reduce_count(const kir_kernel *k);
+void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need);
 
 /* Passes (coalesce.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);

@@ -165,6 +165,51 @@ done:
   return result;
 }
 
+/* The dims of the consumer's space along which idx reads p as a row broadcast: p's dims
+ * are the consumer's with those dims made 1 (idx 0 there) or dropped, and idx is the
+ * consumer's var on every other dim. 0 when idx is anything else. */
+static uint32_t lower_row_broadcast(sym_arena *a, const lower_consumer *c, const lower_node *p, const sym_id *idx) {
+  uint32_t bcast = 0;
+  int64_t one = 0;
+  if (p->ndim == c->ndim) {
+    for (int32_t d = 0; d < c->ndim; d++) {
+      if (idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d]) continue;
+      if (!sym_is_const(a, idx[d], &one) || one != 0 || !sym_is_const(a, p->dims[d], &one) || one != 1) return 0;
+      bcast |= 1u << d;
+    }
+    return bcast;
+  }
+  int32_t j = 0;
+  for (int32_t d = 0; d < c->ndim; d++) {
+    if (j < p->ndim && idx[j] == sym_var(a, d) && p->dims[j] == c->dims[d]) j++;
+    else bcast |= 1u << d;
+  }
+  return j == p->ndim ? bcast : 0;
+}
+
+bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                       const sym_id *dims) {
+  int64_t one = 0;
+  bool keep = ndim == in_ndim, drop = true;
+  int32_t j = 0;
+  for (int32_t d = 0; d < in_ndim; d++) {
+    bool reduced = (axes >> d) & 1u;
+    if (keep) keep = reduced ? sym_is_const(a, dims[d], &one) && one == 1 : dims[d] == in_dims[d];
+    if (!reduced) drop = drop && j < ndim && dims[j++] == in_dims[d];
+  }
+  return keep || (drop && j == ndim);
+}
+
+void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim, sym_id *repl) {
+  (void)in_dims;
+  int32_t j = 0;
+  for (int32_t d = 0; d < in_ndim; d++) {
+    bool reduced = (axes >> d) & 1u;
+    if (ndim == in_ndim) repl[d] = reduced ? sym_const(a, 0) : sym_var(a, d); /* keepdim form */
+    else if (!reduced && j < ndim) repl[j++] = sym_var(a, d);                 /* dropped form */
+  }
+}
+
 /* Resolves value v at index idx (of v's space; expressions of the consumer's vars, idx
  * is overwritten): follows views to a base. guard: the range a load must sit under;
  * viewed: whether a view has moved the index. */
@@ -207,6 +252,14 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   }
   sym_id str[IC_MAX_DIMS] = {0};
   lower_contiguous_strides(a, p->ndim, p->dims, str);
+  uint32_t bcast = lower_row_broadcast(a, c, p, idx);
+  if (bcast && guard < 0) {
+    arg.kind = LOWER_ARG_NODE;
+    arg.node = st->node_of[v];
+    arg.bcast = bcast;
+    arg.offset = lower_dot(a, p->ndim, idx, str);
+    return arg;
+  }
   arg.kind = LOWER_ARG_LOAD;
   arg.src = (lower_source){false, st->node_of[v]};
   arg.offset = lower_dot(a, p->ndim, idx, str);
@@ -214,11 +267,13 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   return arg;
 }
 
-/* Resolves operand value v of lowered node `consumer` (whose dims are set). */
+/* Resolves operand value v of lowered node `consumer` (whose dims are set) over the
+ * consumer's space: its dims, or a reduction's operand space. */
 static lower_arg lower_operand(lower_state *st, ic_value v, int32_t consumer) {
   sym_arena *a = st->l->syms;
-  lower_consumer c = {.ndim = st->l->nodes.items[consumer].ndim};
-  memcpy(c.dims, st->l->nodes.items[consumer].dims, sizeof c.dims);
+  const lower_node *cn = &st->l->nodes.items[consumer];
+  lower_consumer c = {.ndim = cn->is_reduce ? cn->in_ndim : cn->ndim};
+  memcpy(c.dims, cn->is_reduce ? cn->in_dims : cn->dims, sizeof c.dims);
   sym_id idx[IC_MAX_DIMS] = {0};
   for (int32_t d = 0; d < c.ndim; d++) idx[d] = sym_var(a, d);
   return lower_resolve(st, &c, v, idx, -1, false);
@@ -291,11 +346,20 @@ static ic_status lower_run(lower_state *st) {
   lower_mark_live(g, live);
   for (int32_t v = 0; v < g->nodes.count && !s; v++) {
     const graph_node *n = &g->nodes.items[v];
-    if (!live[v] || n->kind != GRAPH_OP) continue;
+    if (!live[v] || (n->kind != GRAPH_OP && n->kind != GRAPH_REDUCE)) continue;
     if (!lower_push_node(st, n->op, n->dtype, n->ndim, n->dims)) s = IC_ERR_OUT_OF_MEMORY;
     else {
       st->node_of[v] = l->nodes.count - 1;
       lower_node *ln = &l->nodes.items[l->nodes.count - 1];
+      if (n->kind == GRAPH_REDUCE) {
+        const graph_node *src = graph_node_get(g, n->args[0]);
+        ln->is_reduce = true;
+        ln->reduce = n->reduce;
+        ln->axes = n->axes;
+        ln->correction = n->value;
+        ln->in_ndim = src->ndim;
+        for (int32_t d = 0; d < src->ndim; d++) ln->in_dims[d] = sym_import(l->syms, g->syms, src->dims[d]);
+      }
       ln->nargs = n->nargs;
       for (int32_t i = 0; i < n->nargs; i++) ln->args[i] = lower_operand(st, n->args[i], l->nodes.count - 1);
     }
@@ -316,7 +380,7 @@ static ic_status lower_run(lower_state *st) {
     const graph_output *go = &g->outputs.items[o];
     const graph_node *n = graph_node_get(g, go->value);
     l->outputs[o].name = str_dup(go->name);
-    bool own = n->kind == GRAPH_OP && !claimed[st->node_of[go->value]];
+    bool own = (n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE) && !claimed[st->node_of[go->value]];
     if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims))) {
       s = IC_ERR_OUT_OF_MEMORY;
     } else if (own) {

@@ -38,6 +38,11 @@ typedef struct lower_source {
 typedef struct lower_arg {
   lower_arg_kind kind;
   int32_t node;       /* NODE */
+  /* NODE: a row of a reduction's result read back over the reduced axes. Bit d set: the
+   * consumer's dim d is broadcast (node has size 1 there, or lacks the dim); the other
+   * dims map to the node's in order. offset: where the point sits in node's buffer
+   * (contiguous), for a consumer that does not share node's kernel. 0: same point. */
+  uint32_t bcast;
   lower_source src;   /* LOAD */
   sym_id offset;      /* LOAD: element offset, an expression of the consumer's vars */
   int32_t guard;      /* LOAD: the range (lowered.ranges) where it may read, or -1: everywhere */
@@ -56,7 +61,25 @@ typedef struct lower_node {
   sym_id numel;
   int32_t nargs;
   lower_arg args[3];
+  /* A reduction (op unused): args[0] is resolved over its operand's space in_dims (vars
+   * i0.. of in_dims), reduced over the dims in `axes`; dims are in_dims with those dims
+   * made 1 (keepdim) or dropped. value: mean's correction. */
+  bool is_reduce;
+  ic_reduce_op reduce;
+  uint32_t axes;
+  double correction;
+  int32_t in_ndim;
+  sym_id in_dims[IC_MAX_DIMS];
 } lower_node;
+
+/* True when dims (ndim) are the row form of a reduction over `axes` of space in_dims:
+ * in_dims with the reduced dims made 1 or dropped. */
+bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                       const sym_id *dims);
+/* The substitution that maps a row-form node's vars (its own dims) onto the vars of the
+ * element space in_dims: vars of reduced dims become 0 (keepdim form) and the dims of the
+ * dropped form are renumbered. repl gets in_ndim... entries for the node's ndim vars. */
+void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim, sym_id *repl);
 
 typedef struct lower_input {
   char *name;

@@ -46,3 +46,40 @@ const char *op_types_text(op_types t) {
   }
   return "?";
 }
+
+/* ---- reductions: the table of ic.h's "reductions" section */
+
+static const reduce_info reduce_table[IC_REDUCE_COUNT] = {
+    [IC_REDUCE_SUM] = {"sum", OP_TYPES_ANY, REDUCE_RESULT_WIDEN, false},
+    [IC_REDUCE_MEAN] = {"mean", OP_TYPES_FLOAT, REDUCE_RESULT_SAME, false},
+    [IC_REDUCE_PROD] = {"prod", OP_TYPES_ANY, REDUCE_RESULT_WIDEN, false},
+    [IC_REDUCE_MAX] = {"max", OP_TYPES_ANY, REDUCE_RESULT_SAME, true},
+    [IC_REDUCE_MIN] = {"min", OP_TYPES_ANY, REDUCE_RESULT_SAME, true},
+    [IC_REDUCE_ARGMAX] = {"argmax", OP_TYPES_NUM, REDUCE_RESULT_INDEX, true},
+    [IC_REDUCE_ARGMIN] = {"argmin", OP_TYPES_NUM, REDUCE_RESULT_INDEX, true},
+    [IC_REDUCE_ANY] = {"any", OP_TYPES_ANY, REDUCE_RESULT_BOOL, false},
+    [IC_REDUCE_ALL] = {"all", OP_TYPES_ANY, REDUCE_RESULT_BOOL, false},
+};
+
+const reduce_info *reduce_get(ic_reduce_op op) {
+  if ((int)op < 0 || op >= IC_REDUCE_COUNT) return NULL;
+  return &reduce_table[op];
+}
+
+const char *ic_reduce_name(ic_reduce_op op) {
+  const reduce_info *info = reduce_get(op);
+  return info ? info->name : "invalid";
+}
+
+ic_dtype reduce_result_dtype(ic_reduce_op op, ic_dtype dt) {
+  const reduce_info *info = reduce_get(op);
+  op_info accepts = {.types = info ? info->types : OP_TYPES_ANY};
+  if (!info || !op_accepts(&accepts, dt)) return IC_DTYPE_INVALID;
+  switch (info->result) {
+  case REDUCE_RESULT_WIDEN: return dtype_is_float(dt) ? dt : IC_I64;
+  case REDUCE_RESULT_SAME: return dt;
+  case REDUCE_RESULT_INDEX: return IC_I64;
+  case REDUCE_RESULT_BOOL: return IC_BOOL;
+  }
+  return IC_DTYPE_INVALID;
+}

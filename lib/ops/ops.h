@@ -34,4 +34,25 @@ bool op_accepts(const op_info *info, ic_dtype dt);
 /* "f16, bf16, f32, ..." for error messages. */
 const char *op_types_text(op_types t);
 
+/* ---- reductions (IC_REDUCE_LIST) */
+
+typedef enum reduce_result {
+  REDUCE_RESULT_WIDEN, /* floats: the operand's dtype; integers and bool: i64 */
+  REDUCE_RESULT_SAME,  /* the operand's dtype */
+  REDUCE_RESULT_INDEX, /* i64 */
+  REDUCE_RESULT_BOOL   /* bool */
+} reduce_result;
+
+typedef struct reduce_info {
+  const char *name;
+  op_types types;
+  reduce_result result;
+  bool needs_elements; /* an empty reduction is an error (max, min, argmax, argmin) */
+} reduce_info;
+
+/* NULL for an op outside the table. */
+const reduce_info *reduce_get(ic_reduce_op op);
+/* The result dtype of op over dtype dt, IC_DTYPE_INVALID when op does not take dt. */
+ic_dtype reduce_result_dtype(ic_reduce_op op, ic_dtype dt);
+
 #endif

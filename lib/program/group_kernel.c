@@ -10,7 +10,14 @@ typedef struct kir_builder {
   const lowered *l;
   const int32_t *buffer_of; /* program buffer of lowered node (materialized ones) */
   int32_t *value_of;        /* lowered node -> instruction computing it in this kernel */
+  /* The node being built: its own vars become these expressions of the kernel's vars
+   * (identity for nodes over the kernel's space; lower_row_vars for row nodes). */
+  int32_t nvars;
+  sym_id vars[IC_MAX_DIMS];
 } kir_builder;
+
+/* An offset (or index) of the current node's vars in the kernel's vars. */
+static sym_id kir_map(kir_builder *b, sym_id e) { return sym_subst_vars(b->k->syms, e, b->nvars, b->vars); }
 
 /* Kernel buffer for program buffer `ref` (added on first use). */
 static int32_t kir_buffer_for(kir_builder *b, int32_t ref, ic_dtype dt, bool written) {
@@ -52,13 +59,14 @@ static int32_t kir_emit_range(kir_builder *b, int32_t r) {
   int32_t parent = kir_emit_range(b, lr->parent);
   if (parent < -1) return -2;
   int32_t nargs = parent >= 0 ? 1 : 0;
+  sym_id index = kir_map(b, lr->index);
   for (int32_t i = 0; i < b->k->instrs.count; i++) {
     const kir_instr *in = &b->k->instrs.items[i];
-    if (in->kind == KIR_RANGE && in->offset == lr->index && in->lo == lr->lo && in->hi == lr->hi &&
+    if (in->kind == KIR_RANGE && in->offset == index && in->lo == lr->lo && in->hi == lr->hi &&
         in->nargs == nargs && (!nargs || in->args[0] == parent))
       return i;
   }
-  kir_instr in = {.kind = KIR_RANGE, .dtype = IC_BOOL, .offset = lr->index, .lo = lr->lo, .hi = lr->hi,
+  kir_instr in = {.kind = KIR_RANGE, .dtype = IC_BOOL, .offset = index, .lo = lr->lo, .hi = lr->hi,
                   .nargs = nargs, .args = {parent}};
   int32_t i = kir_emit(b, &in);
   return i < 0 ? -2 : i;
@@ -85,12 +93,13 @@ static int32_t kir_emit_operand(kir_builder *b, const lower_arg *a, sym_id ident
     int32_t ref = a->src.is_input ? a->src.index : b->buffer_of[a->src.index];
     int32_t guard = kir_emit_range(b, a->guard);
     if (guard < -1) return -1;
-    return kir_emit_load(b, ref, a->dtype, a->offset, guard);
+    return kir_emit_load(b, ref, a->dtype, kir_map(b, a->offset), guard);
   }
   case LOWER_ARG_NODE:
     if (b->value_of[a->node] >= 0) return b->value_of[a->node];
-    /* Computed by an earlier kernel at the same point: read its buffer (always inside). */
-    return kir_emit_load(b, b->buffer_of[a->node], a->dtype, identity_offset, -1);
+    /* Computed by an earlier kernel, at the same point or (bcast) at its row: read its
+     * buffer (always inside). */
+    return kir_emit_load(b, b->buffer_of[a->node], a->dtype, a->bcast ? kir_map(b, a->offset) : identity_offset, -1);
   }
   return -1;
 }
@@ -107,21 +116,53 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
   k->numel = k->launch_numel = first->numel;
 
   for (int32_t i = 0; i < l->nodes.count; i++) scratch[i] = -1;
-  kir_builder b = {k, l, buffer_of, scratch};
-  sym_id strides[IC_MAX_DIMS], idx[IC_MAX_DIMS];
-  lower_contiguous_strides(l->syms, k->ndim, k->dims, strides);
-  sym_id identity = sym_const(l->syms, 0);
-  for (int32_t d = 0; d < k->ndim; d++) {
-    idx[d] = sym_var(l->syms, d);
-    identity = sym_add(l->syms, identity, sym_mul(l->syms, idx[d], strides[d]));
+  k->reduces = grp->reduces;
+  k->axes = grp->axes;
+  if (grp->reduces) {
+    /* a reduction kernel's grid counts rows: the points of the kept dims */
+    k->launch_numel = sym_const(l->syms, 1);
+    for (int32_t d = 0; d < k->ndim; d++)
+      if (!((k->axes >> d) & 1u)) k->launch_numel = sym_mul(l->syms, k->launch_numel, k->dims[d]);
+    k->numel = k->launch_numel;
   }
+  kir_builder b = {k, l, buffer_of, scratch, 0, {0}};
 
   for (int32_t j = 0; j < grp->count; j++) {
     int32_t ni = grp->nodes[j];
     const lower_node *n = &l->nodes.items[ni];
+    /* The node's own vars in the kernel's: the same for nodes over the kernel's space
+     * (a reduction's operand space included), remapped for row nodes. */
+    bool same = n->is_reduce || (n->ndim == k->ndim && memcmp(n->dims, k->dims, sizeof(sym_id) * (size_t)n->ndim) == 0);
+    b.nvars = n->is_reduce ? n->in_ndim : n->ndim;
+    for (int32_t d = 0; d < b.nvars; d++) b.vars[d] = sym_var(l->syms, d);
+    if (!same) lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, b.vars);
+    sym_id own[IC_MAX_DIMS], strides[IC_MAX_DIMS];
+    for (int32_t d = 0; d < n->ndim; d++) own[d] = sym_var(l->syms, d);
+    lower_contiguous_strides(l->syms, n->ndim, n->dims, strides);
+    sym_id identity = sym_const(l->syms, 0);
+    for (int32_t d = 0; d < n->ndim; d++) identity = sym_add(l->syms, identity, sym_mul(l->syms, own[d], strides[d]));
+    /* the node's own point; a reduction's operand lives over its operand space and its
+     * result sits at its row */
+    sym_id operand_point = identity;
+    if (n->is_reduce) {
+      sym_id in_strides[IC_MAX_DIMS];
+      lower_contiguous_strides(l->syms, n->in_ndim, n->in_dims, in_strides);
+      operand_point = sym_const(l->syms, 0);
+      for (int32_t d = 0; d < n->in_ndim; d++)
+        operand_point = sym_add(l->syms, operand_point, sym_mul(l->syms, sym_var(l->syms, d), in_strides[d]));
+    }
+    if (n->is_reduce) {
+      sym_id row_vars[IC_MAX_DIMS];
+      lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, row_vars);
+      identity = sym_subst_vars(l->syms, identity, n->ndim, row_vars);
+    } else {
+      identity = operand_point = kir_map(&b, identity);
+    }
     kir_instr op = {.kind = KIR_OP, .op = n->op, .dtype = n->dtype, .nargs = n->nargs};
+    if (n->is_reduce) op = (kir_instr){.kind = KIR_REDUCE, .reduce = n->reduce, .dtype = n->dtype, .nargs = 1,
+                                       .value = n->correction};
     for (int32_t a = 0; a < n->nargs; a++)
-      if ((op.args[a] = kir_emit_operand(&b, &n->args[a], identity)) < 0) goto oom;
+      if ((op.args[a] = kir_emit_operand(&b, &n->args[a], operand_point)) < 0) goto oom;
     if ((scratch[ni] = kir_emit(&b, &op)) < 0) goto oom;
     if (s->materialize[ni]) {
       kir_instr st = {.kind = KIR_STORE, .dtype = n->dtype, .nargs = 1, .args = {scratch[ni]}, .offset = identity};

@@ -158,7 +158,8 @@ ic_status program_finish(ic_program *p) {
     program_step *st = &p->steps.items[i];
     if (st->kind != PROGRAM_STEP_LAUNCH) continue;
     const program_kernel *k = &p->kernels.items[st->kernel];
-    int64_t per_block = (int64_t)k->compiled->block * k->compiled->per_thread;
+    int64_t per_block = k->compiled->per_block > 0 ? k->compiled->per_block
+                                                   : (int64_t)k->compiled->block * k->compiled->per_thread;
     st->grid = sym_ceildiv(p->syms, k->kir.launch_numel, sym_const(p->syms, per_block));
   }
   program_layout_run(p);

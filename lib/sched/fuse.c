@@ -4,19 +4,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool sched_same_space(const sched_group *g, const lower_node *n) {
-  return g->ndim == n->ndim && memcmp(g->dims, n->dims, sizeof(sym_id) * (size_t)n->ndim) == 0;
+static bool sched_dims_equal(const sched_group *g, int32_t ndim, const sym_id *dims) {
+  return g->ndim == ndim && memcmp(g->dims, dims, sizeof(sym_id) * (size_t)ndim) == 0;
+}
+
+/* Whether node n may join group g as far as spaces go. */
+static bool sched_fits(const lowered *l, const sched_group *g, const lower_node *n) {
+  if (n->is_reduce) return sched_dims_equal(g, n->in_ndim, n->in_dims) && (!g->reduces || g->axes == n->axes);
+  if (sched_dims_equal(g, n->ndim, n->dims)) return true;
+  return g->reduces && lower_is_row_form(l->syms, g->ndim, g->dims, g->axes, n->ndim, n->dims);
 }
 
 typedef struct sched_visit {
   schedule *s;
+  const lower_node *node; /* sched_min_group: the consumer */
   int32_t group; /* sched_min_group: the result; sched_mark_read: the reader's group */
 } sched_visit;
 
 static void sched_min_group_leaf(const lower_arg *a, void *ctx) {
   sched_visit *v = ctx;
   int32_t g = -1;
-  if (a->kind == LOWER_ARG_NODE) g = v->s->group_of[a->node];
+  if (a->kind == LOWER_ARG_NODE && a->bcast) {
+    /* a row read back over the reduced axes: in the row's own reduction group only */
+    const sched_group *pg = &v->s->groups[v->s->group_of[a->node]];
+    bool same = pg->reduces && pg->axes == a->bcast && sched_dims_equal(pg, v->node->ndim, v->node->dims);
+    g = v->s->group_of[a->node] + (same ? 0 : 1);
+  } else if (a->kind == LOWER_ARG_NODE) g = v->s->group_of[a->node];
   else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) g = v->s->group_of[a->src.index] + 1;
   if (g > v->group) v->group = g;
 }
@@ -24,7 +37,7 @@ static void sched_min_group_leaf(const lower_arg *a, void *ctx) {
 /* Earliest group a node may join: after every operand's producer (the leaves of a
  * concat's or pad's choices included). */
 static int32_t sched_min_group(const lowered *l, schedule *s, const lower_node *n) {
-  sched_visit v = {s, 0};
+  sched_visit v = {s, n, 0};
   for (int32_t i = 0; i < n->nargs; i++) lower_arg_leaves(l, &n->args[i], sched_min_group_leaf, &v);
   return v.group;
 }
@@ -57,20 +70,25 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       for (int32_t c = sched_min_group(l, s, node); c < s->count && g < 0; c++) {
         const sched_group *grp = &s->groups[c];
         bool alone = split && grp->count == 1 && split[grp->nodes[0]];
-        if (!alone && sched_same_space(grp, node)) g = c;
+        if (!alone && sched_fits(l, grp, node)) g = c;
       }
     }
     if (g < 0) {
       sched_group fresh = {.ndim = node->ndim, .dims = node->dims};
+      if (node->is_reduce) fresh = (sched_group){.ndim = node->in_ndim, .dims = node->in_dims};
       if (!vec_grow((void **)&s->groups, &s->cap, s->count + 1, sizeof *s->groups)) goto oom;
       s->groups[s->count] = fresh;
       g = s->count++;
     }
     sched_group *grp = &s->groups[g];
+    if (node->is_reduce) {
+      grp->reduces = true;
+      grp->axes = node->axes;
+    }
     if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;
-    sched_visit reader = {s, g};
+    sched_visit reader = {s, node, g};
     for (int32_t a = 0; a < node->nargs; a++) lower_arg_leaves(l, &node->args[a], sched_mark_read_leaf, &reader);
   }
   for (int32_t o = 0; o < l->noutputs; o++) s->materialize[l->outputs[o].node] = true;

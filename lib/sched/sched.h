@@ -6,7 +6,11 @@
 
 typedef struct sched_group {
   int32_t ndim;
-  const sym_id *dims; /* the iteration space (the first node's dims) */
+  const sym_id *dims; /* the iteration space (the first node's dims; a reduction's operand space) */
+  /* A reduction group: its reductions reduce `axes` of dims. Its other nodes live on dims
+   * (element nodes) or on the row form of dims (lower_is_row_form: row nodes). */
+  bool reduces;
+  uint32_t axes;
   int32_t *nodes;     /* lowered nodes in dependency order */
   int32_t count, cap;
 } sched_group;
@@ -20,10 +24,13 @@ typedef struct schedule {
   bool eager;          /* one group per node was asked for */
 } schedule;
 
-/* Fuses pointwise chains and siblings over the same iteration space into one group.
+/* Fuses pointwise chains and siblings over the same iteration space into one group, and
+ * reductions with their prologues (the pointwise nodes over their operand space), their
+ * epilogues (nodes over the row form, and element nodes reading a row back over the
+ * reduced axes) and other reductions of the same axes of the same space.
  * A node joins the earliest group, at or after every group its operands come from
  * (strictly after, for operands read through a moved index), that has its iteration
- * space; else it opens a new group. Nodes with split[n] set (may be NULL), and all nodes
+ * space (or, for a reduction group, its row form); else it opens a new group. Nodes with split[n] set (may be NULL), and all nodes
  * in eager mode, get a group of their own. */
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *out);
 void schedule_free(schedule *s);

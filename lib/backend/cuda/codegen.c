@@ -472,6 +472,7 @@ static void cg_kernel(codegen *cg) {
 }
 
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
+  if (k->reduces) return error_set(IC_ERR_UNSUPPORTED, "codegen: reduction kernels are not generated yet (%s)", entry);
   codegen cg = {.k = k, .entry = entry, .a = k->syms};
   size_t widest = 1;
   for (int32_t i = 0; i < k->buffers.count; i++) {

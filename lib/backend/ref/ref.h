@@ -21,4 +21,17 @@ ref_value ref_constant(ic_dtype dt, double value);
  * args holds 3 values, the unused ones zero. */
 ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args);
 
+/* Reductions (ref_reduce.c) over elements of dtype dt: an accumulator, the lane steps of
+ * ic.h's summation order, and the final value (of result_dt) for `count` elements. */
+typedef struct ref_acc {
+  ref_value v;
+  int64_t index; /* argmax, argmin */
+} ref_acc;
+
+ref_acc ref_reduce_identity(ic_reduce_op op, ic_dtype dt);
+ref_acc ref_reduce_lift(ic_reduce_op op, ic_dtype dt, ref_value x, int64_t r);
+ref_acc ref_reduce_combine(ic_reduce_op op, ic_dtype dt, ref_acc a, ref_acc b);
+ref_value ref_reduce_finish(ic_reduce_op op, ic_dtype dt, ic_dtype result_dt, ref_acc acc, int64_t count,
+                            double correction);
+
 #endif

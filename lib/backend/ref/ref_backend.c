@@ -16,6 +16,9 @@ typedef struct ref_access {
 typedef struct ref_kernel {
   const kir_kernel *k; /* owned by the program, which outlives its compiled kernels */
   ref_access *access;  /* per instruction (loads and stores) */
+  /* reduction kernels: element[i] (kir_levels) and need[p * count + i] (kir_pass_needs) */
+  bool *element, *need;
+  int32_t nreduce;
 } ref_kernel;
 
 enum { REF_BLOCK = 1024, REF_MAX_PARAMS = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES };
@@ -36,7 +39,11 @@ static void ref_kernel_free(backend_state *bs, backend_kernel *bk) {
   (void)bs;
   if (!bk) return;
   ref_kernel *rk = bk->impl;
-  if (rk) free(rk->access);
+  if (rk) {
+    free(rk->access);
+    free(rk->element);
+    free(rk->need);
+  }
   free(rk);
   free(bk->name);
   free(bk);
@@ -61,7 +68,19 @@ static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t fl
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_LOAD || in->kind == KIR_STORE) ref_analyze(k, in->offset, &rk->access[i]);
   }
-  if (sym_arena_failed(k->syms)) {
+  bool plan_ok = true;
+  if (k->reduces) {
+    size_t n = (size_t)k->instrs.count + 1;
+    rk->nreduce = kir_reduce_count(k);
+    rk->element = calloc(n, sizeof(bool));
+    rk->need = calloc(n * ((size_t)rk->nreduce + 1), sizeof(bool));
+    plan_ok = rk->element && rk->need;
+    if (plan_ok) {
+      kir_levels(k, rk->element);
+      kir_pass_needs(k, rk->element, rk->need);
+    }
+  }
+  if (!plan_ok || sym_arena_failed(k->syms)) {
     ref_kernel_free(bs, bk);
     return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory compiling %s", k->name);
   }
@@ -120,11 +139,11 @@ static bool ref_bind(const ref_kernel *rk, ref_launch *rl, void **args) {
   return ok;
 }
 
-/* Runs the body at the point rl->vars. */
-static bool ref_point(const ref_kernel *rk, ref_launch *rl) {
+/* Evaluates instruction i at the point rl->vars (a REDUCE is evaluated by the passes). */
+static void ref_eval(const ref_kernel *rk, ref_launch *rl, int32_t i, bool *okp) {
   const kir_kernel *k = rk->k;
-  bool ok = true;
-  for (int32_t i = 0; i < k->instrs.count; i++) {
+  bool ok = *okp;
+  {
     const kir_instr *in = &k->instrs.items[i];
     switch (in->kind) {
     case KIR_LOAD:
@@ -150,9 +169,107 @@ static bool ref_point(const ref_kernel *rk, ref_launch *rl) {
     case KIR_STORE:
       ref_store(in->dtype, rl->buffers[in->buffer], ref_offset(rk, rl, i, &ok), rl->values[in->args[0]]);
       break;
+    case KIR_REDUCE: break;
     }
   }
+  *okp = ok;
+}
+
+/* Runs the body at the point rl->vars. */
+static bool ref_point(const ref_kernel *rk, ref_launch *rl) {
+  bool ok = true;
+  for (int32_t i = 0; i < rk->k->instrs.count; i++) ref_eval(rk, rl, i, &ok);
   return ok;
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/* Sets the reduced vars for element r (row-major over the reduced dims). */
+static void ref_set_element(const ref_kernel *rk, ref_launch *rl, int64_t r) {
+  const kir_kernel *k = rk->k;
+  for (int32_t d = k->ndim - 1; d >= 0; d--) {
+    if (!((k->axes >> d) & 1u)) continue;
+    rl->vars[d] = rl->dims[d] ? r % rl->dims[d] : 0;
+    r = rl->dims[d] ? r / rl->dims[d] : 0;
+  }
+}
+
+/* Evaluates the element values pass p needs at element r (stores only in the last). */
+static void ref_eval_pass(const ref_kernel *rk, ref_launch *rl, int32_t p, int64_t r, bool *ok) {
+  const kir_kernel *k = rk->k;
+  const bool *need = &rk->need[(size_t)p * (size_t)k->instrs.count];
+  ref_set_element(rk, rl, r);
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (need[i] && (k->instrs.items[i].kind != KIR_STORE || p == rk->nreduce)) ref_eval(rk, rl, i, ok);
+}
+
+/* The REDUCE at instruction i over the row: ic.h's order. Lanes L = 1024 G, lane j owns
+ * chunks of 8 elements j, j + L, ...; then a pairwise tree over the lanes, padded with
+ * the identity to a power of two. */
+static ic_status ref_reduce_row(const ref_kernel *rk, ref_launch *rl, int32_t p, int32_t i, int64_t count, bool *ok) {
+  const kir_kernel *k = rk->k;
+  const kir_instr *in = &k->instrs.items[i];
+  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+  int64_t chunks = (count + 7) / 8, groups = chunks > 32768 ? (chunks + 32767) / 32768 : 1;
+  int64_t lanes = 1024 * groups, width = 1;
+  while (width < lanes) width *= 2;
+  ref_acc *acc = malloc(sizeof *acc * (size_t)width);
+  if (!acc) return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory reducing in %s", k->name);
+  ref_acc identity = ref_reduce_identity(in->reduce, dt);
+  for (int64_t j = 0; j < width; j++) acc[j] = identity;
+  for (int64_t r = 0; r < count; r++) {
+    ref_eval_pass(rk, rl, p, r, ok);
+    int64_t lane = (r / 8) % lanes;
+    acc[lane] = ref_reduce_combine(in->reduce, dt, acc[lane], ref_reduce_lift(in->reduce, dt, rl->values[in->args[0]], r));
+  }
+  for (int64_t step = 1; step < width; step *= 2)
+    for (int64_t j = 0; j + step < width; j += 2 * step) acc[j] = ref_reduce_combine(in->reduce, dt, acc[j], acc[j + step]);
+  rl->values[i] = ref_reduce_finish(in->reduce, dt, in->dtype, acc[0], count, in->value);
+  free(acc);
+  return IC_OK;
+}
+
+/* One row (the kept vars are set): row values in instruction order, each REDUCE's pass
+ * when its turn comes, then the element stores' pass. */
+static ic_status ref_row(const ref_kernel *rk, ref_launch *rl, int64_t count, bool *ok) {
+  const kir_kernel *k = rk->k;
+  int32_t p = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    if (rk->element[i]) continue;
+    if (k->instrs.items[i].kind == KIR_REDUCE) {
+      ic_status s = ref_reduce_row(rk, rl, p++, i, count, ok);
+      if (s) return s;
+    } else {
+      ref_set_element(rk, rl, 0); /* row values read no reduced var */
+      ref_eval(rk, rl, i, ok);
+    }
+  }
+  bool stores = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) stores |= rk->need[(size_t)p * (size_t)k->instrs.count + (size_t)i];
+  for (int64_t r = 0; stores && r < count; r++) ref_eval_pass(rk, rl, p, r, ok);
+  return IC_OK;
+}
+
+static ic_status ref_run_reduction(const ref_kernel *rk, ref_launch *rl) {
+  const kir_kernel *k = rk->k;
+  int64_t rows = 1, count = 1;
+  for (int32_t d = 0; d < k->ndim; d++) {
+    if ((k->axes >> d) & 1u) count *= rl->dims[d];
+    else rows *= rl->dims[d];
+  }
+  bool ok = true;
+  ic_status s = IC_OK;
+  for (int64_t row = 0; row < rows && !s; row++) {
+    int64_t rem = row;
+    for (int32_t d = k->ndim - 1; d >= 0; d--) {
+      if ((k->axes >> d) & 1u) continue;
+      rl->vars[d] = rem % rl->dims[d];
+      rem /= rl->dims[d];
+    }
+    s = ref_row(rk, rl, count, &ok);
+    if (!s && !ok) s = error_set(IC_ERR_INTERNAL, "ref: cannot evaluate an offset of %s", k->name);
+  }
+  return s;
 }
 
 static ic_status ref_launch_kernel(backend_state *bs, const backend_kernel *bk, uint32_t blocks, void **args,
@@ -170,6 +287,10 @@ static ic_status ref_launch_kernel(backend_state *bs, const backend_kernel *bk, 
   else if (!ref_bind(rk, rl, args)) s = error_set(IC_ERR_INTERNAL, "ref: cannot bind the parameters of %s", k->name);
   int64_t numel = 1;
   for (int32_t d = 0; !s && d < k->ndim; d++) numel *= rl->dims[d];
+  if (!s && k->reduces) {
+    s = ref_run_reduction(rk, rl);
+    numel = 0;
+  }
   for (int64_t e = 0; !s && e < numel; e++) {
     if (!ref_point(rk, rl)) s = error_set(IC_ERR_INTERNAL, "ref: cannot evaluate an offset of %s", k->name);
     for (int32_t d = k->ndim - 1; d >= 0; d--) { /* next point, innermost var fastest */
