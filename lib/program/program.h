@@ -46,6 +46,13 @@ typedef struct program_kernel {
   ic_step_arg *args; /* the launch ABI for the step walk (kir.params as public args) */
 } program_kernel;
 
+/* A run-time condition: a reduction that needs elements (max, min, argmax, argmin) over
+ * a count that only the bound symbols fix must not be empty. */
+typedef struct program_check {
+  sym_id count;
+  ic_reduce_op op;
+} program_check;
+
 typedef struct program_output {
   char *name;
   int32_t buffer;
@@ -85,6 +92,7 @@ struct ic_program {
   struct { program_buffer *items; int32_t count, cap; } buffers;
   struct { program_step *items; int32_t count, cap; } steps;
   struct { program_kernel *items; int32_t count, cap; } kernels;
+  struct { program_check *items; int32_t count, cap; } checks;
   int32_t nslots; /* memory slots of the temporaries */
   program_run_layout run; /* set by program_finish */
 };

@@ -78,6 +78,23 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
   return IC_OK;
 }
 
+/* Reductions that need elements over a count the symbols decide are checked at run time
+ * (a constant count of 0 is refused by the builder). */
+static ic_status program_add_checks(ic_program *p, const lowered *l) {
+  for (int32_t n = 0; n < l->nodes.count; n++) {
+    const lower_node *node = &l->nodes.items[n];
+    if (!node->is_reduce || !reduce_get(node->reduce)->needs_elements) continue;
+    sym_id count = sym_const(p->syms, 1);
+    for (int32_t d = 0; d < node->in_ndim; d++)
+      if ((node->axes >> d) & 1u) count = sym_mul(p->syms, count, node->in_dims[d]);
+    int64_t c;
+    if (sym_is_const(p->syms, count, &c)) continue;
+    program_check check = {count, node->reduce};
+    if (!VEC_PUSH(p->checks, check)) return IC_ERR_OUT_OF_MEMORY;
+  }
+  return IC_OK;
+}
+
 ic_status program_build(const backend_vtable *backend, backend_state *bs, lowered *l, const schedule *s,
                         ic_program **out) {
   *out = NULL;
@@ -97,6 +114,7 @@ ic_status program_build(const backend_vtable *backend, backend_state *bs, lowere
   ic_status st = IC_ERR_OUT_OF_MEMORY;
   if (p->outputs && node_buffer && scratch && program_plan_buffers(p, l, s, node_buffer))
     st = program_build_steps(p, l, s, node_buffer, scratch);
+  if (!st) st = program_add_checks(p, l);
   if (!st) program_plan_memory(p);
   if (!st && sym_arena_failed(p->syms)) st = IC_ERR_OUT_OF_MEMORY;
   free(node_buffer);
@@ -178,6 +196,7 @@ void program_destroy(ic_program *p) {
   for (int32_t o = 0; p->outputs && o < p->noutputs; o++) free(p->outputs[o].name);
   free(p->outputs);
   free(p->kernels.items);
+  free(p->checks.items);
   free(p->steps.items);
   free(p->buffers.items);
   lowered_destroy(p->graph);

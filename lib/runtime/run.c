@@ -366,6 +366,14 @@ static ic_status run_steps(const ic_program *p, run_state *rs, ic_tensor *output
 static ic_status run_program(const ic_program *p, run_state *rs, const ic_tensor *inputs, int32_t ninputs,
                              ic_tensor *outputs, void *stream) {
   ic_status s = run_bind_inputs(p, rs, inputs, ninputs);
+  for (int32_t c = 0; c < p->checks.count && !s; c++) {
+    int64_t count = 0;
+    if (!sym_eval(program_syms(p), p->checks.items[c].count, &rs->env, &count))
+      s = error_set(IC_ERR_INTERNAL, "cannot evaluate a reduction's size");
+    else if (count == 0)
+      s = error_set(IC_ERR_SHAPE_MISMATCH, "%s over no elements: its reduced dims have size 0 for these inputs",
+                    ic_reduce_name(p->checks.items[c].op));
+  }
   for (int32_t o = 0; o < p->noutputs && !s; o++) s = run_check_output(p, rs, o, &outputs[o], &rs->out_bytes[o]);
   if (!s) s = run_check_aliasing(p, inputs, outputs, rs->out_bytes);
   if (s) return s;

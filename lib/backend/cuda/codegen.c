@@ -17,28 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/codegen.h"
 #include "ops/ops.h"
 
-typedef enum access_mode {
-  ACCESS_VECTOR,  /* V contiguous elements, one vector access */
-  ACCESS_SPLAT,   /* independent of the innermost var: one element for the slot */
-  ACCESS_ELEMENT  /* anything else: element by element */
-} access_mode;
-
-typedef struct codegen {
-  const kir_kernel *k;
-  const char *entry; /* the kernel's entry point */
-  sym_arena *a;
-  sbuf out;
-  int32_t vec;                      /* V */
-  access_mode *mode;                /* per instruction (loads and stores) */
-  struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
-  bool oom;
-} codegen;
-
 /* The compute type of a dtype (the prelude's overloads). */
-static const char *cg_ctype(ic_dtype dt) {
+const char *cg_ctype(ic_dtype dt) {
   switch (dt) {
   case IC_BOOL: return "bool";
   case IC_U8: case IC_I8: case IC_I16: case IC_I32: return "int";
@@ -48,10 +31,10 @@ static const char *cg_ctype(ic_dtype dt) {
   }
 }
 
-static const char *cg_dtname(ic_dtype dt) { return ic_dtype_name(dt); }
+const char *cg_dtname(ic_dtype dt) { return ic_dtype_name(dt); }
 
 /* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
-static bool cg_rounds(ic_dtype dt) {
+bool cg_rounds(ic_dtype dt) {
   switch (dt) {
   case IC_F16: case IC_BF16: case IC_F8E4M3: case IC_F8E5M2: case IC_U8: case IC_I8: case IC_I16: return true;
   default: return false;
@@ -60,7 +43,7 @@ static bool cg_rounds(ic_dtype dt) {
 
 /* ---------------------------------------------------------------- expressions */
 
-static void cg_expr(codegen *cg, sym_id e, const char *last_var) {
+void cg_expr(codegen *cg, sym_id e, const char *last_var) {
   static const char *const var_names[IC_MAX_DIMS] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"};
   const char *vars[IC_MAX_DIMS];
   memcpy(vars, var_names, sizeof vars);
@@ -71,7 +54,7 @@ static void cg_expr(codegen *cg, sym_id e, const char *last_var) {
 
 /* ---------------------------------------------------------------- access analysis */
 
-static void cg_require_aligned(codegen *cg, sym_id e) {
+void cg_require_aligned(codegen *cg, sym_id e) {
   for (int32_t i = 0; i < cg->aligned.count; i++)
     if (cg->aligned.items[i] == e) return;
   if (!VEC_PUSH(cg->aligned, e)) cg->oom = true;
@@ -79,7 +62,7 @@ static void cg_require_aligned(codegen *cg, sym_id e) {
 
 /* Vector when the offset is affine in every var, with coefficient 1 for the innermost
  * and multiples of V elsewhere (constant or checked at run time). */
-static access_mode cg_classify(codegen *cg, sym_id offset, size_t elem) {
+access_mode cg_classify(codegen *cg, sym_id offset, size_t elem) {
   int32_t last = cg->k->ndim - 1;
   if (last < 0 || cg->vec == 1) return ACCESS_ELEMENT;
   if (!sym_depends_on(cg->a, offset, SYM_VAR, last)) return ACCESS_SPLAT;
@@ -108,7 +91,7 @@ static access_mode cg_classify(codegen *cg, sym_id offset, size_t elem) {
 
 /* ---------------------------------------------------------------- the body function */
 
-static void cg_const(codegen *cg, const kir_instr *in) {
+void cg_const(codegen *cg, const kir_instr *in) {
   sbuf *o = &cg->out;
   if (in->dtype == IC_BOOL) {
     sbuf_puts(o, in->value != 0 ? "true" : "false");
@@ -135,7 +118,7 @@ static void cg_const(codegen *cg, const kir_instr *in) {
 
 /* The C expression of a conversion (cast, cast_saturate) from dtype `from` (value text v)
  * to `to`, through the compute types: bool, int, ic_i64, float, double. */
-static void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v) {
+void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v) {
   sbuf *o = &cg->out;
   const char *tn = cg_dtname(to), *tct = cg_ctype(to);
   bool from_int = dtype_is_integer(from), from_i64 = from == IC_I64, from_f64 = from == IC_F64;
@@ -177,12 +160,9 @@ static void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, c
   }
 }
 
-static void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args) {
+void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *const *names) {
   sbuf *o = &cg->out;
-  char a[24], b[24], c[24];
-  snprintf(a, sizeof a, "v%" PRId32, in->args[0]);
-  snprintf(b, sizeof b, "v%" PRId32, in->args[1]);
-  snprintf(c, sizeof c, "v%" PRId32, in->args[2]);
+  const char *a = names[0], *b = names[1], *c = names[2];
   ic_dtype dt = args[0].dtype;
   const op_info *info = op_get(in->op);
   /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it */
@@ -243,7 +223,10 @@ static void cg_body(codegen *cg) {
       for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
       /* where's data operands carry the dtype, not the condition */
       if (in->op == IC_OP_WHERE) args[0] = args[1];
-      cg_op(cg, in, args);
+      char names[3][24];
+      for (int32_t j = 0; j < 3; j++) snprintf(names[j], sizeof names[j], "v%" PRId32, in->args[j]);
+      const char *const refs[3] = {names[0], names[1], names[2]};
+      cg_op(cg, in, args, refs);
     } else if (in->kind == KIR_STORE) {
       sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
     } else {
@@ -256,12 +239,12 @@ static void cg_body(codegen *cg) {
 
 /* ---------------------------------------------------------------- the kernel */
 
-static const char *cg_scalar_width(ic_dtype dt) {
+const char *cg_scalar_width(ic_dtype dt) {
   size_t s = ic_dtype_size(dt);
   return s == 1 ? "8" : s == 2 ? "16" : s == 4 ? "32" : "64";
 }
 
-static void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
+void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
   sbuf_printf(&cg->out, "b%" PRId32 " + (", in->buffer);
   cg_expr(cg, in->offset, last_var);
   sbuf_printf(&cg->out, ") * %zu", ic_dtype_size(in->dtype));
@@ -269,7 +252,7 @@ static void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
 
 /* A range's value: [parent && ](lo <= index && index < hi), the innermost var named
  * last_var (NULL: i<last>), the parent's value suffixed (an array's "[k]"). */
-static void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix) {
+void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix) {
   sbuf *o = &cg->out;
   if (in->nargs == 1) sbuf_printf(o, "v%" PRId32 "%s && ", in->args[0], suffix);
   sbuf_puts(o, "(");
@@ -472,7 +455,7 @@ static void cg_kernel(codegen *cg) {
 }
 
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
-  if (k->reduces) return error_set(IC_ERR_UNSUPPORTED, "codegen: reduction kernels are not generated yet (%s)", entry);
+  if (k->reduces) return cuda_codegen_reduce(k, entry, res);
   codegen cg = {.k = k, .entry = entry, .a = k->syms};
   size_t widest = 1;
   for (int32_t i = 0; i < k->buffers.count; i++) {

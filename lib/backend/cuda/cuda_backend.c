@@ -155,7 +155,7 @@ typedef struct cuda_source {
   const kir_kernel *kir;
   char entry[32];
   char *source;
-  int32_t per_thread;
+  int32_t per_thread, block, per_block;
   key128 key;
 } cuda_source;
 
@@ -166,6 +166,8 @@ static ic_status cuda_generate(const cuda_state *cs, const kir_kernel *k, cuda_s
   ic_status s = cuda_codegen(k, out->entry, &cg);
   out->source = cg.source;
   out->per_thread = cg.per_thread;
+  out->block = cg.block ? cg.block : CUDA_BLOCK;
+  out->per_block = cg.per_block;
   if (!s) out->key = cuda_source_key(cs, out->source);
   return s;
 }
@@ -374,8 +376,9 @@ static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t f
     free(own.source);
     return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   }
-  bk->block = CUDA_BLOCK;
+  bk->block = src->block;
   bk->per_thread = src->per_thread;
+  bk->per_block = src->per_block;
   if (!s && (!(bk->name = str_dup(src->entry)) || !(bk->source = str_dup(src->source))))
     s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   if (!s) {

@@ -32,6 +32,8 @@ extern const char cuda_prelude[];
 typedef struct cuda_codegen_result {
   char *source;       /* malloc'd CUDA C */
   int32_t per_thread; /* elements per thread (one 16-byte vector of the widest dtype) */
+  int32_t block;      /* threads per block; 0: CUDA_BLOCK */
+  int32_t per_block;  /* launch points a block (backend_kernel.per_block); 0: block * per_thread */
 } cuda_codegen_result;
 
 /* Writes self-contained CUDA C for kernel k with the given entry point name. */

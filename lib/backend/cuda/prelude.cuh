@@ -278,3 +278,25 @@ __device__ __forceinline__ double ic_gelu_tanh(double x) {
 }
 __device__ __forceinline__ float ic_gelu_erf(float x) { return (0.5f * x) * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ double ic_gelu_erf(double x) { return (0.5 * x) * (1.0 + erf(x * 0.70710678118654752)); }
+
+/* ---- reductions (ic.h, "reductions"): warp butterflies through shfl.sync.bfly (volatile:
+ * every lane of the warp takes part, in program order), and the argmax/argmin step of the
+ * lanes' tree: the first NaN, else the larger (smaller) value, the first index on ties. */
+__device__ __forceinline__ ic_u32 ic_bfly32(ic_u32 v, int o) {
+  ic_u32 r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(o));
+  return r;
+}
+__device__ __forceinline__ float ic_bfly(float v, int o) { return __uint_as_float(ic_bfly32(__float_as_uint(v), o)); }
+__device__ __forceinline__ int ic_bfly(int v, int o) { return (int)ic_bfly32((ic_u32)v, o); }
+__device__ __forceinline__ bool ic_bfly(bool v, int o) { return ic_bfly32(v ? 1u : 0u, o) != 0u; }
+__device__ __forceinline__ ic_i64 ic_bfly(ic_i64 v, int o) {
+  const ic_u64 u = (ic_u64)v;
+  return (ic_i64)(((ic_u64)ic_bfly32((ic_u32)(u >> 32), o) << 32) | ic_bfly32((ic_u32)u, o));
+}
+__device__ __forceinline__ double ic_bfly(double v, int o) { return __longlong_as_double(ic_bfly(__double_as_longlong(v), o)); }
+template <class T> __device__ __forceinline__ void ic_arg_step(bool max, T &v, ic_i64 &i, T v2, ic_i64 i2) {
+  const bool n1 = v != v, n2 = v2 != v2;
+  const bool take = (n1 || n2) ? (n1 && n2 ? i2 < i : n2) : (v2 == v ? i2 < i : (max ? v2 > v : v2 < v));
+  if (take) { v = v2; i = i2; }
+}

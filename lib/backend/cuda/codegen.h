@@ -1,0 +1,49 @@
+/* The CUDA C generator's shared pieces (codegen.c: pointwise kernels and the helpers;
+ * codegen_reduce.c: reduction kernels). */
+#ifndef IC_BACKEND_CUDA_CODEGEN_H
+#define IC_BACKEND_CUDA_CODEGEN_H
+
+#include "backend/cuda/cuda_backend.h"
+
+typedef enum access_mode {
+  ACCESS_VECTOR,  /* V contiguous elements, one vector access */
+  ACCESS_SPLAT,   /* independent of the innermost var: one element for the slot */
+  ACCESS_ELEMENT  /* anything else: element by element */
+} access_mode;
+
+typedef struct codegen {
+  const kir_kernel *k;
+  const char *entry; /* the kernel's entry point */
+  sym_arena *a;
+  sbuf out;
+  int32_t vec;                      /* V */
+  access_mode *mode;                /* per instruction (loads and stores) */
+  struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
+  bool oom;
+} codegen;
+
+/* The compute type of a dtype (the prelude's overloads): bool, int, ic_i64, float, double. */
+const char *cg_ctype(ic_dtype dt);
+const char *cg_dtname(ic_dtype dt);
+/* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
+bool cg_rounds(ic_dtype dt);
+/* An index expression in C; the innermost var named last_var (NULL: i<ndim-1>). */
+void cg_expr(codegen *cg, sym_id e, const char *last_var);
+void cg_require_aligned(codegen *cg, sym_id e);
+/* How an access of an element of `elem` bytes can move cg->vec points at once. */
+access_mode cg_classify(codegen *cg, sym_id offset, size_t elem);
+void cg_const(codegen *cg, const kir_instr *in);
+void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v);
+/* The C expression of op instruction in, whose operands are args (dtypes; where's data
+ * operand first) and are named names[0..2]. */
+void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *const *names);
+const char *cg_scalar_width(ic_dtype dt);
+/* b<buffer> + (offset) * size */
+void cg_address(codegen *cg, const kir_instr *in, const char *last_var);
+/* A range's value: [parent<suffix> && ](lo <= index && index < hi). */
+void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix);
+
+/* Reduction kernels (codegen_reduce.c). */
+ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res);
+
+#endif

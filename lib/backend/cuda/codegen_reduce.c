@@ -1,0 +1,638 @@
+/* CUDA C generation for reduction kernels (kir kernels with `reduces` set).
+ *
+ * A row (a point of the kept dims) belongs to TPR threads (a power of two): one block of
+ * TPR threads a row, or, for short rows, TPR-thread slices of a 128-thread block. The
+ * kernel walks the row's instructions in order: row values are computed once per thread
+ * as scalars; each REDUCE is a pass over the row in which thread t is lane t of ic.h's
+ * summation order: it accumulates its chunks of 8 elements (chunks t, t + L, ...) from the
+ * identity, element by element; then the row's lanes combine in the pairwise tree, first
+ * inside the warp (shfl.sync.bfly at distances 1, 2, 4, ...: lanes 2i and 2i+1 first),
+ * then across the warps through shared memory. Rows of more than 32768 chunks (or of a
+ * symbolic length) have G lane groups of 1024 lanes, reduced one after the other and
+ * combined by a binary counter, which is the same pairwise tree. A last pass computes the
+ * element stores. Element values are recomputed in every pass that needs them (loads come
+ * back from L2), so no pass depends on what another one kept.
+ *
+ * Within a chunk, an access contiguous in the innermost reduced dim moves its 8 elements
+ * as vectors (ld.global.nc.v4 / st.global.cs.v4) when the launch's pointers, strides and
+ * sizes allow it (one test over kernel parameters, uniform over the grid); other chunks,
+ * and the last partial chunk, go element by element. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cuda/codegen.h"
+#include "ops/ops.h"
+
+enum { RED_CHUNK = 8, RED_LANES = 1024, RED_LANE_CHUNKS = 32, RED_MIN_BLOCK = 128 };
+
+typedef struct red_gen {
+  codegen *cg;
+  const kir_kernel *k;
+  bool *element;    /* kir_levels */
+  bool *need;       /* kir_pass_needs: (nreduce + 1) x count */
+  int32_t nreduce;
+  int32_t tpr;      /* threads per row */
+  int32_t block;    /* threads per block */
+  bool groups;      /* G may exceed 1: emit the lane-group loop */
+  int32_t inner;    /* the innermost reduced dim, -1 if none */
+  bool any_vector;  /* some element access moves whole chunks */
+} red_gen;
+
+static bool red_reduced(const kir_kernel *k, int32_t d) { return (k->axes >> d) & 1u; }
+
+/* ---------------------------------------------------------------- accumulators */
+
+static bool red_arith(ic_reduce_op op) { return op == IC_REDUCE_SUM || op == IC_REDUCE_MEAN || op == IC_REDUCE_PROD; }
+static bool red_arg(ic_reduce_op op) { return op == IC_REDUCE_ARGMAX || op == IC_REDUCE_ARGMIN; }
+
+/* The accumulator's C type for op over operand dtype dt. */
+static const char *red_acc_type(ic_reduce_op op, ic_dtype dt) {
+  if (op == IC_REDUCE_ANY || op == IC_REDUCE_ALL) return "bool";
+  if (red_arith(op) && (dt == IC_BOOL || dtype_is_integer(dt))) return "ic_i64";
+  return cg_ctype(dt);
+}
+
+static void red_identity(sbuf *o, ic_reduce_op op, ic_dtype dt) {
+  const char *t = red_acc_type(op, dt);
+  bool is_f = strcmp(t, "float") == 0, is_d = strcmp(t, "double") == 0, is_b = strcmp(t, "bool") == 0;
+  bool is_l = strcmp(t, "ic_i64") == 0;
+  bool high = op == IC_REDUCE_MIN || op == IC_REDUCE_ARGMIN;
+  switch (op) {
+  case IC_REDUCE_SUM: case IC_REDUCE_MEAN:
+    sbuf_puts(o, is_f ? "__uint_as_float(0x80000000u)" : is_d ? "__longlong_as_double(0x8000000000000000ll)" : "(ic_i64)0");
+    break;
+  case IC_REDUCE_PROD: sbuf_puts(o, is_f ? "1.0f" : is_d ? "1.0" : "(ic_i64)1"); break;
+  case IC_REDUCE_ANY: sbuf_puts(o, "false"); break;
+  case IC_REDUCE_ALL: sbuf_puts(o, "true"); break;
+  default:
+    if (is_f) sbuf_puts(o, high ? "__uint_as_float(0x7f800000u)" : "__uint_as_float(0xff800000u)");
+    else if (is_d) sbuf_puts(o, high ? "__longlong_as_double(0x7ff0000000000000ll)" : "__longlong_as_double(0xfff0000000000000ll)");
+    else if (is_b) sbuf_puts(o, high ? "true" : "false");
+    else if (is_l) sbuf_puts(o, high ? "(ic_i64)9223372036854775807ll" : "(-9223372036854775807ll - 1)");
+    else sbuf_puts(o, high ? "2147483647" : "(-2147483647 - 1)");
+    break;
+  }
+}
+
+/* acc = acc (+) x, for accumulators named acc[/acc_i] and x[/x_i]. */
+static void red_combine(sbuf *o, ic_reduce_op op, ic_dtype dt, const char *acc, const char *acc_i, const char *x,
+                        const char *x_i) {
+  const char *t = red_acc_type(op, dt);
+  bool boolean = strcmp(t, "bool") == 0;
+  switch (op) {
+  case IC_REDUCE_SUM: case IC_REDUCE_MEAN: sbuf_printf(o, "%s = ic_add(%s, %s);", acc, acc, x); break;
+  case IC_REDUCE_PROD: sbuf_printf(o, "%s = ic_mul(%s, %s);", acc, acc, x); break;
+  case IC_REDUCE_MAX:
+    if (boolean) sbuf_printf(o, "%s = %s || %s;", acc, acc, x);
+    else sbuf_printf(o, "%s = ic_maximum(%s, %s);", acc, acc, x);
+    break;
+  case IC_REDUCE_MIN:
+    if (boolean) sbuf_printf(o, "%s = %s && %s;", acc, acc, x);
+    else sbuf_printf(o, "%s = ic_minimum(%s, %s);", acc, acc, x);
+    break;
+  case IC_REDUCE_ARGMAX: case IC_REDUCE_ARGMIN:
+    sbuf_printf(o, "ic_arg_step(%s, %s, %s, %s, %s);", op == IC_REDUCE_ARGMAX ? "true" : "false", acc, acc_i, x, x_i);
+    break;
+  case IC_REDUCE_ANY: sbuf_printf(o, "%s = %s || %s;", acc, acc, x); break;
+  case IC_REDUCE_ALL: sbuf_printf(o, "%s = %s && %s;", acc, acc, x); break;
+  default: break;
+  }
+}
+
+/* One element value (the C expression v) as an accumulator. */
+static void red_lift(sbuf *o, ic_reduce_op op, ic_dtype dt, const char *v) {
+  if (op == IC_REDUCE_ANY || op == IC_REDUCE_ALL) {
+    if (dt == IC_BOOL) sbuf_puts(o, v);
+    else sbuf_printf(o, "(%s != 0)", v);
+  } else if (red_arith(op) && dt == IC_BOOL) {
+    sbuf_printf(o, "(ic_i64)(%s ? 1 : 0)", v);
+  } else if (red_arith(op) && dtype_is_integer(dt)) {
+    sbuf_printf(o, "(ic_i64)%s", v);
+  } else {
+    sbuf_puts(o, v);
+  }
+}
+
+/* ---------------------------------------------------------------- pieces */
+
+/* v<i>[e] for element values, v<i> for row values. */
+static void red_name(const red_gen *rg, int32_t i, char *buf, size_t size) {
+  snprintf(buf, size, rg->element[i] ? "v%" PRId32 "[e]" : "v%" PRId32, i);
+}
+
+/* The reduced vars of element r (a C variable), innermost fastest. */
+static void red_decompose(red_gen *rg, const char *r, const char *indent) {
+  const kir_kernel *k = rg->k;
+  sbuf *o = &rg->cg->out;
+  int32_t outer = -1, count = 0;
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (red_reduced(k, d)) {
+      if (outer < 0) outer = d;
+      count++;
+    }
+  if (count == 0) return;
+  if (count == 1) {
+    sbuf_printf(o, "%sconst ic_i64 i%" PRId32 " = %s;\n", indent, outer, r);
+    return;
+  }
+  sbuf_printf(o, "%sic_i64 rr = %s;\n", indent, r);
+  for (int32_t d = k->ndim - 1; d > outer; d--)
+    if (red_reduced(k, d))
+      sbuf_printf(o, "%sconst ic_i64 i%" PRId32 " = rr %% d%" PRId32 "; rr /= d%" PRId32 ";\n", indent, d, d, d);
+  sbuf_printf(o, "%sconst ic_i64 i%" PRId32 " = rr;\n", indent, outer);
+}
+
+/* How an element access moves a chunk: whole (VECTOR), once (SPLAT: not read by the
+ * innermost reduced var) or element by element. */
+static access_mode red_classify(red_gen *rg, const kir_instr *in) {
+  const kir_kernel *k = rg->k;
+  codegen *cg = rg->cg;
+  if (rg->inner < 0 || kir_is_guarded_load(in)) return ACCESS_ELEMENT;
+  if (!sym_depends_on(cg->a, in->offset, SYM_VAR, rg->inner)) return ACCESS_SPLAT;
+  sym_id coeff[IC_MAX_DIMS], rest = in->offset;
+  for (int32_t d = k->ndim - 1; d >= 0; d--) {
+    sym_id r;
+    if (!sym_affine_in_var(cg->a, rest, d, &coeff[d], &r) || sym_depends_on(cg->a, coeff[d], SYM_VAR, -1))
+      return ACCESS_ELEMENT;
+    rest = r;
+  }
+  int64_t c;
+  if (!sym_is_const(cg->a, coeff[rg->inner], &c) || c != 1) return ACCESS_ELEMENT;
+  sym_id checks[IC_MAX_DIMS + 1];
+  int32_t n = 0;
+  for (int32_t d = 0; d <= k->ndim; d++) {
+    if (d == rg->inner) continue;
+    sym_id e = d == k->ndim ? rest : coeff[d];
+    if (sym_is_const(cg->a, e, &c)) {
+      if (c % RED_CHUNK != 0) return ACCESS_ELEMENT;
+    } else {
+      checks[n++] = e;
+    }
+  }
+  for (int32_t i = 0; i < n; i++) cg_require_aligned(cg, checks[i]);
+  return ACCESS_VECTOR;
+}
+
+static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "%s = ", target);
+  if (kir_is_guarded_load(in)) {
+    char g[32];
+    red_name(rg, in->args[0], g, sizeof g);
+    sbuf_printf(o, "%s ? ", g);
+  }
+  sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+  cg_address(rg->cg, in, NULL);
+  sbuf_puts(o, "))");
+  if (kir_is_guarded_load(in)) sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
+  sbuf_puts(o, ";\n");
+}
+
+static void red_range(red_gen *rg, int32_t i, const char *target) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "%s = ", target);
+  cg_range(rg->cg, in, NULL, rg->element[i] ? "[e]" : "");
+  sbuf_puts(o, ";\n");
+}
+
+/* Words of a chunk of 8 elements of dt, moved by ic_ld_w4/ic_st_w4 (ic_ld_w2 for bytes). */
+static int32_t red_words(ic_dtype dt) { return RED_CHUNK * (int32_t)ic_dtype_size(dt) / 4; }
+
+static void red_vector_load(red_gen *rg, int32_t i) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  sbuf *o = &rg->cg->out;
+  int32_t words = red_words(in->dtype);
+  sbuf_printf(o, "      { ic_u32 w[%" PRId32 "];\n", words);
+  for (int32_t q = 0; q < words; q += 4) {
+    sbuf_printf(o, "        ic_ld_w%d((", words < 4 ? (int)words : 4);
+    cg_address(rg->cg, in, NULL);
+    sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+  }
+  const char *dt = cg_dtname(in->dtype);
+  if (ic_dtype_size(in->dtype) == 8) {
+    sbuf_printf(o, "        for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(((ic_u64)w[2 * e + 1] << 32) | w[2 * e]); }\n",
+                i, dt);
+  } else {
+    int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+    sbuf_printf(o, "        for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(w[e / %" PRId32 "] >> (e %% %" PRId32 ") * %d); }\n",
+                i, dt, per_word, per_word, 32 / per_word);
+  }
+}
+
+static void red_vector_store(red_gen *rg, int32_t i) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  sbuf *o = &rg->cg->out;
+  int32_t words = red_words(in->dtype), v = in->args[0];
+  const char *dt = cg_dtname(in->dtype);
+  char src[32];
+  red_name(rg, v, src, sizeof src);
+  sbuf_printf(o, "      { ic_u32 w[%" PRId32 "] = {0};\n", words);
+  if (ic_dtype_size(in->dtype) == 8) {
+    sbuf_printf(o, "        for (int e = 0; e < 8; e++) { const ic_u64 p = ic_pack_%s(%s); w[2 * e] = (ic_u32)p; w[2 * e + 1] = (ic_u32)(p >> 32); }\n",
+                dt, src);
+  } else {
+    int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+    sbuf_printf(o, "        for (int e = 0; e < 8; e++) w[e / %" PRId32 "] |= ic_pack_%s(%s) << (e %% %" PRId32 ") * %d;\n",
+                per_word, dt, src, per_word, 32 / per_word);
+  }
+  for (int32_t q = 0; q < words; q += 4) {
+    sbuf_printf(o, "        ic_st_w%d((", words < 4 ? (int)words : 4);
+    cg_address(rg->cg, in, NULL);
+    sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+  }
+  sbuf_puts(o, "      }\n");
+}
+
+static void red_scalar_store(red_gen *rg, int32_t i, const char *indent) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  sbuf *o = &rg->cg->out;
+  char src[32];
+  red_name(rg, in->args[0], src, sizeof src);
+  sbuf_printf(o, "%sic_st_s%s(", indent, cg_scalar_width(in->dtype));
+  cg_address(rg->cg, in, NULL);
+  sbuf_printf(o, ", ic_pack_%s(%s));\n", cg_dtname(in->dtype), src);
+}
+
+/* An op's C expression with operands named as red_name does. */
+static void red_op_expr(red_gen *rg, int32_t i) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[i];
+  kir_instr args[3] = {{0}};
+  char names[3][32] = {"", "", ""};
+  for (int32_t j = 0; j < in->nargs; j++) {
+    args[j] = k->instrs.items[in->args[j]];
+    red_name(rg, in->args[j], names[j], sizeof names[j]);
+  }
+  if (in->op == IC_OP_WHERE) args[0] = args[1];
+  const char *const refs[3] = {names[0], names[1], names[2]};
+  cg_op(rg->cg, in, args, refs);
+}
+
+/* ---------------------------------------------------------------- a pass over the row */
+
+/* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
+ * or the stores) per element. */
+static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
+  const kir_kernel *k = rg->k;
+  sbuf *o = &rg->cg->out;
+  const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
+  bool last = p == rg->nreduce;
+  sbuf_puts(o, "    {\n      const ic_i64 r0 = c * 8;\n");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (need[i] && in->kind != KIR_STORE) sbuf_printf(o, "      %s v%" PRId32 "[8];\n", cg_ctype(in->dtype), i);
+  }
+  /* loads and ranges */
+  bool vec = false;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    vec |= need[i] && (k->instrs.items[i].kind == KIR_LOAD || k->instrs.items[i].kind == KIR_STORE) &&
+           rg->cg->mode[i] == ACCESS_VECTOR;
+  if (vec) {
+    sbuf_puts(o, "      const bool full = vec_ok && r0 + 8 <= R;\n      if (full) {\n        {\n");
+    red_decompose(rg, "r0", "          ");
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      if (!need[i] || in->kind != KIR_LOAD) continue;
+      if (rg->cg->mode[i] == ACCESS_VECTOR) red_vector_load(rg, i);
+      if (rg->cg->mode[i] == ACCESS_SPLAT) {
+        sbuf_printf(o, "          { %s sv; ", cg_ctype(in->dtype));
+        red_scalar_load(rg, i, "sv");
+        sbuf_printf(o, "            for (int e = 0; e < 8; e++) v%" PRId32 "[e] = sv; }\n", i);
+      }
+    }
+    sbuf_puts(o, "        }\n#pragma unroll\n        for (int e = 0; e < 8; e++) {\n          const ic_i64 r = r0 + e;\n");
+    red_decompose(rg, "r", "          ");
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      char t[32];
+      red_name(rg, i, t, sizeof t);
+      if (!need[i]) continue;
+      if (in->kind == KIR_RANGE) {
+        sbuf_puts(o, "          ");
+        red_range(rg, i, t);
+      } else if (in->kind == KIR_LOAD && rg->cg->mode[i] == ACCESS_ELEMENT) {
+        sbuf_puts(o, "          ");
+        red_scalar_load(rg, i, t);
+      }
+    }
+    sbuf_puts(o, "          (void)r;\n        }\n      } else {\n");
+  }
+  sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (r < R) {\n");
+  red_decompose(rg, "r", "          ");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    char t[32];
+    red_name(rg, i, t, sizeof t);
+    if (!need[i]) continue;
+    if (in->kind == KIR_RANGE) {
+      sbuf_puts(o, "          ");
+      red_range(rg, i, t);
+    } else if (in->kind == KIR_LOAD) {
+      sbuf_puts(o, "          ");
+      red_scalar_load(rg, i, t);
+    }
+  }
+  sbuf_puts(o, "        } else {\n");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (need[i] && (in->kind == KIR_RANGE || in->kind == KIR_LOAD))
+      sbuf_printf(o, "          v%" PRId32 "[e] = (%s)0;\n", i, cg_ctype(in->dtype));
+  }
+  sbuf_puts(o, "        }\n      }\n");
+  if (vec) sbuf_puts(o, "      }\n");
+  /* the ops, element by element */
+  bool ops = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) ops |= need[i] && k->instrs.items[i].kind == KIR_OP;
+  if (ops) {
+    sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n");
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      if (!need[i] || k->instrs.items[i].kind != KIR_OP) continue;
+      sbuf_printf(o, "        v%" PRId32 "[e] = ", i);
+      red_op_expr(rg, i);
+      sbuf_puts(o, ";\n");
+    }
+    sbuf_puts(o, "      }\n");
+  }
+  if (!last) {
+    const kir_instr *in = &k->instrs.items[reduce];
+    ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+    char x[32];
+    red_name(rg, in->args[0], x, sizeof x);
+    sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        if (r0 + e < R) {\n");
+    sbuf_printf(o, "          const %s x = ", red_acc_type(in->reduce, dt));
+    red_lift(o, in->reduce, dt, x);
+    sbuf_puts(o, ";\n          const ic_i64 xi = r0 + e;\n          ");
+    red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
+    sbuf_puts(o, "\n          (void)xi;\n        }\n      }\n");
+  } else {
+    bool vstores = false;
+    for (int32_t i = 0; i < k->instrs.count; i++)
+      vstores |= need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR;
+    if (vstores) {
+      sbuf_puts(o, "      if (vec_ok && r0 + 8 <= R) {\n        {\n");
+      red_decompose(rg, "r0", "          ");
+      for (int32_t i = 0; i < k->instrs.count; i++)
+        if (need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR) red_vector_store(rg, i);
+      sbuf_puts(o, "        }\n#pragma unroll\n        for (int e = 0; e < 8; e++) {\n          const ic_i64 r = r0 + e;\n");
+      red_decompose(rg, "r", "          ");
+      for (int32_t i = 0; i < k->instrs.count; i++)
+        if (need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] != ACCESS_VECTOR)
+          red_scalar_store(rg, i, "          ");
+      sbuf_puts(o, "          (void)r;\n        }\n      } else\n");
+    }
+    sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (r < R) {\n");
+    red_decompose(rg, "r", "          ");
+    for (int32_t i = 0; i < k->instrs.count; i++)
+      if (need[i] && k->instrs.items[i].kind == KIR_STORE) red_scalar_store(rg, i, "          ");
+    sbuf_puts(o, "        }\n      }\n");
+  }
+  sbuf_puts(o, "    }\n");
+}
+
+/* The lanes of a row combine: butterflies in the warp, then across the warps. */
+static void red_block_combine(red_gen *rg, int32_t reduce) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  bool arg = red_arg(in->reduce);
+  sbuf *o = &rg->cg->out;
+  int32_t warp_lanes = rg->tpr < 32 ? rg->tpr : 32;
+  if (warp_lanes > 1) {
+    sbuf_printf(o, "    for (int o = 1; o < %" PRId32 "; o <<= 1) {\n      const %s x = ic_bfly(a, o);\n", warp_lanes, t);
+    sbuf_printf(o, "      const ic_i64 xi = %s;\n      ", arg ? "ic_bfly(ai, o)" : "0");
+    red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
+    sbuf_puts(o, "\n      (void)xi;\n    }\n");
+  }
+  if (rg->tpr <= 32) return;
+  int32_t warps = rg->tpr / 32;
+  sbuf_printf(o, "    {\n      __shared__ %s sa[32];\n      __shared__ ic_i64 sai[32];\n", t);
+  sbuf_puts(o, "      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+  sbuf_puts(o, "      if (lane == 0) { sa[warp] = a; sai[warp] = ai; }\n      __syncthreads();\n");
+  sbuf_puts(o, "      if (warp == 0) {\n        a = ");
+  sbuf_printf(o, "lane < %" PRId32 " ? sa[lane] : ", warps);
+  red_identity(o, in->reduce, dt);
+  sbuf_printf(o, ";\n        ai = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", warps);
+  sbuf_printf(o, "        for (int o = 1; o < %" PRId32 "; o <<= 1) {\n          const %s x = ic_bfly(a, o);\n", warps, t);
+  sbuf_printf(o, "          const ic_i64 xi = %s;\n          ", arg ? "ic_bfly(ai, o)" : "0");
+  red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
+  sbuf_puts(o, "\n          (void)xi;\n        }\n        if (lane == 0) { sa[0] = a; sai[0] = ai; }\n      }\n");
+  sbuf_puts(o, "      __syncthreads();\n      a = sa[0];\n      ai = sai[0];\n      __syncthreads();\n    }\n");
+}
+
+/* The pass of the REDUCE at instruction `reduce` (the p-th): its row value v<reduce>. */
+static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[reduce];
+  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
+              reduce);
+  if (rg->groups) {
+    sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n  for (ic_i64 g = 0; g < G; g++) {\n", t);
+  } else {
+    sbuf_puts(o, "  {\n    const ic_i64 g = 0;\n");
+  }
+  sbuf_printf(o, "    %s a = ", t);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
+  sbuf_printf(o, "    for (ic_i64 c = live ? g * %d + t : C; c < C; c += L)\n", RED_LANES);
+  red_chunk(rg, p, reduce);
+  red_block_combine(rg, reduce);
+  if (rg->groups) {
+    sbuf_puts(o, "    st[n] = a; sti[n] = ai; sh[n] = 0; n++;\n    while (n >= 2 && sh[n - 1] == sh[n - 2]) {\n      ");
+    red_combine(o, in->reduce, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
+    sbuf_puts(o, "\n      sh[n - 2]++; n--;\n    }\n  }\n  while (n >= 2) {\n    ");
+    red_combine(o, in->reduce, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
+    sbuf_puts(o, "\n    n--;\n  }\n  {\n    const ");
+    sbuf_printf(o, "%s a = st[0];\n    const ic_i64 ai = sti[0];\n", t);
+  }
+  /* the row value */
+  sbuf_printf(o, "    v%" PRId32 " = ", reduce);
+  bool rounds = cg_rounds(in->dtype) && red_arith(in->reduce);
+  if (rounds) sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
+  bool is_float = strcmp(t, "float") == 0, is_double = strcmp(t, "double") == 0;
+  switch (in->reduce) {
+  case IC_REDUCE_SUM:
+    if (is_float || is_double) sbuf_printf(o, "R == 0 ? (%s)0 : a", t);
+    else sbuf_puts(o, "a");
+    break;
+  case IC_REDUCE_MEAN: {
+    uint64_t bits;
+    memcpy(&bits, &in->value, sizeof bits);
+    sbuf_printf(o, "ic_div(a, (%s)fmax((double)R - __longlong_as_double(0x%016" PRIx64 "ll), 0.0))", t, bits);
+    break;
+  }
+  case IC_REDUCE_ARGMAX: case IC_REDUCE_ARGMIN: sbuf_puts(o, "ai"); break;
+  default: sbuf_puts(o, "a"); break;
+  }
+  if (rounds) sbuf_puts(o, ")");
+  sbuf_puts(o, ";\n    (void)ai;\n  }\n  }\n");
+}
+
+/* ---------------------------------------------------------------- the kernel */
+
+static void red_row_instr(red_gen *rg, int32_t i) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[i];
+  sbuf *o = &rg->cg->out;
+  char t[40];
+  snprintf(t, sizeof t, "const %s v%" PRId32, cg_ctype(in->dtype), i);
+  switch (in->kind) {
+  case KIR_LOAD: sbuf_puts(o, "  "); red_scalar_load(rg, i, t); break;
+  case KIR_RANGE: sbuf_puts(o, "  "); red_range(rg, i, t); break;
+  case KIR_CONST:
+    sbuf_printf(o, "  %s = ", t);
+    cg_const(rg->cg, in);
+    sbuf_puts(o, ";\n");
+    break;
+  case KIR_OP:
+    sbuf_printf(o, "  %s = ", t);
+    red_op_expr(rg, i);
+    sbuf_puts(o, ";\n");
+    break;
+  case KIR_STORE:
+    sbuf_puts(o, "  if (live && t == 0) {\n");
+    red_scalar_store(rg, i, "    ");
+    sbuf_puts(o, "  }\n");
+    break;
+  case KIR_REDUCE: break;
+  }
+}
+
+static void red_kernel(red_gen *rg) {
+  const kir_kernel *k = rg->k;
+  codegen *cg = rg->cg;
+  sbuf *o = &cg->out;
+  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%" PRId32 ") %s(", rg->block, cg->entry);
+  for (int32_t i = 0; i < k->params.count; i++) {
+    const kir_param *p = &k->params.items[i];
+    if (i) sbuf_puts(o, ", ");
+    if (p->kind == KIR_PARAM_BUFFER)
+      sbuf_printf(o, "%sic_u8 *__restrict__ b%" PRId32, k->buffers.items[p->index].written ? "" : "const ", p->index);
+    else sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index);
+  }
+  sbuf_puts(o, ") {\n");
+  for (int32_t d = 0; d < k->ndim; d++) {
+    sbuf_printf(o, "  const ic_i64 d%" PRId32 " = ", d);
+    cg_expr(cg, k->dims[d], NULL);
+    sbuf_puts(o, ";\n");
+  }
+  sbuf_puts(o, "  const ic_i64 R = (ic_i64)1");
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
+  sbuf_puts(o, ";\n  const ic_i64 rows = (ic_i64)1");
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (!red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
+  sbuf_printf(o, ";\n  const ic_i64 C = (R + 7) / 8;\n  const ic_i64 G = C > %d ? (C + %d) / %d : 1;\n",
+              RED_LANES * RED_LANE_CHUNKS, RED_LANES * RED_LANE_CHUNKS - 1, RED_LANES * RED_LANE_CHUNKS);
+  sbuf_printf(o, "  const ic_i64 L = (ic_i64)%d * G;\n  (void)G;\n", RED_LANES);
+  sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + threadIdx.x / %" PRId32 ";\n",
+              rg->block / rg->tpr, rg->tpr);
+  sbuf_printf(o, "  const int t = (int)(threadIdx.x %% %" PRId32 ");\n", rg->tpr);
+  sbuf_puts(o, "  const bool live = row_in < rows;\n  ic_i64 rem = live ? row_in : 0;\n");
+  for (int32_t d = k->ndim - 1; d >= 0; d--)
+    if (!red_reduced(k, d)) sbuf_printf(o, "  const ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
+  sbuf_puts(o, "  (void)rem;\n");
+  /* the vector test: uniform over the launch */
+  sbuf_puts(o, "  const bool vec_ok = ");
+  if (!rg->any_vector) {
+    sbuf_puts(o, "false");
+  } else {
+    for (int32_t b = 0; b < k->buffers.count; b++) {
+      bool used = false;
+      for (int32_t i = 0; i < k->instrs.count; i++) {
+        const kir_instr *in = &k->instrs.items[i];
+        used |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[i] == ACCESS_VECTOR;
+      }
+      size_t bytes = RED_CHUNK * ic_dtype_size(k->buffers.items[b].dtype);
+      if (used) sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, (bytes < 16 ? bytes : 16) - 1);
+    }
+    for (int32_t i = 0; i < cg->aligned.count; i++) {
+      sbuf_puts(o, "(");
+      cg_expr(cg, cg->aligned.items[i], NULL);
+      sbuf_puts(o, ") % 8 == 0 && ");
+    }
+    sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
+  }
+  sbuf_puts(o, ";\n  (void)vec_ok;\n");
+  int32_t p = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    if (rg->element[i]) continue;
+    if (k->instrs.items[i].kind == KIR_REDUCE) red_pass(rg, p++, i);
+    else red_row_instr(rg, i);
+  }
+  bool stores = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) stores |= rg->need[(size_t)p * (size_t)k->instrs.count + (size_t)i];
+  if (stores) {
+    sbuf_puts(o, "  /* the element stores */\n");
+    sbuf_printf(o, "  for (ic_i64 c = live ? t : C; c < C; c += %" PRId32 ")\n", rg->tpr);
+    red_chunk(rg, p, -1);
+  }
+  sbuf_puts(o, "}\n");
+}
+
+ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
+  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = RED_CHUNK};
+  red_gen rg = {.cg = &cg, .k = k, .inner = -1};
+  size_t n = (size_t)k->instrs.count + 1;
+  rg.nreduce = kir_reduce_count(k);
+  rg.element = calloc(n, sizeof(bool));
+  rg.need = calloc(n * ((size_t)rg.nreduce + 1), sizeof(bool));
+  cg.mode = calloc(n, sizeof *cg.mode);
+  ic_status s = IC_OK;
+  if (!rg.element || !rg.need || !cg.mode) {
+    s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+    goto done;
+  }
+  kir_levels(k, rg.element);
+  kir_pass_needs(k, rg.element, rg.need);
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (red_reduced(k, d)) rg.inner = d;
+  /* threads per row, from the row length alone when it is a constant */
+  sym_id count = sym_const(k->syms, 1);
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (red_reduced(k, d)) count = sym_mul(k->syms, count, k->dims[d]);
+  int64_t r = 0;
+  rg.tpr = RED_LANES;
+  rg.groups = true;
+  if (sym_is_const(k->syms, count, &r)) {
+    int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK;
+    rg.groups = chunks > (int64_t)RED_LANES * RED_LANE_CHUNKS;
+    if (chunks <= RED_LANES) {
+      rg.tpr = 1;
+      while (rg.tpr < chunks) rg.tpr *= 2;
+    }
+  }
+  rg.block = rg.tpr < RED_MIN_BLOCK ? RED_MIN_BLOCK : rg.tpr;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    cg.mode[i] = ACCESS_ELEMENT;
+    if ((in->kind == KIR_LOAD || in->kind == KIR_STORE) && rg.element[i]) cg.mode[i] = red_classify(&rg, in);
+    rg.any_vector |= cg.mode[i] == ACCESS_VECTOR;
+  }
+  sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
+  sbuf_puts(&cg.out, cuda_prelude);
+  sbuf_puts(&cg.out, CUDA_KERNEL_MARK);
+  red_kernel(&rg);
+  res->source = sbuf_take(&cg.out);
+  res->per_thread = 1;
+  res->block = rg.block;
+  res->per_block = rg.block / rg.tpr;
+  if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
+    free(res->source);
+    res->source = NULL;
+    s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+  }
+done:
+  free(rg.element);
+  free(rg.need);
+  free(cg.mode);
+  free(cg.aligned.items);
+  sbuf_free(&cg.out);
+  return s;
+}
