@@ -44,7 +44,7 @@ contains() {
 }
 
 # Symbol sizes for each example graph.
-declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100")
+declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100" [softmax]="--size n=3" [layer_norm]="--size n=3" [rms_norm]="--size n=3" [fp8_rowquant]="--size n=3")
 
 shopt -s nullglob
 graphs=("$GRAPHS"/*.icg)

@@ -38,7 +38,27 @@ typedef struct red_gen {
   bool groups;      /* G may exceed 1: emit the lane-group loop */
   int32_t inner;    /* the innermost reduced dim, -1 if none */
   bool any_vector;  /* some element access moves whole chunks */
+  /* Persistent rows: when a row's chunks fit (K chunks a lane, K * 8 values of every
+   * cached load within RED_CACHE_VALUES), loads that several passes read are kept in
+   * registers (c<i>[K][8], filled by the first pass that reads them): the row comes from
+   * memory once. cache_k 0: no cache. */
+  int32_t cache_k;
+  bool *cached;
+  int32_t *first_pass;
+  /* Column kernels (the innermost dim is kept): a block holds 32 consecutive rows, one a
+   * lane of each of its `ywarps` warps, so every load of a warp reads 32 neighbouring
+   * rows (coalesced). Warp y takes a contiguous range of the row's lanes, combined by a
+   * binary counter (the pairwise tree), then the warps' results combine pairwise too. */
+  bool columns;
+  int32_t ywarps;
 } red_gen;
+
+enum { RED_CACHE_VALUES = 64 };
+
+/* Whether pass p takes load i from the registers rather than from memory. */
+static bool red_from_cache(const red_gen *rg, int32_t p, int32_t i) {
+  return rg->cache_k > 0 && rg->cached[i] && p > rg->first_pass[i];
+}
 
 static bool red_reduced(const kir_kernel *k, int32_t d) { return (k->axes >> d) & 1u; }
 
@@ -286,17 +306,27 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
     const kir_instr *in = &k->instrs.items[i];
     if (need[i] && in->kind != KIR_STORE) sbuf_printf(o, "      %s v%" PRId32 "[8];\n", cg_ctype(in->dtype), i);
   }
+  /* loads the registers hold already */
+  bool *load = malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
+  if (!load) {
+    rg->cg->oom = true;
+    return;
+  }
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    load[i] = need[i] && k->instrs.items[i].kind == KIR_LOAD && !red_from_cache(rg, p, i);
+    if (need[i] && red_from_cache(rg, p, i))
+      sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = c%" PRId32 "[k][e];\n", i, i);
+  }
   /* loads and ranges */
   bool vec = false;
   for (int32_t i = 0; i < k->instrs.count; i++)
-    vec |= need[i] && (k->instrs.items[i].kind == KIR_LOAD || k->instrs.items[i].kind == KIR_STORE) &&
-           rg->cg->mode[i] == ACCESS_VECTOR;
+    vec |= ((load[i] || (need[i] && k->instrs.items[i].kind == KIR_STORE))) && rg->cg->mode[i] == ACCESS_VECTOR;
   if (vec) {
     sbuf_puts(o, "      const bool full = vec_ok && r0 + 8 <= R;\n      if (full) {\n        {\n");
     red_decompose(rg, "r0", "          ");
     for (int32_t i = 0; i < k->instrs.count; i++) {
       const kir_instr *in = &k->instrs.items[i];
-      if (!need[i] || in->kind != KIR_LOAD) continue;
+      if (!load[i]) continue;
       if (rg->cg->mode[i] == ACCESS_VECTOR) red_vector_load(rg, i);
       if (rg->cg->mode[i] == ACCESS_SPLAT) {
         sbuf_printf(o, "          { %s sv; ", cg_ctype(in->dtype));
@@ -314,7 +344,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
       if (in->kind == KIR_RANGE) {
         sbuf_puts(o, "          ");
         red_range(rg, i, t);
-      } else if (in->kind == KIR_LOAD && rg->cg->mode[i] == ACCESS_ELEMENT) {
+      } else if (load[i] && rg->cg->mode[i] == ACCESS_ELEMENT) {
         sbuf_puts(o, "          ");
         red_scalar_load(rg, i, t);
       }
@@ -331,7 +361,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
     if (in->kind == KIR_RANGE) {
       sbuf_puts(o, "          ");
       red_range(rg, i, t);
-    } else if (in->kind == KIR_LOAD) {
+    } else if (load[i]) {
       sbuf_puts(o, "          ");
       red_scalar_load(rg, i, t);
     }
@@ -339,11 +369,16 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "        } else {\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (need[i] && (in->kind == KIR_RANGE || in->kind == KIR_LOAD))
+    if ((need[i] && in->kind == KIR_RANGE) || load[i])
       sbuf_printf(o, "          v%" PRId32 "[e] = (%s)0;\n", i, cg_ctype(in->dtype));
   }
   sbuf_puts(o, "        }\n      }\n");
   if (vec) sbuf_puts(o, "      }\n");
+  /* the first pass to read a cached load keeps it */
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (load[i] && rg->cache_k > 0 && rg->cached[i])
+      sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+  free(load);
   /* the ops, element by element */
   bool ops = false;
   for (int32_t i = 0; i < k->instrs.count; i++) ops |= need[i] && k->instrs.items[i].kind == KIR_OP;
@@ -393,6 +428,23 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "    }\n");
 }
 
+/* The loop over a lane's chunks (first, first + stride, ...; below C): unrolled over the
+ * K chunks of a persistent row, so that the cached values stay in registers. The chunk
+ * body follows. */
+static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
+  sbuf *o = &rg->cg->out;
+  if (rg->cache_k > 0) {
+    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 c = %s + (ic_i64)k * %s;\n"
+                   "    if (live && c < C)\n", rg->cache_k, first, stride);
+  } else {
+    sbuf_printf(o, "    for (ic_i64 c = live ? %s : C; c < C; c += %s)\n", first, stride);
+  }
+}
+
+static void red_chunk_loop_end(red_gen *rg) {
+  if (rg->cache_k > 0) sbuf_puts(&rg->cg->out, "    }\n");
+}
+
 /* The lanes of a row combine: butterflies in the warp, then across the warps. */
 static void red_block_combine(red_gen *rg, int32_t reduce) {
   const kir_instr *in = &rg->k->instrs.items[reduce];
@@ -409,49 +461,43 @@ static void red_block_combine(red_gen *rg, int32_t reduce) {
   }
   if (rg->tpr <= 32) return;
   int32_t warps = rg->tpr / 32;
-  sbuf_printf(o, "    {\n      __shared__ %s sa[32];\n      __shared__ ic_i64 sai[32];\n", t);
+  sbuf_printf(o, "    {\n      __shared__ %s sa[32];\n", t);
+  if (arg) sbuf_puts(o, "      __shared__ ic_i64 sai[32];\n");
   sbuf_puts(o, "      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
-  sbuf_puts(o, "      if (lane == 0) { sa[warp] = a; sai[warp] = ai; }\n      __syncthreads();\n");
+  sbuf_printf(o, "      if (lane == 0) { sa[warp] = a;%s }\n      __syncthreads();\n", arg ? " sai[warp] = ai;" : "");
   sbuf_puts(o, "      if (warp == 0) {\n        a = ");
   sbuf_printf(o, "lane < %" PRId32 " ? sa[lane] : ", warps);
   red_identity(o, in->reduce, dt);
-  sbuf_printf(o, ";\n        ai = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", warps);
+  sbuf_puts(o, ";\n");
+  if (arg) sbuf_printf(o, "        ai = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", warps);
   sbuf_printf(o, "        for (int o = 1; o < %" PRId32 "; o <<= 1) {\n          const %s x = ic_bfly(a, o);\n", warps, t);
   sbuf_printf(o, "          const ic_i64 xi = %s;\n          ", arg ? "ic_bfly(ai, o)" : "0");
   red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
-  sbuf_puts(o, "\n          (void)xi;\n        }\n        if (lane == 0) { sa[0] = a; sai[0] = ai; }\n      }\n");
-  sbuf_puts(o, "      __syncthreads();\n      a = sa[0];\n      ai = sai[0];\n      __syncthreads();\n    }\n");
+  sbuf_printf(o, "\n          (void)xi;\n        }\n        if (lane == 0) { sa[0] = a;%s }\n      }\n", arg ? " sai[0] = ai;" : "");
+  sbuf_printf(o, "      __syncthreads();\n      a = sa[0];\n%s      __syncthreads();\n    }\n", arg ? "      ai = sai[0];\n" : "");
 }
 
-/* The pass of the REDUCE at instruction `reduce` (the p-th): its row value v<reduce>. */
-static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
-  const kir_kernel *k = rg->k;
-  const kir_instr *in = &k->instrs.items[reduce];
-  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+/* The push of accumulator a/ai onto the binary counter st/sti/sh/n: equal heights merge,
+ * left (earlier lanes) first. */
+static void red_counter_push(sbuf *o, ic_reduce_op op, ic_dtype dt) {
+  sbuf_puts(o, "    st[n] = a; sti[n] = ai; sh[n] = 0; n++;\n    while (n >= 2 && sh[n - 1] == sh[n - 2]) {\n      ");
+  red_combine(o, op, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
+  sbuf_puts(o, "\n      sh[n - 2]++; n--;\n    }\n");
+}
+
+static void red_counter_collapse(sbuf *o, ic_reduce_op op, ic_dtype dt) {
+  sbuf_puts(o, "  while (n >= 2) {\n    ");
+  red_combine(o, op, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
+  sbuf_puts(o, "\n    n--;\n  }\n");
+}
+
+/* The row value of REDUCE `in` from accumulator a/ai: the mean's division, the sum of
+ * nothing (+0), one rounding to the result dtype. */
+static void red_finish(red_gen *rg, int32_t reduce) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
   const char *t = red_acc_type(in->reduce, dt);
   sbuf *o = &rg->cg->out;
-  sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
-              reduce);
-  if (rg->groups) {
-    sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n  for (ic_i64 g = 0; g < G; g++) {\n", t);
-  } else {
-    sbuf_puts(o, "  {\n    const ic_i64 g = 0;\n");
-  }
-  sbuf_printf(o, "    %s a = ", t);
-  red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
-  sbuf_printf(o, "    for (ic_i64 c = live ? g * %d + t : C; c < C; c += L)\n", RED_LANES);
-  red_chunk(rg, p, reduce);
-  red_block_combine(rg, reduce);
-  if (rg->groups) {
-    sbuf_puts(o, "    st[n] = a; sti[n] = ai; sh[n] = 0; n++;\n    while (n >= 2 && sh[n - 1] == sh[n - 2]) {\n      ");
-    red_combine(o, in->reduce, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
-    sbuf_puts(o, "\n      sh[n - 2]++; n--;\n    }\n  }\n  while (n >= 2) {\n    ");
-    red_combine(o, in->reduce, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
-    sbuf_puts(o, "\n    n--;\n  }\n  {\n    const ");
-    sbuf_printf(o, "%s a = st[0];\n    const ic_i64 ai = sti[0];\n", t);
-  }
-  /* the row value */
   sbuf_printf(o, "    v%" PRId32 " = ", reduce);
   bool rounds = cg_rounds(in->dtype) && red_arith(in->reduce);
   if (rounds) sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
@@ -471,7 +517,85 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   default: sbuf_puts(o, "a"); break;
   }
   if (rounds) sbuf_puts(o, ")");
-  sbuf_puts(o, ";\n    (void)ai;\n  }\n  }\n");
+  sbuf_puts(o, ";\n    (void)ai;\n");
+}
+
+/* The lanes warp y of a column kernel takes: [j0, j1), contiguous, a power-of-two share of
+ * the lanes in use (the tree pairs them first), and the loop over them. */
+static void red_column_lanes(red_gen *rg) {
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "  for (ic_i64 j = live ? lane0 : lane1; j < lane1; j++) {\n");
+}
+
+/* The pass of the REDUCE at instruction `reduce` (the p-th): its row value v<reduce>. */
+static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[reduce];
+  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
+              reduce);
+  if (rg->groups) {
+    sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n  for (ic_i64 g = 0; g < G; g++) {\n", t);
+  } else {
+    sbuf_puts(o, "  {\n    const ic_i64 g = 0;\n");
+  }
+  sbuf_printf(o, "    %s a = ", t);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
+  red_chunk_loop(rg, "g * 1024 + t", "L");
+  red_chunk(rg, p, reduce);
+  red_chunk_loop_end(rg);
+  red_block_combine(rg, reduce);
+  if (rg->groups) {
+    red_counter_push(o, in->reduce, dt);
+    sbuf_puts(o, "  }\n");
+    red_counter_collapse(o, in->reduce, dt);
+    sbuf_printf(o, "  {\n    const %s a = st[0];\n    const ic_i64 ai = sti[0];\n", t);
+  }
+  red_finish(rg, reduce);
+  sbuf_puts(o, "  }\n  }\n");
+}
+
+static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[reduce];
+  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
+              reduce);
+  sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
+  red_column_lanes(rg);
+  sbuf_printf(o, "    %s a = ", t);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n    for (ic_i64 c = j; c < C; c += L)\n");
+  red_chunk(rg, p, reduce);
+  red_counter_push(o, in->reduce, dt);
+  sbuf_puts(o, "  }\n");
+  red_counter_collapse(o, in->reduce, dt);
+  sbuf_printf(o, "  %s a = ", t);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n  ic_i64 ai = (ic_i64)9223372036854775807ll;\n  if (n > 0) { a = st[0]; ai = sti[0]; }\n");
+  /* the warps' results, pairwise over y */
+  sbuf_printf(o, "  {\n    __shared__ %s sa[%" PRId32 "][32];\n", t, rg->ywarps);
+  bool arg = red_arg(in->reduce);
+  if (arg) sbuf_printf(o, "    __shared__ ic_i64 sai[%" PRId32 "][32];\n    sai[coly][colx] = ai;\n", rg->ywarps);
+  sbuf_puts(o, "    sa[coly][colx] = a;\n    __syncthreads();\n    if (coly == 0) {\n");
+  sbuf_printf(o, "      %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->ywarps, rg->ywarps);
+  sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[q][colx]; wi[q] = %s; }\n", rg->ywarps,
+              arg ? "sai[q][colx]" : "0");
+  sbuf_printf(o, "      for (int s = 1; s < %" PRId32 "; s <<= 1)\n        for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n          ",
+              rg->ywarps, rg->ywarps);
+  red_combine(o, in->reduce, dt, "w[q]", "wi[q]", "w[q + s]", "wi[q + s]");
+  sbuf_puts(o, "\n        }\n      sa[0][colx] = w[0];\n");
+  if (arg) sbuf_puts(o, "      sai[0][colx] = wi[0];\n");
+  sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[0][colx];\n");
+  if (arg) sbuf_puts(o, "    ai = sai[0][colx];\n");
+  sbuf_puts(o, "    __syncthreads();\n");
+  red_finish(rg, reduce);
+  sbuf_puts(o, "  }\n  }\n");
 }
 
 /* ---------------------------------------------------------------- the kernel */
@@ -531,9 +655,18 @@ static void red_kernel(red_gen *rg) {
   sbuf_printf(o, ";\n  const ic_i64 C = (R + 7) / 8;\n  const ic_i64 G = C > %d ? (C + %d) / %d : 1;\n",
               RED_LANES * RED_LANE_CHUNKS, RED_LANES * RED_LANE_CHUNKS - 1, RED_LANES * RED_LANE_CHUNKS);
   sbuf_printf(o, "  const ic_i64 L = (ic_i64)%d * G;\n  (void)G;\n", RED_LANES);
-  sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + threadIdx.x / %" PRId32 ";\n",
-              rg->block / rg->tpr, rg->tpr);
-  sbuf_printf(o, "  const int t = (int)(threadIdx.x %% %" PRId32 ");\n", rg->tpr);
+  if (rg->columns) {
+    /* lanes in use, their power-of-two cover, warp y's share */
+    sbuf_puts(o, "  const int colx = (int)(threadIdx.x & 31), coly = (int)(threadIdx.x >> 5), t = coly;\n");
+    sbuf_puts(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * 32 + colx;\n");
+    sbuf_puts(o, "  const ic_i64 used = C < L ? C : L;\n  ic_i64 cover = 1;\n  while (cover < used) cover <<= 1;\n");
+    sbuf_printf(o, "  const ic_i64 share = cover >= %" PRId32 " ? cover / %" PRId32 " : 1;\n", rg->ywarps, rg->ywarps);
+    sbuf_puts(o, "  const ic_i64 lane0 = (ic_i64)coly * share, lane1 = lane0 + share < used ? lane0 + share : used;\n");
+  } else {
+    sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + threadIdx.x / %" PRId32 ";\n",
+                rg->block / rg->tpr, rg->tpr);
+    sbuf_printf(o, "  const int t = (int)(threadIdx.x %% %" PRId32 ");\n", rg->tpr);
+  }
   sbuf_puts(o, "  const bool live = row_in < rows;\n  ic_i64 rem = live ? row_in : 0;\n");
   for (int32_t d = k->ndim - 1; d >= 0; d--)
     if (!red_reduced(k, d)) sbuf_printf(o, "  const ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
@@ -560,18 +693,33 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
   }
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
+  for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++)
+    if (rg->cached[i])
+      sbuf_printf(o, "  %s c%" PRId32 "[%" PRId32 "][8];\n", cg_ctype(k->instrs.items[i].dtype), i, rg->cache_k);
   int32_t p = 0;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (rg->element[i]) continue;
-    if (k->instrs.items[i].kind == KIR_REDUCE) red_pass(rg, p++, i);
-    else red_row_instr(rg, i);
+    if (k->instrs.items[i].kind == KIR_REDUCE) {
+      if (rg->columns) red_pass_columns(rg, p++, i);
+      else red_pass(rg, p++, i);
+    } else {
+      red_row_instr(rg, i);
+    }
   }
   bool stores = false;
   for (int32_t i = 0; i < k->instrs.count; i++) stores |= rg->need[(size_t)p * (size_t)k->instrs.count + (size_t)i];
   if (stores) {
     sbuf_puts(o, "  /* the element stores */\n");
-    sbuf_printf(o, "  for (ic_i64 c = live ? t : C; c < C; c += %" PRId32 ")\n", rg->tpr);
-    red_chunk(rg, p, -1);
+    if (rg->columns) {
+      red_column_lanes(rg);
+      sbuf_puts(o, "  for (ic_i64 c = j; c < C; c += L)\n");
+      red_chunk(rg, p, -1);
+      sbuf_puts(o, "  }\n");
+    } else {
+      red_chunk_loop(rg, "t", "(ic_i64)1024");
+      red_chunk(rg, p, -1);
+      red_chunk_loop_end(rg);
+    }
   }
   sbuf_puts(o, "}\n");
 }
@@ -609,6 +757,39 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     }
   }
   rg.block = rg.tpr < RED_MIN_BLOCK ? RED_MIN_BLOCK : rg.tpr;
+  rg.columns = k->ndim > 0 && rg.inner >= 0 && !red_reduced(k, k->ndim - 1);
+  if (rg.columns) {
+    rg.ywarps = 8;
+    int64_t chunks = 0;
+    if (sym_is_const(k->syms, count, &r) && (chunks = (r + RED_CHUNK - 1) / RED_CHUNK) < 8)
+      for (rg.ywarps = 1; rg.ywarps < chunks; rg.ywarps *= 2) continue;
+    rg.block = 32 * rg.ywarps;
+    rg.tpr = rg.ywarps; /* a row's threads; rows a block: 32 */
+  }
+  /* persistent rows: loads read by several passes stay in registers */
+  rg.cached = calloc(n, sizeof(bool));
+  rg.first_pass = calloc(n, sizeof(int32_t));
+  if (!rg.cached || !rg.first_pass) {
+    s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
+    goto done;
+  }
+  if (!rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
+    int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK, per_lane = (chunks + RED_LANES - 1) / RED_LANES;
+    int32_t values = 0;
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      if (k->instrs.items[i].kind != KIR_LOAD || !rg.element[i]) continue;
+      int32_t passes = 0;
+      rg.first_pass[i] = -1;
+      for (int32_t p = 0; p <= rg.nreduce; p++)
+        if (rg.need[(size_t)p * (size_t)k->instrs.count + (size_t)i]) {
+          passes++;
+          if (rg.first_pass[i] < 0) rg.first_pass[i] = p;
+        }
+      rg.cached[i] = passes > 1;
+      values += rg.cached[i] ? (int32_t)per_lane * RED_CHUNK : 0;
+    }
+    if (values > 0 && values <= RED_CACHE_VALUES) rg.cache_k = per_lane > 0 ? (int32_t)per_lane : 1;
+  }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     cg.mode[i] = ACCESS_ELEMENT;
@@ -622,7 +803,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   res->source = sbuf_take(&cg.out);
   res->per_thread = 1;
   res->block = rg.block;
-  res->per_block = rg.block / rg.tpr;
+  res->per_block = rg.columns ? 32 : rg.block / rg.tpr;
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;
@@ -631,6 +812,8 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
 done:
   free(rg.element);
   free(rg.need);
+  free(rg.cached);
+  free(rg.first_pass);
   free(cg.mode);
   free(cg.aligned.items);
   sbuf_free(&cg.out);
