@@ -99,9 +99,12 @@ ref_acc ref_reduce_combine(ic_reduce_op op, ic_dtype dt, ref_acc a, ref_acc b) {
     if (k == ACC_BOOL) {
       r.v.b = max ? a.v.b || b.v.b : a.v.b && b.v.b;
     } else {
-      /* maximum / minimum of the op table: NaN-propagating, +0 over -0 (max) */
+      /* maximum / minimum of the op table: NaN-propagating, +0 over -0 (max); in the
+       * wide compute type, where the identities (+-inf, the int64 extremes) exist: the
+       * results are elements, exact in dt */
       ref_value args[3] = {a.v, b.v, {0}};
-      r.v = ref_apply(max ? IC_OP_MAXIMUM : IC_OP_MINIMUM, dt, dt, args);
+      ic_dtype wide = k == ACC_F32 ? IC_F32 : k == ACC_F64 ? IC_F64 : IC_I64;
+      r.v = ref_apply(max ? IC_OP_MAXIMUM : IC_OP_MINIMUM, wide, wide, args);
     }
     break;
   }
