@@ -25,7 +25,7 @@
 #include "backend/cuda/codegen.h"
 #include "ops/ops.h"
 
-enum { RED_CHUNK = 8, RED_LANES = 1024, RED_LANE_CHUNKS = 32, RED_MIN_BLOCK = 128 };
+enum { RED_CHUNK = 8, RED_LANES = 1024, RED_LANE_CHUNKS = 32, RED_MIN_BLOCK = 128, RED_ROW_THREADS = 128 };
 
 typedef struct red_gen {
   codegen *cg;
@@ -51,6 +51,11 @@ typedef struct red_gen {
    * binary counter (the pairwise tree), then the warps' results combine pairwise too. */
   bool columns;
   int32_t ywarps;
+  /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
+   * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
+   * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
+   * kloop > 0: the chunk loop is unrolled over kloop chunks (c = t + k * kstride). */
+  int32_t lanes_per_thread, kloop, kstride;
 } red_gen;
 
 enum { RED_CACHE_VALUES = 64 };
@@ -296,7 +301,7 @@ static void red_op_expr(red_gen *rg, int32_t i) {
 
 /* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
  * or the stores) per element. */
-static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
+static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
   const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
   const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
@@ -381,14 +386,16 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
   free(load);
   /* the ops, element by element */
   bool ops = false;
-  for (int32_t i = 0; i < k->instrs.count; i++) ops |= need[i] && k->instrs.items[i].kind == KIR_OP;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    ops |= need[i] && k->instrs.items[i].kind == KIR_OP && !red_from_cache(rg, p, i);
   if (ops) {
     sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n");
     for (int32_t i = 0; i < k->instrs.count; i++) {
-      if (!need[i] || k->instrs.items[i].kind != KIR_OP) continue;
+      if (!need[i] || k->instrs.items[i].kind != KIR_OP || red_from_cache(rg, p, i)) continue;
       sbuf_printf(o, "        v%" PRId32 "[e] = ", i);
       red_op_expr(rg, i);
       sbuf_puts(o, ";\n");
+      if (rg->cache_k > 0 && rg->cached[i]) sbuf_printf(o, "        c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
     }
     sbuf_puts(o, "      }\n");
   }
@@ -401,7 +408,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
     sbuf_printf(o, "          const %s x = ", red_acc_type(in->reduce, dt));
     red_lift(o, in->reduce, dt, x);
     sbuf_puts(o, ";\n          const ic_i64 xi = r0 + e;\n          ");
-    red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
+    red_combine(o, in->reduce, dt, acc, acc_i, "x", "xi");
     sbuf_puts(o, "\n          (void)xi;\n        }\n      }\n");
   } else {
     bool vstores = false;
@@ -433,20 +440,20 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce) {
  * body follows. */
 static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
   sbuf *o = &rg->cg->out;
-  if (rg->cache_k > 0) {
-    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 c = %s + (ic_i64)k * %s;\n"
-                   "    if (live && c < C)\n", rg->cache_k, first, stride);
+  if (rg->kloop > 0) {
+    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 c = %s + (ic_i64)k * %" PRId32 ";\n"
+                   "    if (live && c < C)\n", rg->kloop, first, rg->kstride);
   } else {
     sbuf_printf(o, "    for (ic_i64 c = live ? %s : C; c < C; c += %s)\n", first, stride);
   }
 }
 
 static void red_chunk_loop_end(red_gen *rg) {
-  if (rg->cache_k > 0) sbuf_puts(&rg->cg->out, "    }\n");
+  if (rg->kloop > 0) sbuf_puts(&rg->cg->out, "    }\n");
 }
 
 /* The lanes of a row combine: butterflies in the warp, then across the warps. */
-static void red_block_combine(red_gen *rg, int32_t reduce) {
+static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const char *ai) {
   const kir_instr *in = &rg->k->instrs.items[reduce];
   ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
   const char *t = red_acc_type(in->reduce, dt);
@@ -454,9 +461,10 @@ static void red_block_combine(red_gen *rg, int32_t reduce) {
   sbuf *o = &rg->cg->out;
   int32_t warp_lanes = rg->tpr < 32 ? rg->tpr : 32;
   if (warp_lanes > 1) {
-    sbuf_printf(o, "    for (int o = 1; o < %" PRId32 "; o <<= 1) {\n      const %s x = ic_bfly(a, o);\n", warp_lanes, t);
-    sbuf_printf(o, "      const ic_i64 xi = %s;\n      ", arg ? "ic_bfly(ai, o)" : "0");
-    red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
+    sbuf_printf(o, "    for (int o = 1; o < %" PRId32 "; o <<= 1) {\n      const %s x = ic_bfly(%s, o);\n", warp_lanes, t, a);
+    if (arg) sbuf_printf(o, "      const ic_i64 xi = ic_bfly(%s, o);\n      ", ai);
+    else sbuf_puts(o, "      const ic_i64 xi = 0;\n      ");
+    red_combine(o, in->reduce, dt, a, ai, "x", "xi");
     sbuf_puts(o, "\n      (void)xi;\n    }\n");
   }
   if (rg->tpr <= 32) return;
@@ -464,17 +472,22 @@ static void red_block_combine(red_gen *rg, int32_t reduce) {
   sbuf_printf(o, "    {\n      __shared__ %s sa[32];\n", t);
   if (arg) sbuf_puts(o, "      __shared__ ic_i64 sai[32];\n");
   sbuf_puts(o, "      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
-  sbuf_printf(o, "      if (lane == 0) { sa[warp] = a;%s }\n      __syncthreads();\n", arg ? " sai[warp] = ai;" : "");
-  sbuf_puts(o, "      if (warp == 0) {\n        a = ");
+  sbuf_printf(o, "      if (lane == 0) { sa[warp] = %s;", a);
+  if (arg) sbuf_printf(o, " sai[warp] = %s;", ai);
+  sbuf_printf(o, " }\n      __syncthreads();\n      if (warp == 0) {\n        %s = ", a);
   sbuf_printf(o, "lane < %" PRId32 " ? sa[lane] : ", warps);
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n");
-  if (arg) sbuf_printf(o, "        ai = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", warps);
-  sbuf_printf(o, "        for (int o = 1; o < %" PRId32 "; o <<= 1) {\n          const %s x = ic_bfly(a, o);\n", warps, t);
-  sbuf_printf(o, "          const ic_i64 xi = %s;\n          ", arg ? "ic_bfly(ai, o)" : "0");
-  red_combine(o, in->reduce, dt, "a", "ai", "x", "xi");
-  sbuf_printf(o, "\n          (void)xi;\n        }\n        if (lane == 0) { sa[0] = a;%s }\n      }\n", arg ? " sai[0] = ai;" : "");
-  sbuf_printf(o, "      __syncthreads();\n      a = sa[0];\n%s      __syncthreads();\n    }\n", arg ? "      ai = sai[0];\n" : "");
+  if (arg) sbuf_printf(o, "        %s = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", ai, warps);
+  sbuf_printf(o, "        for (int o = 1; o < %" PRId32 "; o <<= 1) {\n          const %s x = ic_bfly(%s, o);\n", warps, t, a);
+  if (arg) sbuf_printf(o, "          const ic_i64 xi = ic_bfly(%s, o);\n          ", ai);
+  else sbuf_puts(o, "          const ic_i64 xi = 0;\n          ");
+  red_combine(o, in->reduce, dt, a, ai, "x", "xi");
+  sbuf_printf(o, "\n          (void)xi;\n        }\n        if (lane == 0) { sa[0] = %s;", a);
+  if (arg) sbuf_printf(o, " sai[0] = %s;", ai);
+  sbuf_printf(o, " }\n      }\n      __syncthreads();\n      %s = sa[0];\n", a);
+  if (arg) sbuf_printf(o, "      %s = sai[0];\n", ai);
+  sbuf_puts(o, "      __syncthreads();\n    }\n");
 }
 
 /* The push of accumulator a/ai onto the binary counter st/sti/sh/n: equal heights merge,
@@ -541,13 +554,31 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   } else {
     sbuf_puts(o, "  {\n    const ic_i64 g = 0;\n");
   }
+  int32_t m = rg->lanes_per_thread;
   sbuf_printf(o, "    %s a = ", t);
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
+  if (m > 1) {
+    sbuf_printf(o, "    %s am[%" PRId32 "]; ic_i64 ami[%" PRId32 "];\n    for (int q = 0; q < %" PRId32 "; q++) { am[q] = a; ami[q] = ai; }\n",
+                t, m, m, m);
+  }
   red_chunk_loop(rg, "g * 1024 + t", "L");
-  red_chunk(rg, p, reduce);
+  red_chunk(rg, p, reduce, m > 1 ? "am[k]" : "a", m > 1 ? "ami[k]" : "ai");
   red_chunk_loop_end(rg);
-  red_block_combine(rg, reduce);
+  if (m > 1) {
+    /* each lane block combines, then the blocks pair up */
+    for (int32_t q = 0; q < m; q++) {
+      char aq[16], aqi[16];
+      snprintf(aq, sizeof aq, "am[%" PRId32 "]", q);
+      snprintf(aqi, sizeof aqi, "ami[%" PRId32 "]", q);
+      red_block_combine(rg, reduce, aq, aqi);
+    }
+    sbuf_printf(o, "    for (int s = 1; s < %" PRId32 "; s <<= 1)\n      for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n        ", m, m);
+    red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "am[q + s]", "ami[q + s]");
+    sbuf_puts(o, "\n      }\n    a = am[0];\n    ai = ami[0];\n");
+  } else {
+    red_block_combine(rg, reduce, "a", "ai");
+  }
   if (rg->groups) {
     red_counter_push(o, in->reduce, dt);
     sbuf_puts(o, "  }\n");
@@ -571,7 +602,7 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_printf(o, "    %s a = ", t);
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n    for (ic_i64 c = j; c < C; c += L)\n");
-  red_chunk(rg, p, reduce);
+  red_chunk(rg, p, reduce, "a", "ai");
   red_counter_push(o, in->reduce, dt);
   sbuf_puts(o, "  }\n");
   red_counter_collapse(o, in->reduce, dt);
@@ -596,6 +627,58 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "    __syncthreads();\n");
   red_finish(rg, reduce);
   sbuf_puts(o, "  }\n  }\n");
+}
+
+/* ---------------------------------------------------------------- persistent rows */
+
+/* Element values that several passes read: loads first, then ops, while the thread's
+ * registers allow (per_thread chunks of 8 values each). Later passes take them from
+ * c<i>[k][8] and need nothing they were computed from (the needs are cut there). */
+static void red_plan_cache(red_gen *rg, int32_t per_thread) {
+  const kir_kernel *k = rg->k;
+  int32_t n = k->instrs.count, values = 0;
+  for (int32_t i = 0; i < n; i++) {
+    rg->first_pass[i] = -1;
+    for (int32_t p = 0; p <= rg->nreduce && rg->first_pass[i] < 0; p++)
+      if (rg->need[(size_t)p * (size_t)n + (size_t)i]) rg->first_pass[i] = p;
+  }
+  for (int pick = 0; pick < 2; pick++) { /* loads, then ops */
+    for (int32_t i = 0; i < n; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      if (!rg->element[i] || in->kind != (pick == 0 ? KIR_LOAD : KIR_OP) || rg->first_pass[i] < 0) continue;
+      bool later = false;
+      for (int32_t p = rg->first_pass[i] + 1; p <= rg->nreduce; p++) later |= rg->need[(size_t)p * (size_t)n + (size_t)i];
+      if (!later || values + per_thread * RED_CHUNK > RED_CACHE_VALUES) continue;
+      rg->cached[i] = true;
+      values += per_thread * RED_CHUNK;
+    }
+  }
+  if (values == 0) return;
+  rg->cache_k = per_thread;
+  /* the needs of each later pass stop at the values it takes from the registers */
+  for (int32_t p = 1; p <= rg->nreduce; p++) {
+    bool *need = &rg->need[(size_t)p * (size_t)n];
+    bool *keep = calloc((size_t)n + 1, sizeof(bool));
+    if (!keep) {
+      rg->cg->oom = true;
+      return;
+    }
+    /* roots: the p-th REDUCE's operand, or the element stores of the last pass */
+    int32_t seen = 0;
+    for (int32_t i = 0; i < n; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      if (in->kind == KIR_REDUCE && seen++ == p && rg->element[in->args[0]]) keep[in->args[0]] = true;
+      if (p == rg->nreduce && in->kind == KIR_STORE && rg->element[i]) keep[i] = true;
+    }
+    for (int32_t i = n - 1; i >= 0; i--) {
+      if (!keep[i] || (rg->cached[i] && rg->first_pass[i] < p)) continue;
+      const kir_instr *in = &k->instrs.items[i];
+      for (int32_t a = 0; a < in->nargs; a++)
+        if (rg->element[in->args[a]]) keep[in->args[a]] = true;
+    }
+    memcpy(need, keep, sizeof(bool) * (size_t)n);
+    free(keep);
+  }
 }
 
 /* ---------------------------------------------------------------- the kernel */
@@ -713,11 +796,11 @@ static void red_kernel(red_gen *rg) {
     if (rg->columns) {
       red_column_lanes(rg);
       sbuf_puts(o, "  for (ic_i64 c = j; c < C; c += L)\n");
-      red_chunk(rg, p, -1);
+      red_chunk(rg, p, -1, "a", "ai");
       sbuf_puts(o, "  }\n");
     } else {
-      red_chunk_loop(rg, "t", "(ic_i64)1024");
-      red_chunk(rg, p, -1);
+      red_chunk_loop(rg, "t", rg->lanes_per_thread > 1 ? "(ic_i64)1" : "(ic_i64)1024");
+      red_chunk(rg, p, -1, "a", "ai");
       red_chunk_loop_end(rg);
     }
   }
@@ -752,10 +835,13 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK;
     rg.groups = chunks > (int64_t)RED_LANES * RED_LANE_CHUNKS;
     if (chunks <= RED_LANES) {
-      rg.tpr = 1;
-      while (rg.tpr < chunks) rg.tpr *= 2;
+      int32_t cover = 1;
+      while (cover < chunks) cover *= 2;
+      rg.tpr = cover < RED_ROW_THREADS ? cover : RED_ROW_THREADS;
+      rg.lanes_per_thread = cover / rg.tpr;
     }
   }
+  if (rg.lanes_per_thread < 1) rg.lanes_per_thread = 1;
   rg.block = rg.tpr < RED_MIN_BLOCK ? RED_MIN_BLOCK : rg.tpr;
   rg.columns = k->ndim > 0 && rg.inner >= 0 && !red_reduced(k, k->ndim - 1);
   if (rg.columns) {
@@ -773,22 +859,16 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
+  if (rg.columns) rg.lanes_per_thread = 1;
   if (!rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
     int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK, per_lane = (chunks + RED_LANES - 1) / RED_LANES;
-    int32_t values = 0;
-    for (int32_t i = 0; i < k->instrs.count; i++) {
-      if (k->instrs.items[i].kind != KIR_LOAD || !rg.element[i]) continue;
-      int32_t passes = 0;
-      rg.first_pass[i] = -1;
-      for (int32_t p = 0; p <= rg.nreduce; p++)
-        if (rg.need[(size_t)p * (size_t)k->instrs.count + (size_t)i]) {
-          passes++;
-          if (rg.first_pass[i] < 0) rg.first_pass[i] = p;
-        }
-      rg.cached[i] = passes > 1;
-      values += rg.cached[i] ? (int32_t)per_lane * RED_CHUNK : 0;
+    /* chunks a thread: its lanes (short rows) or its lane's chunks */
+    int32_t per_thread = rg.lanes_per_thread > 1 ? rg.lanes_per_thread : (int32_t)(per_lane > 0 ? per_lane : 1);
+    red_plan_cache(&rg, per_thread);
+    if (rg.lanes_per_thread > 1 || rg.cache_k > 0) {
+      rg.kloop = per_thread;
+      rg.kstride = rg.lanes_per_thread > 1 ? rg.tpr : RED_LANES;
     }
-    if (values > 0 && values <= RED_CACHE_VALUES) rg.cache_k = per_lane > 0 ? (int32_t)per_lane : 1;
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
