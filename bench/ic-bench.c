@@ -9,7 +9,18 @@
  *                        a program-cache hit for a 10-node graph rebuilt from scratch, and
  *                        separate vs batched NVRTC calls for the eager kernels. Runs
  *                        without a GPU too (compile-only for IC_ARCH or sm_90a).
- *   ic-bench all         every table.
+ *   ic-bench reductions  softmax, log_softmax, layer and RMS norm, FP8 row quantization,
+ *                        row, column and full sums, softmax over short and long rows:
+ *                        fused and eager times against cuMemcpyDtoD measured in the same
+ *                        run, kernels per run, and bitwise checks (fused against eager and
+ *                        against the ref backend). A workload that fails prints its row
+ *                        with the error; the exit status is then 1. --quick takes small
+ *                        shapes (the same reduced lengths) for a smoke test; --ref runs
+ *                        the table on the ref backend, on the host (no GPU: checks the
+ *                        graphs and the bench itself; its times are the interpreter's).
+ *   ic-bench all         every table (--quick applies to the reductions table only).
+ *
+ * Without a GPU the GPU tables exit 77 (after the compile table, for all).
  *
  * Uses ic's public API only (<ic/ic.h>), as a user's program would. The floors come from
  * the bench's own libcuda and libnvrtc, opened here with dlopen (the CUDA headers give
@@ -24,6 +35,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <nvrtc.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +101,7 @@ static double median(double *v, int n) {
   X(cuMemcpyDtoDAsync, 3020)         \
   X(cuMemsetD8, 3020)                \
   X(cuMemcpyDtoH, 3020)              \
+  X(cuMemcpyHtoD, 3020)              \
   X(cuModuleLoadData, 2000)          \
   X(cuModuleGetFunction, 2000)       \
   X(cuModuleUnload, 2000)            \
@@ -306,6 +319,9 @@ typedef struct bench {
   const cu_api *d;
   CUstream stream;
   CUevent start, stop;
+  /* ic-bench reductions --ref: the reductions table on the ref backend, with host memory
+   * and the host clock (d, stream and events unused): checks the workloads without a GPU. */
+  bool ref;
 } bench;
 
 /* Median GPU ms of `reps` timed repetitions of fn (after 3 warm-ups), by CUDA events. */
@@ -766,21 +782,718 @@ static void bench_compile(void) {
   remove_dir(dir);
 }
 
+/* ---------------------------------------------------------------- reductions */
+
+/* The workloads of the reductions table, each a graph of one size symbol n: the rows (the
+ * column sum: the columns; the full sum: the elements); len is the constant size reduced
+ * over. --quick keeps len (the same kernels and summation orders) and takes quick_n. */
+typedef enum red_kind {
+  RED_SOFTMAX,
+  RED_LOG_SOFTMAX,
+  RED_LAYER_NORM,
+  RED_RMS_NORM,
+  RED_FP8_QUANT,
+  RED_ROW_SUM,
+  RED_COL_SUM,
+  RED_FULL_SUM
+} red_kind;
+
+typedef struct red_case {
+  const char *name;
+  red_kind kind;
+  ic_dtype dtype;
+  int64_t n, len, quick_n;
+} red_case;
+
+static const red_case red_cases[] = {
+    {"softmax", RED_SOFTMAX, IC_F32, 32768, 4096, 1024},
+    {"log_softmax", RED_LOG_SOFTMAX, IC_F32, 8192, 32000, 256},
+    {"layer norm, weight and bias", RED_LAYER_NORM, IC_F32, 32768, 4096, 1024},
+    {"RMS norm, weight", RED_RMS_NORM, IC_BF16, 32768, 4096, 1024},
+    {"FP8 row quantization: f8e4m3 values, f32 scales [n, 1]", RED_FP8_QUANT, IC_BF16, 16384, 8192, 512},
+    {"row sum", RED_ROW_SUM, IC_F32, 32768, 4096, 1024},
+    {"column sum", RED_COL_SUM, IC_F32, 32768, 4096, 1024},
+    {"full sum", RED_FULL_SUM, IC_F32, INT64_C(1) << 28, 0, INT64_C(1) << 22},
+    {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
+    {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
+    {"softmax, rows of 262144", RED_SOFTMAX, IC_F32, 256, 262144, 8},
+};
+
+/* Rows (column sum: columns) the ref backend recomputes to check the cuda results. */
+enum { RED_MAX_IN = 3, RED_MAX_OUT = 2, RED_CHECK_N = 8, RED_NOTE = 320 };
+
+typedef struct red_tensor {
+  const char *name;
+  ic_dtype dtype;
+  int32_t ndim;
+  int64_t shape[IC_MAX_DIMS];
+  int32_t sym_dim;       /* inputs: the dim of size n, -1 for none */
+  double lo, hi;         /* inputs: random values, uniform in [lo, hi) */
+  size_t bytes;
+  void *host;            /* inputs: the values uploaded */
+  CUdeviceptr dev;       /* inputs; outputs: the fused run's */
+  CUdeviceptr dev_eager; /* outputs: the eager run's */
+} red_tensor;
+
+/* One row of the table: what was measured, and the first error of each part. */
+typedef struct red_row {
+  double fused_ms, eager_ms; /* < 0: not measured */
+  int32_t fused_launches, eager_launches; /* < 0: no program */
+  char same_eager[80], same_ref[80];
+  char fused_err[RED_NOTE], eager_err[RED_NOTE], err[RED_NOTE];
+} red_row;
+
+/* Records a message in note unless it already holds one (the first error counts). */
+static void red_note(char *note, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void red_note(char *note, const char *fmt, ...) {
+  if (note[0]) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(note, RED_NOTE, fmt, ap);
+  va_end(ap);
+}
+
+/* These two record an ic or a driver failure; they return false, for `return` in a check. */
+static bool red_note_ic(char *note, const char *what, ic_status s) {
+  red_note(note, "%s: %s: %s", what, ic_status_string(s), ic_last_error());
+  return false;
+}
+
+static bool red_note_cu(char *note, const char *what, CUresult r) {
+  red_note(note, "%s: %s", what, cu_name(r));
+  return false;
+}
+
+static size_t red_numel(int32_t ndim, const int64_t *shape) {
+  size_t n = 1;
+  for (int32_t d = 0; d < ndim; d++) n *= (size_t)shape[d];
+  return n;
+}
+
+static void red_input(red_tensor *t, const char *name, ic_dtype dt, int32_t ndim, const int64_t *shape,
+                      int32_t sym_dim, double lo, double hi) {
+  *t = (red_tensor){.name = name, .dtype = dt, .ndim = ndim, .sym_dim = sym_dim, .lo = lo, .hi = hi};
+  memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  t->bytes = red_numel(ndim, shape) * ic_dtype_size(dt);
+}
+
+/* The graph of c (size symbol n, an instance of n rows described in in[]), built with the
+ * public builder as a user would: the shorthands for softmax, log_softmax and the norms,
+ * ic ops for the FP8 quantization. NULL only when ic_graph_create fails; builder errors
+ * stay on the graph (ic_graph_error). */
+static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t *nin) {
+  ic_graph *g;
+  if (ic_graph_create(&g) != IC_OK) return NULL;
+  ic_dim sym = ic_graph_symbol(g, "n");
+  ic_dtype dt = c->dtype;
+  ic_dim len = c->len;
+  const ic_layout contig = IC_LAYOUT_CONTIGUOUS;
+  *nin = 0;
+  if (c->kind == RED_COL_SUM) { /* x [len, n], summed over dim 0 */
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){len, sym}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){len, n}, 1, -1, 1);
+    ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
+    return g;
+  }
+  if (c->kind == RED_FULL_SUM) { /* x [n], summed over every dim: a scalar */
+    ic_value x = ic_graph_input(g, "x", dt, 1, (ic_dim[]){sym}, contig);
+    red_input(&in[(*nin)++], "x", dt, 1, (int64_t[]){n}, 0, -1, 1);
+    ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 0, NULL, 0));
+    return g;
+  }
+  /* x [n, len], reduced over the rows' len elements */
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
+  const int64_t xs[2] = {n, len}, ws[1] = {len};
+  switch (c->kind) {
+  case RED_SOFTMAX:
+  case RED_LOG_SOFTMAX:
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -8, 8); /* logits */
+    ic_graph_output(g, "y", c->kind == RED_SOFTMAX ? ic_graph_softmax(g, x, -1) : ic_graph_log_softmax(g, x, -1));
+    break;
+  case RED_LAYER_NORM: {
+    ic_value w = ic_graph_input(g, "w", dt, 1, (ic_dim[]){len}, contig);
+    ic_value b = ic_graph_input(g, "b", dt, 1, (ic_dim[]){len}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -3, 5);
+    red_input(&in[(*nin)++], "w", dt, 1, ws, -1, 0.5, 1.5);
+    red_input(&in[(*nin)++], "b", dt, 1, ws, -1, -0.5, 0.5);
+    ic_graph_output(g, "y", ic_graph_layer_norm(g, x, 1, w, b, 1e-5));
+    break;
+  }
+  case RED_RMS_NORM: {
+    ic_value w = ic_graph_input(g, "w", dt, 1, (ic_dim[]){len}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -3, 3);
+    red_input(&in[(*nin)++], "w", dt, 1, ws, -1, 0.5, 1.5);
+    ic_graph_output(g, "y", ic_graph_rms_norm(g, x, 1, w, 1e-6));
+    break;
+  }
+  case RED_FP8_QUANT: {
+    /* amax = max |x| over the row (in f32: x is bf16, the scales are f32); scale =
+     * max(amax, 1e-12) / 448, so an all-zero row gets a tiny scale and zero values
+     * instead of 0 / 0 (torchao's floor); values = x / scale saturated to f8e4m3. */
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -6, 6);
+    ic_value xf = ic_graph_cast(g, x, IC_F32);
+    ic_value amax = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, xf), 1, (int32_t[]){1}, 1);
+    amax = ic_graph_binary(g, IC_OP_MAXIMUM, amax, ic_graph_constant(g, 1e-12, IC_DTYPE_AUTO));
+    ic_value scale = ic_graph_binary(g, IC_OP_DIV, amax, ic_graph_constant(g, 448, IC_DTYPE_AUTO));
+    ic_value values = ic_graph_cast_saturate(g, ic_graph_binary(g, IC_OP_DIV, xf, scale), IC_F8E4M3);
+    ic_graph_output(g, "values", values);
+    ic_graph_output(g, "scales", scale);
+    break;
+  }
+  case RED_ROW_SUM:
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -1, 1);
+    ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){1}, 0));
+    break;
+  default: break;
+  }
+  return g;
+}
+
+/* Uniform random values in [lo, hi) of dtype dt, from a splitmix64 stream of the seed
+ * (f32 and bf16 directly, other dtypes through ic_element_store). */
+static void red_fill(void *dst, ic_dtype dt, size_t count, double lo, double hi, uint64_t seed) {
+  uint64_t s = seed;
+  const float flo = (float)lo, span = (float)(hi - lo);
+  for (size_t i = 0; i < count; i++) {
+    uint64_t z = (s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    float f = flo + span * (float)(z >> 40) * 0x1p-24f;
+    if (dt == IC_BF16) {
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      uint16_t h = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* nearest even; f is finite */
+      memcpy((char *)dst + 2 * i, &h, 2);
+    } else if (dt == IC_F32) {
+      memcpy((char *)dst + 4 * i, &f, 4);
+    } else {
+      ic_element_store(dt, f, (char *)dst + ic_dtype_size(dt) * i);
+    }
+  }
+}
+
+/* Memory of the workloads: the device's, or the host's for --ref (a host pointer in a
+ * CUdeviceptr). */
+static bool red_alloc(const bench *b, CUdeviceptr *p, size_t bytes, char *note) {
+  if (b->ref) {
+    void *h = malloc(bytes ? bytes : 1);
+    *p = (CUdeviceptr)(uintptr_t)h;
+    if (!h) red_note(note, "out of host memory (%zu MiB)", bytes >> 20);
+    return h != NULL;
+  }
+  CUresult r = b->d->cuMemAlloc(p, bytes ? bytes : 1);
+  if (r == CUDA_SUCCESS) return true;
+  *p = 0;
+  char what[64];
+  snprintf(what, sizeof what, "cuMemAlloc(%zu MiB)", bytes >> 20);
+  return red_note_cu(note, what, r);
+}
+
+static void red_free(const bench *b, CUdeviceptr p) {
+  if (b->ref) free((void *)(uintptr_t)p);
+  else if (p) b->d->cuMemFree(p);
+}
+
+static bool red_htod(const bench *b, CUdeviceptr dst, const void *src, size_t bytes, char *note) {
+  if (b->ref) {
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return true;
+  }
+  CUresult r = b->d->cuMemcpyHtoD(dst, src, bytes);
+  return r == CUDA_SUCCESS || red_note_cu(note, "cuMemcpyHtoD", r);
+}
+
+static bool red_dtoh(const bench *b, void *dst, CUdeviceptr src, size_t bytes, char *note) {
+  if (b->ref) {
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return true;
+  }
+  CUresult r = b->d->cuMemcpyDtoH(dst, src, bytes);
+  return r == CUDA_SUCCESS || red_note_cu(note, "cuMemcpyDtoH", r);
+}
+
+/* Kernel launches in one run of p: its launch steps. */
+static int32_t red_launches(const ic_program *p) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < ic_program_step_count(p); i++) {
+    ic_step s;
+    if (ic_program_step(p, i, &s) == IC_OK && s.kind == IC_STEP_LAUNCH) n++;
+  }
+  return n;
+}
+
+/* p's tensors: inputs by name (ic_program_input_index), outputs in order (eager: the
+ * eager run's buffers). False with a note when p's inputs are not in[]'s. */
+static bool red_bind(const ic_program *p, red_tensor *in, int32_t nin, red_tensor *out, int32_t nout, bool eager,
+                     ic_tensor *tin, ic_tensor *tout, char *note) {
+  if (ic_program_input_count(p) != nin) {
+    red_note(note, "the program has %d inputs, the graph %d", (int)ic_program_input_count(p), (int)nin);
+    return false;
+  }
+  for (int32_t i = 0; i < nin; i++) {
+    int32_t at = ic_program_input_index(p, in[i].name);
+    if (at < 0 || at >= nin) {
+      red_note(note, "the program has no input '%s'", in[i].name);
+      return false;
+    }
+    tin[at] = (ic_tensor){(void *)(uintptr_t)in[i].dev, in[i].dtype, in[i].ndim, in[i].shape, NULL};
+  }
+  for (int32_t o = 0; o < nout; o++)
+    tout[o] = (ic_tensor){(void *)(uintptr_t)(eager ? out[o].dev_eager : out[o].dev), out[o].dtype, out[o].ndim,
+                          out[o].shape, NULL};
+  return true;
+}
+
+/* Describes p's outputs for inputs tin: names, dtypes, shapes, bytes. */
+static bool red_outputs(const ic_program *p, const ic_tensor *tin, red_tensor *out, int32_t *nout, char *note) {
+  int32_t n = ic_program_output_count(p);
+  if (n < 1 || n > RED_MAX_OUT) {
+    red_note(note, "the program has %d outputs", (int)n);
+    return false;
+  }
+  for (int32_t o = 0; o < n; o++) {
+    red_tensor *t = &out[o];
+    *t = (red_tensor){.sym_dim = -1};
+    for (int32_t i = 0; i < ic_program_buffer_count(p); i++) {
+      ic_buffer_info bi;
+      if (ic_program_buffer(p, i, &bi) == IC_OK && bi.kind == IC_BUFFER_OUTPUT && bi.index == o) {
+        t->name = bi.name;
+        t->dtype = bi.dtype;
+      }
+    }
+    ic_status s = ic_program_output_shape(p, o, tin, &t->ndim, t->shape);
+    if (!t->name || s != IC_OK) {
+      if (s != IC_OK) red_note_ic(note, "ic_program_output_shape", s);
+      else red_note(note, "output %d has no buffer", (int)o);
+      return false;
+    }
+    t->bytes = red_numel(t->ndim, t->shape) * ic_dtype_size(t->dtype);
+  }
+  *nout = n;
+  return true;
+}
+
+/* Median GPU ms of reps runs of p after warm ones, by CUDA events, as bench_gpu_ms; false
+ * with a note at the first failure (a failed run, or a kernel fault seen at a sync). */
+static bool red_time(bench *b, ic_program *p, const ic_tensor *tin, int32_t nin, ic_tensor *tout, int32_t nout,
+                     int warm, int reps, double *ms, char *note) {
+  const cu_api *d = b->d;
+  double t[64] = {0};
+  if (reps > 64) reps = 64;
+  if (b->ref) { /* ref runs on the host, synchronously: the host clock */
+    for (int i = 0; i < warm + reps; i++) {
+      double t0 = host_now_ms();
+      ic_status s = ic_program_run(p, tin, nin, tout, nout, NULL);
+      if (s != IC_OK) return red_note_ic(note, "ic_program_run", s);
+      if (i >= warm) t[i - warm] = host_now_ms() - t0;
+    }
+    *ms = median(t, reps);
+    return true;
+  }
+  for (int i = 0; i < warm + reps; i++) {
+    bool timed = i >= warm;
+    CUresult r = timed ? d->cuEventRecord(b->start, b->stream) : CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS) return red_note_cu(note, "cuEventRecord", r);
+    ic_status s = ic_program_run(p, tin, nin, tout, nout, b->stream);
+    if (s != IC_OK) return red_note_ic(note, "ic_program_run", s);
+    if (!timed) continue;
+    if ((r = d->cuEventRecord(b->stop, b->stream)) != CUDA_SUCCESS) return red_note_cu(note, "cuEventRecord", r);
+    if ((r = d->cuEventSynchronize(b->stop)) != CUDA_SUCCESS)
+      return red_note_cu(note, "a run (cuEventSynchronize)", r);
+    float f = 0;
+    if ((r = d->cuEventElapsedTime(&f, b->start, b->stop)) != CUDA_SUCCESS)
+      return red_note_cu(note, "cuEventElapsedTime", r);
+    t[i - warm] = f;
+  }
+  CUresult r = d->cuStreamSynchronize(b->stream);
+  if (r != CUDA_SUCCESS) return red_note_cu(note, "a run (cuStreamSynchronize)", r);
+  *ms = median(t, reps);
+  return true;
+}
+
+/* Where two byte ranges of outputs of dtype dt first differ, as "NO: name[i]". */
+static void red_mismatch(char *res, size_t size, const char *name, size_t byte, ic_dtype dt) {
+  snprintf(res, size, "NO: %s[%zu]", name, byte / ic_dtype_size(dt));
+}
+
+static size_t red_first_diff(const unsigned char *a, const unsigned char *b, size_t n) {
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) i++;
+  return i;
+}
+
+/* The fused and the eager outputs, bit for bit (in 64 MiB pieces). */
+static void red_compare_eager(bench *b, const red_tensor *out, int32_t nout, red_row *row) {
+  enum { PIECE = 64 << 20 };
+  unsigned char *h1 = malloc(PIECE), *h2 = malloc(PIECE);
+  if (!h1 || !h2) {
+    red_note(row->err, "out of host memory for the eager check");
+    snprintf(row->same_eager, sizeof row->same_eager, "not checked");
+    free(h1);
+    free(h2);
+    return;
+  }
+  snprintf(row->same_eager, sizeof row->same_eager, "yes");
+  for (int32_t o = 0; o < nout; o++) {
+    for (size_t at = 0; at < out[o].bytes; at += PIECE) {
+      size_t n = out[o].bytes - at < PIECE ? out[o].bytes - at : PIECE;
+      if (!red_dtoh(b, h1, out[o].dev + at, n, row->err) || !red_dtoh(b, h2, out[o].dev_eager + at, n, row->err)) {
+        snprintf(row->same_eager, sizeof row->same_eager, "not checked");
+        goto done;
+      }
+      if (memcmp(h1, h2, n) != 0) {
+        red_mismatch(row->same_eager, sizeof row->same_eager, out[o].name, at + red_first_diff(h1, h2, n),
+                     out[o].dtype);
+        goto done;
+      }
+    }
+  }
+done:
+  free(h1);
+  free(h2);
+}
+
+/* The fused cuda outputs (eager: the eager ones) against the ref backend (the oracle,
+ * the same graph), bit for bit, on the first RED_CHECK_N rows (column sum: columns; the
+ * full sum: all of it). Rows are independent and the summation order depends only on the
+ * reduced size, so those rows of the timed run must equal ref's. */
+static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t nin,
+                          const red_tensor *out, int32_t nout, bool eager, red_row *row) {
+  int64_t k = c->kind == RED_FULL_SUM || n < RED_CHECK_N ? n : RED_CHECK_N;
+  snprintf(row->same_ref, sizeof row->same_ref, "not checked");
+  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref"};
+  ic_program *p = NULL;
+  ic_status s = ic_compile(b->ctx, g, &o, &p);
+  if (s != IC_OK) {
+    red_note_ic(row->err, "ref check: ic_compile (ref)", s);
+    return;
+  }
+  red_tensor sub[RED_MAX_IN];
+  ic_tensor tin[RED_MAX_IN], tout[RED_MAX_OUT];
+  void *sub_host[RED_MAX_IN] = {0}, *ref_out[RED_MAX_OUT] = {0}, *got = NULL;
+  red_tensor rout[RED_MAX_OUT];
+  int32_t nrout = 0;
+  bool ok = true;
+  for (int32_t i = 0; i < nin && ok; i++) {
+    sub[i] = in[i];
+    sub[i].dev = (CUdeviceptr)(uintptr_t)in[i].host; /* red_bind passes .dev: host pointers for ref */
+    if (in[i].sym_dim < 0 || k == n) continue;
+    /* the first k along sym_dim: outer blocks of k * inner elements */
+    int32_t sd = in[i].sym_dim;
+    size_t esize = ic_dtype_size(in[i].dtype), outer = 1, inner = esize;
+    for (int32_t d = 0; d < sd; d++) outer *= (size_t)in[i].shape[d];
+    for (int32_t d = sd + 1; d < in[i].ndim; d++) inner *= (size_t)in[i].shape[d];
+    sub[i].shape[sd] = k;
+    sub[i].bytes = outer * (size_t)k * inner;
+    if (!(sub_host[i] = malloc(sub[i].bytes ? sub[i].bytes : 1))) {
+      red_note(row->err, "ref check: out of host memory");
+      ok = false;
+      break;
+    }
+    for (size_t q = 0; q < outer; q++)
+      memcpy((char *)sub_host[i] + q * (size_t)k * inner, (const char *)in[i].host + q * (size_t)in[i].shape[sd] * inner,
+             (size_t)k * inner);
+    sub[i].dev = (CUdeviceptr)(uintptr_t)sub_host[i];
+  }
+  ok = ok && red_bind(p, sub, nin, rout, 0, false, tin, tout, row->err) && red_outputs(p, tin, rout, &nrout, row->err);
+  if (ok && nrout != nout) {
+    red_note(row->err, "ref check: %d outputs on ref, %d on cuda", (int)nrout, (int)nout);
+    ok = false;
+  }
+  for (int32_t q = 0; ok && q < nrout; q++) {
+    if (!(ref_out[q] = malloc(rout[q].bytes ? rout[q].bytes : 1))) {
+      red_note(row->err, "ref check: out of host memory");
+      ok = false;
+    }
+    tout[q] = (ic_tensor){ref_out[q], rout[q].dtype, rout[q].ndim, rout[q].shape, NULL};
+  }
+  if (ok && (s = ic_program_run(p, tin, nin, tout, nrout, NULL)) != IC_OK) {
+    red_note_ic(row->err, "ref check: ic_program_run (ref)", s);
+    ok = false;
+  }
+  if (ok) {
+    if (k == n) snprintf(row->same_ref, sizeof row->same_ref, "yes (all)");
+    else snprintf(row->same_ref, sizeof row->same_ref, "yes (%s 0-%d)",
+                  c->kind == RED_COL_SUM ? "columns" : "rows", (int)k - 1);
+  }
+  for (int32_t q = 0; ok && q < nrout; q++) {
+    /* the sub-instance's outputs lead with n (or are the full ones): a prefix of cuda's */
+    if (rout[q].bytes > out[q].bytes || !(got = malloc(rout[q].bytes ? rout[q].bytes : 1))) {
+      red_note(row->err, "ref check: output %s of %zu bytes", rout[q].name, rout[q].bytes);
+      snprintf(row->same_ref, sizeof row->same_ref, "not checked");
+      break;
+    }
+    if (!red_dtoh(b, got, eager ? out[q].dev_eager : out[q].dev, rout[q].bytes, row->err)) {
+      snprintf(row->same_ref, sizeof row->same_ref, "not checked");
+    } else if (memcmp(got, ref_out[q], rout[q].bytes) != 0) {
+      red_mismatch(row->same_ref, sizeof row->same_ref, out[q].name,
+                   red_first_diff(got, ref_out[q], rout[q].bytes), out[q].dtype);
+    }
+    free(got);
+    got = NULL;
+    if (strncmp(row->same_ref, "yes", 3) != 0) break;
+  }
+  for (int32_t i = 0; i < RED_MAX_IN; i++) free(sub_host[i]);
+  for (int32_t q = 0; q < RED_MAX_OUT; q++) free(ref_out[q]);
+  ic_program_release(p);
+}
+
+/* "[32768, 4096]", powers of two from 2^20 up as 2^k. */
+static void red_shape_text(const red_tensor *t, char *buf, size_t size) {
+  size_t at = (size_t)snprintf(buf, size, "%s [", ic_dtype_name(t->dtype));
+  for (int32_t d = 0; d < t->ndim && at < size; d++) {
+    int64_t v = t->shape[d];
+    int lg = 0;
+    while (lg < 62 && (INT64_C(1) << lg) < v) lg++;
+    if (v >= (INT64_C(1) << 20) && (INT64_C(1) << lg) == v)
+      at += (size_t)snprintf(buf + at, size - at, "%s2^%d", d ? ", " : "", lg);
+    else at += (size_t)snprintf(buf + at, size - at, "%s%" PRId64, d ? ", " : "", v);
+  }
+  if (at < size) snprintf(buf + at, size - at, "]");
+}
+
+/* A note as a table cell (size > 4): '|' and line breaks would end the row, so they
+ * become '/' and spaces (runs of spaces one); what does not fit ends in "...". */
+static void red_cell_text(const char *note, char *buf, size_t size) {
+  size_t n = 0;
+  const char *p = note;
+  for (; *p && n + 4 < size; p++) {
+    char ch = *p == '|' ? '/' : (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+    if (ch == ' ' && n > 0 && buf[n - 1] == ' ') continue;
+    buf[n++] = ch;
+  }
+  if (*p) memcpy(buf + n, "...", 4);
+  else buf[n] = '\0';
+}
+
+static void red_ms_text(double ms, char *buf, size_t size) {
+  if (ms < 0) snprintf(buf, size, "-");
+  else snprintf(buf, size, "%.3f ms", ms);
+}
+
+/* Builds, compiles (fused strict, eager), uploads random inputs, times both, checks and
+ * prints one row. Every failure ends up in the row's notes; nothing here exits. Returns
+ * true when the row measured both modes and every check passed. */
+static bool red_workload(bench *b, const red_case *c, int idx, bool quick, double copy_gbs) {
+  int warm = quick ? 1 : 3, reps = quick ? 5 : 20;
+  int64_t n = quick ? c->quick_n : c->n;
+  red_row row = {.fused_ms = -1, .eager_ms = -1, .fused_launches = -1, .eager_launches = -1};
+  snprintf(row.same_eager, sizeof row.same_eager, "-");
+  snprintf(row.same_ref, sizeof row.same_ref, "-");
+  red_tensor in[RED_MAX_IN], out[RED_MAX_OUT];
+  memset(in, 0, sizeof in);
+  memset(out, 0, sizeof out);
+  int32_t nin = 0, nout = 0;
+  ic_program *fused = NULL, *eager = NULL;
+  ic_tensor fin[RED_MAX_IN], fout[RED_MAX_OUT], ein[RED_MAX_IN], eout[RED_MAX_OUT];
+  ic_graph *g = red_graph(c, n, in, &nin);
+  const char *gerr = NULL;
+  ic_status s;
+  if (!g) {
+    red_note(row.err, "ic_graph_create failed");
+  } else if ((s = ic_graph_error(g, &gerr)) != IC_OK) {
+    red_note(row.err, "graph: %s: %s", ic_status_string(s), gerr ? gerr : "");
+  } else {
+    const char *backend = b->ref ? "ref" : NULL;
+    ic_compile_options fo = {.struct_size = sizeof fo, .mode = IC_MODE_FUSED, .flags = IC_COMPILE_STRICT,
+                             .backend = backend};
+    ic_compile_options eo = {.struct_size = sizeof eo, .mode = IC_MODE_EAGER, .backend = backend};
+    if ((s = ic_compile(b->ctx, g, &fo, &fused)) != IC_OK) {
+      red_note_ic(row.fused_err, "compile", s);
+      fused = NULL;
+    }
+    if ((s = ic_compile(b->ctx, g, &eo, &eager)) != IC_OK) {
+      red_note_ic(row.eager_err, "compile", s);
+      eager = NULL;
+    }
+  }
+  if (fused) row.fused_launches = red_launches(fused);
+  if (eager) row.eager_launches = red_launches(eager);
+
+  /* inputs: random values, uploaded once */
+  bool ready = fused || eager;
+  for (int32_t i = 0; ready && i < nin; i++) {
+    size_t count = red_numel(in[i].ndim, in[i].shape);
+    if (!(in[i].host = malloc(in[i].bytes ? in[i].bytes : 1))) {
+      red_note(row.err, "out of host memory for input %s", in[i].name);
+      ready = false;
+      break;
+    }
+    red_fill(in[i].host, in[i].dtype, count, in[i].lo, in[i].hi, UINT64_C(0x1c0ffee) + 977u * (uint64_t)idx + (uint64_t)i);
+    ready = red_alloc(b, &in[i].dev, in[i].bytes, row.err) && red_htod(b, in[i].dev, in[i].host, in[i].bytes, row.err);
+  }
+  /* a copy from pageable memory may return before its DMA ends, and the bench's stream
+   * does not wait for the legacy stream: wait here */
+  CUresult cr = CUDA_SUCCESS;
+  if (ready && !b->ref && (cr = b->d->cuStreamSynchronize(NULL)) != CUDA_SUCCESS)
+    ready = red_note_cu(row.err, "cuStreamSynchronize (uploads)", cr);
+  /* outputs: one set per mode */
+  ic_program *any = fused ? fused : eager;
+  ready = ready && red_bind(any, in, nin, out, 0, false, fin, fout, row.err) &&
+          red_outputs(any, fin, out, &nout, row.err);
+  for (int32_t o = 0; ready && o < nout; o++)
+    ready = (!fused || red_alloc(b, &out[o].dev, out[o].bytes, row.err)) &&
+            (!eager || red_alloc(b, &out[o].dev_eager, out[o].bytes, row.err));
+
+  /* times: fused, then eager */
+  bool fused_ok = false, eager_ok = false;
+  if (ready && fused && red_bind(fused, in, nin, out, nout, false, fin, fout, row.fused_err))
+    fused_ok = red_time(b, fused, fin, nin, fout, nout, warm, reps, &row.fused_ms, row.fused_err);
+  if (ready && eager && red_bind(eager, in, nin, out, nout, true, ein, eout, row.eager_err))
+    eager_ok = red_time(b, eager, ein, nin, eout, nout, warm, reps, &row.eager_ms, row.eager_err);
+  if (!fused_ok) row.fused_ms = -1;
+  if (!eager_ok) row.eager_ms = -1;
+  /* checks: the last fused and eager runs' outputs are in place */
+  if (fused_ok && eager_ok) red_compare_eager(b, out, nout, &row);
+  if (fused_ok || eager_ok) red_check_ref(b, g, c, n, in, nin, out, nout, !fused_ok, &row);
+
+  /* the row */
+  double moved = 0;
+  for (int32_t i = 0; i < nin; i++) moved += (double)in[i].bytes;
+  for (int32_t o = 0; o < nout; o++) moved += (double)out[o].bytes;
+  char shape[96] = "?", fms[32], ems[32], gbs[32] = "-", pct[32] = "-", speed[32] = "-", kern[32], notes[3 * RED_NOTE],
+       cell[RED_NOTE];
+  if (nin > 0) red_shape_text(&in[0], shape, sizeof shape);
+  red_ms_text(row.fused_ms, fms, sizeof fms);
+  red_ms_text(row.eager_ms, ems, sizeof ems);
+  if (row.fused_ms > 0 && nout > 0) {
+    double gb = moved / row.fused_ms / 1e6;
+    snprintf(gbs, sizeof gbs, gb < 10 ? "%.2f GB/s" : "%.0f GB/s", gb);
+    snprintf(pct, sizeof pct, "%.1f%%", 100.0 * gb / copy_gbs);
+  }
+  if (row.fused_ms > 0 && row.eager_ms > 0) snprintf(speed, sizeof speed, "%.2fx", row.eager_ms / row.fused_ms);
+  snprintf(kern, sizeof kern, "%s / %s", "-", "-");
+  if (row.fused_launches >= 0 || row.eager_launches >= 0) {
+    char kf[12] = "-", ke[12] = "-";
+    if (row.fused_launches >= 0) snprintf(kf, sizeof kf, "%d", (int)row.fused_launches);
+    if (row.eager_launches >= 0) snprintf(ke, sizeof ke, "%d", (int)row.eager_launches);
+    snprintf(kern, sizeof kern, "%s / %s", kf, ke);
+  }
+  notes[0] = '\0';
+  const char *labels[3] = {"fused: ", "eager: ", ""};
+  const char *errs[3] = {row.fused_err, row.eager_err, row.err};
+  for (int k = 0; k < 3; k++) {
+    if (!errs[k][0]) continue;
+    red_cell_text(errs[k], cell, 200);
+    size_t at = strlen(notes);
+    snprintf(notes + at, sizeof notes - at, "%s%s%s", at ? "; " : "", labels[k], cell);
+  }
+  char moved_text[32] = "-";
+  if (nout > 0) snprintf(moved_text, sizeof moved_text, moved < 10 << 20 ? "%.2f MiB" : "%.0f MiB", moved / (1 << 20));
+  printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c->name, shape, moved_text, fms, gbs, pct,
+         ems, speed, kern, row.same_eager, row.same_ref, notes);
+  fflush(stdout);
+
+  for (int32_t i = 0; i < nin; i++) {
+    red_free(b, in[i].dev);
+    free(in[i].host);
+  }
+  for (int32_t o = 0; o < nout; o++) {
+    red_free(b, out[o].dev);
+    red_free(b, out[o].dev_eager);
+  }
+  ic_program_release(fused);
+  ic_program_release(eager);
+  ic_graph_destroy(g);
+  return fused_ok && eager_ok && !row.err[0] && strcmp(row.same_eager, "yes") == 0 &&
+         strncmp(row.same_ref, "yes", 3) == 0;
+}
+
+/* The reductions table; returns the number of rows that failed or mismatched. */
+static int bench_reductions(bench *b, bool quick) {
+  /* the floor: cuMemcpyDtoD, 512 MiB read + 512 MiB written (--quick: 32 + 32; --ref: memcpy) */
+  size_t cbytes = quick ? (size_t)32 << 20 : (size_t)512 << 20;
+  int reps = quick ? 5 : 20, warm = quick ? 1 : 3;
+  double copy_ms;
+  if (b->ref) {
+    void *src = malloc(cbytes), *dst = malloc(cbytes);
+    if (!src || !dst) {
+      fprintf(stderr, "ic-bench: out of host memory\n");
+      exit(1);
+    }
+    memset(src, 0x3c, cbytes);
+    double t[64];
+    for (int i = 0; i < warm + reps; i++) {
+      double t0 = host_now_ms();
+      memcpy(dst, src, cbytes);
+      if (i >= warm) t[i - warm] = host_now_ms() - t0;
+    }
+    copy_ms = median(t, reps);
+    free(src);
+    free(dst);
+  } else {
+    const cu_api *d = b->d;
+    CUdeviceptr src, dst;
+    BENCH_CU(d->cuMemAlloc(&src, cbytes));
+    BENCH_CU(d->cuMemAlloc(&dst, cbytes));
+    BENCH_CU(d->cuMemsetD8(src, 0x3c, cbytes));
+    copy_run cr = {dst, src, cbytes};
+    copy_ms = bench_gpu_ms(b, copy_launch, &cr, reps);
+    d->cuMemFree(src);
+    d->cuMemFree(dst);
+  }
+  double copy_gbs = 2.0 * (double)cbytes / copy_ms / 1e6;
+
+  printf("\n## reductions%s: fused and eager against %s (%s)\n\n", quick ? " (--quick shapes)" : "",
+         b->ref ? "memcpy" : "cuMemcpyDtoD", b->ref ? "ref backend, on the host" : ic_context_arch(b->ctx));
+  printf("Every graph has a size symbol n (rows; the column sum's columns, the full sum's elements),\n"
+         "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
+         "%d runs after %d warm-up%s (%s); kernels = launches per run, fused / eager; fused\n"
+         "compiles are strict (no eager fallback). Bitwise: fused against eager over every output,\n"
+         "and against the ref backend on the first %d rows (column sum: columns; full sum: all).\n\n",
+         reps, warm, warm == 1 ? "" : "s", b->ref ? "host clock" : "CUDA events", RED_CHECK_N);
+  printf("| workload | x | moved | fused | fused GB/s | of copy | eager | eager / fused | kernels | == eager "
+         "| == ref | notes |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  printf("| %s (floor) | %zu MiB | %zu MiB | %.3f ms | %.0f GB/s | 100%% | | | | | | |\n",
+         b->ref ? "memcpy" : "cuMemcpyDtoD", cbytes >> 20, (2 * cbytes) >> 20, copy_ms, copy_gbs);
+  fflush(stdout);
+  int failed = 0;
+  for (size_t i = 0; i < sizeof red_cases / sizeof red_cases[0]; i++)
+    if (!red_workload(b, &red_cases[i], (int)i, quick, copy_gbs)) failed++;
+  if (failed) printf("\n%d of %zu workloads failed or mismatched (see notes)\n", failed,
+                     sizeof red_cases / sizeof red_cases[0]);
+  return failed;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
-  const char *what = argc > 1 ? argv[1] : "all";
+  const char *what = NULL;
+  bool quick = false, ref = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (strcmp(argv[i], "--ref") == 0) ref = true;
+    else if (!what && argv[i][0] != '-') what = argv[i];
+    else what = "?";
+  }
+  if (!what) what = "all";
   bool all = strcmp(what, "all") == 0;
-  if (strcmp(what, "pointwise") != 0 && strcmp(what, "compile") != 0 && !all) {
-    fprintf(stderr, "usage: ic-bench [pointwise|compile|all]\n");
+  bool pointwise = all || strcmp(what, "pointwise") == 0, compile = all || strcmp(what, "compile") == 0,
+       reductions = all || strcmp(what, "reductions") == 0;
+  if ((!pointwise && !compile && !reductions) || (ref && strcmp(what, "reductions") != 0)) {
+    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|all] [--quick]\n"
+                    "       ic-bench reductions --ref [--quick]\n"
+                    "  --quick  the reductions table on small shapes (a smoke test)\n"
+                    "  --ref    the reductions table on the ref backend, on the host: no GPU needed;\n"
+                    "           checks the workloads, times the interpreter (use with --quick)\n");
     return 2;
   }
+  if (ref) { /* no driver, no GPU: the ref backend and host memory */
+    bench b = {.ref = true};
+    BENCH_CHECK(ic_context_create(NULL, &b.ctx));
+    printf("# ic-bench reductions --ref (the ref backend, on the host), ic %s\n", IC_VERSION_STRING);
+    int failed = bench_reductions(&b, quick);
+    ic_context_destroy(b.ctx);
+    return failed ? 1 : 0;
+  }
   /* The bench's own driver, opened first so its NVRTC follows the driver's CUDA major as
-   * ic's does; cuInit waits for the pointwise table. */
+   * ic's does; cuInit waits for the GPU tables. */
   char why[512] = "";
   bool have_cu = cu_open(why, sizeof why);
-  if (strcmp(what, "compile") == 0 || all) bench_compile();
-  if (strcmp(what, "compile") == 0) return 0;
+  if (compile) bench_compile();
+  if (!pointwise && !reductions) return 0;
 
   bench b = {.d = &g_cu};
   BENCH_CHECK(ic_context_create(NULL, &b.ctx)); /* device 0, as the driver calls below */
@@ -788,7 +1501,8 @@ int main(int argc, char **argv) {
     CUresult r = have_cu ? g_cu.cuInit(0) : CUDA_SUCCESS;
     if (have_cu && r != CUDA_SUCCESS) snprintf(why, sizeof why, "no CUDA device: cuInit failed (%s)", cu_name(r));
     else if (have_cu) snprintf(why, sizeof why, "ic's context has no device (target '%s')", ic_context_arch(b.ctx));
-    fprintf(stderr, "ic-bench pointwise needs a GPU: %s\n", why);
+    if (all) fprintf(stderr, "ic-bench all: the pointwise and reductions tables need a GPU: %s\n", why);
+    else fprintf(stderr, "ic-bench %s needs a GPU: %s\n", what, why);
     ic_context_destroy(b.ctx);
     return 77;
   }
@@ -812,12 +1526,14 @@ int main(int argc, char **argv) {
   const nvrtc_api *nv = nvrtc_get();
   printf("# ic-bench on %s (%s), ic %s, NVRTC %d.%d\n", name, ic_context_arch(b.ctx), IC_VERSION_STRING, nv->major,
          nv->minor);
-  bench_pointwise(&b);
+  fflush(stdout);
+  if (pointwise) bench_pointwise(&b);
+  int failed = reductions ? bench_reductions(&b, quick) : 0;
   d->cuEventDestroy(b.start);
   d->cuEventDestroy(b.stop);
   d->cuStreamDestroy(b.stream);
   ic_context_destroy(b.ctx);
   d->cuCtxSetCurrent(NULL);
   d->cuDevicePrimaryCtxRelease(dev);
-  return 0;
+  return failed ? 1 : 0;
 }
