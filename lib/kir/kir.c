@@ -83,7 +83,12 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sbuf_printf(out, "%s%" PRId32, sep, d);
       sep = ", ";
     }
-    sbuf_puts(out, "]");
+    kir_reduce_strategy rs;
+    kir_reduce_strategy_of(k, &rs);
+    sbuf_printf(out, "]\n  strategy %s: %" PRId32 " %s a row", rs.columns ? "columns" : "rows", rs.threads,
+                rs.columns ? "warps" : "threads");
+    if (rs.lanes_per_thread > 1) sbuf_printf(out, ", %" PRId32 " lanes a thread", rs.lanes_per_thread);
+    if (rs.groups) sbuf_puts(out, ", lane groups in turn");
   }
   sbuf_puts(out, "\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {
@@ -206,4 +211,33 @@ void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need) {
   for (int32_t i = 0; i < n; i++)
     if (k->instrs.items[i].kind == KIR_STORE && element[i]) need[(size_t)p * (size_t)n + (size_t)i] = true;
   kir_close_needs(k, element, &need[(size_t)p * (size_t)n]);
+}
+
+void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
+  enum { CHUNK = 8, LANES = 1024, LANE_CHUNKS = 32, ROW_THREADS = 128, COLUMN_WARPS = 8 };
+  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .groups = true, .count = -1};
+  sym_id count = sym_const(k->syms, 1);
+  int32_t inner = -1;
+  for (int32_t d = 0; d < k->ndim; d++)
+    if ((k->axes >> d) & 1u) {
+      count = sym_mul(k->syms, count, k->dims[d]);
+      inner = d;
+    }
+  int64_t r = 0, chunks = -1;
+  if (sym_is_const(k->syms, count, &r)) {
+    out->count = r;
+    chunks = (r + CHUNK - 1) / CHUNK;
+    out->groups = chunks > (int64_t)LANES * LANE_CHUNKS;
+  }
+  out->columns = k->ndim > 0 && inner >= 0 && !((k->axes >> (k->ndim - 1)) & 1u);
+  if (out->columns) {
+    out->threads = COLUMN_WARPS;
+    if (chunks >= 0 && chunks < COLUMN_WARPS)
+      for (out->threads = 1; out->threads < chunks; out->threads *= 2) continue;
+  } else if (chunks >= 0 && chunks <= LANES) {
+    int32_t cover = 1;
+    while (cover < chunks) cover *= 2;
+    out->threads = cover < ROW_THREADS ? cover : ROW_THREADS;
+    out->lanes_per_thread = cover / out->threads;
+  }
 }

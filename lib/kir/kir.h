@@ -126,6 +126,24 @@ void kir_levels(const kir_kernel *k, bool *element);
 int32_t kir_reduce_count(const kir_kernel *k);
 void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need);
 
+/* How a reduction kernel spreads its rows over threads, chosen from the shape alone
+ * (never from what the reductions are fused with, so eager and fused kernels of one
+ * reduction agree), printed with the kernel IR. Every strategy computes ic.h's order.
+ *   rows     a row (a point of the kept dims) is `threads` threads, each holding
+ *            lanes_per_thread lanes of the order (threads < 32: rows share a warp)
+ *   columns  the innermost dim is kept: 32 neighbouring rows a block, `threads` warps a
+ *            row, each over a contiguous share of the lanes
+ *   groups   the row may have more than one lane group (long or symbolic rows): the
+ *            groups are reduced one after the other */
+typedef struct kir_reduce_strategy {
+  bool columns;
+  int32_t threads;
+  int32_t lanes_per_thread;
+  bool groups;
+  int64_t count; /* the elements a row reduces, -1 when symbolic */
+} kir_reduce_strategy;
+void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
+
 /* Passes (coalesce.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);
 kir_pass_result kir_generalize_sizes(kir_kernel *k);

@@ -25,7 +25,7 @@
 #include "backend/cuda/codegen.h"
 #include "ops/ops.h"
 
-enum { RED_CHUNK = 8, RED_LANES = 1024, RED_LANE_CHUNKS = 32, RED_MIN_BLOCK = 128, RED_ROW_THREADS = 128 };
+enum { RED_CHUNK = 8, RED_LANES = 1024, RED_LANE_CHUNKS = 32, RED_MIN_BLOCK = 128 };
 
 typedef struct red_gen {
   codegen *cg;
@@ -824,33 +824,21 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   kir_pass_needs(k, rg.element, rg.need);
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) rg.inner = d;
-  /* threads per row, from the row length alone when it is a constant */
+  /* threads per row, from the row length alone (kir_reduce_strategy_of) */
   sym_id count = sym_const(k->syms, 1);
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) count = sym_mul(k->syms, count, k->dims[d]);
   int64_t r = 0;
-  rg.tpr = RED_LANES;
-  rg.groups = true;
-  if (sym_is_const(k->syms, count, &r)) {
-    int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK;
-    rg.groups = chunks > (int64_t)RED_LANES * RED_LANE_CHUNKS;
-    if (chunks <= RED_LANES) {
-      int32_t cover = 1;
-      while (cover < chunks) cover *= 2;
-      rg.tpr = cover < RED_ROW_THREADS ? cover : RED_ROW_THREADS;
-      rg.lanes_per_thread = cover / rg.tpr;
-    }
-  }
-  if (rg.lanes_per_thread < 1) rg.lanes_per_thread = 1;
+  kir_reduce_strategy strategy;
+  kir_reduce_strategy_of(k, &strategy);
+  rg.groups = strategy.groups;
+  rg.columns = strategy.columns;
+  rg.tpr = strategy.threads;
+  rg.lanes_per_thread = strategy.lanes_per_thread;
   rg.block = rg.tpr < RED_MIN_BLOCK ? RED_MIN_BLOCK : rg.tpr;
-  rg.columns = k->ndim > 0 && rg.inner >= 0 && !red_reduced(k, k->ndim - 1);
   if (rg.columns) {
-    rg.ywarps = 8;
-    int64_t chunks = 0;
-    if (sym_is_const(k->syms, count, &r) && (chunks = (r + RED_CHUNK - 1) / RED_CHUNK) < 8)
-      for (rg.ywarps = 1; rg.ywarps < chunks; rg.ywarps *= 2) continue;
+    rg.ywarps = strategy.threads;
     rg.block = 32 * rg.ywarps;
-    rg.tpr = rg.ywarps; /* a row's threads; rows a block: 32 */
   }
   /* persistent rows: loads read by several passes stay in registers */
   rg.cached = calloc(n, sizeof(bool));
@@ -859,7 +847,6 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
-  if (rg.columns) rg.lanes_per_thread = 1;
   if (!rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
     int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK, per_lane = (chunks + RED_LANES - 1) / RED_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */
