@@ -5,7 +5,10 @@
 # Arguments name extra packages to install too (.ci/run passes clang).
 set -euo pipefail
 
-packages=(cmake ninja-build gcc pkg-config check libsubunit-dev libxxhash-dev libffi-dev libdlpack-dev "$@")
+# python3-cffi, python3-mypy, python3-numpy: the Python binding's tests (python/, tests/python;
+# numpy stays optional at run time: the suite also runs without it).
+packages=(cmake ninja-build gcc pkg-config check libsubunit-dev libxxhash-dev libffi-dev libdlpack-dev
+  python3 python3-cffi python3-mypy python3-numpy "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,613 @@
+"""ic against PyTorch (eager and torch.compile) on memory-bound workloads, on one GPU.
+
+    PYTHONPATH=python python3 bench/torch_compare.py [--quick] [--only NAME[,NAME...]]
+                                                      [--json FILE] [--no-torch-compile]
+
+One run prints one markdown table. Per workload:
+
+- kernel times of torch eager, torch.compile (default mode), ic fused and ic eager:
+  CUDA-event medians after warm-up; each sample times a batch of calls (as many as fill
+  ~20 ms) between two events and divides, the median of 7 batches is reported. Every
+  call allocates its outputs, in torch and in ic alike;
+- the share of the device's copy bandwidth that torch.compile and ic fused reach: bytes
+  = every input read once + every output written once, over the time; the copy
+  bandwidth is measured in the same run (a device-to-device copy of a 1 GiB tensor,
+  bytes read + written);
+- torch.compile / ic fused (a time ratio: > 1 means ic is faster), and its geomean over
+  the workloads ic supports, printed under the table;
+- max |error| of ic fused against a float64 reference (the torch expression on float64
+  copies of the inputs), and whether ic fused is bitwise equal to torch eager;
+- cold compile seconds. ic: a fresh Context with an empty temporary cache_dir, the
+  graph built and compiled (NVRTC for every kernel), then one run, synchronized.
+  torch.compile: torch._dynamo.reset(), then the first call (tracing, Inductor, Triton
+  compiles) synchronized, with TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR set to fresh
+  temporary directories before torch is imported (so nothing comes from earlier runs;
+  later workloads of the same run may reuse what earlier ones compiled in process).
+
+The launch-bound chain (4 pointwise ops on 1024 elements) also reports host microseconds
+per call (time.perf_counter over many calls, one synchronization at the end) for torch
+eager, torch.compile, torch.compile(mode="reduce-overhead") and ic.
+
+Workloads the loaded libic cannot build (the reductions of softmax, the norms, row sums
+and row-wise fp8 quantization need ic_graph_reduce) print "not supported" in the ic
+columns rather than vanish.
+Without torch or a CUDA GPU the script says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import gc
+import importlib
+import json
+import math
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+# Fresh Inductor/Triton caches for the cold compile column: set before torch is imported.
+_TMP = tempfile.mkdtemp(prefix="ic-torch-compare-")
+atexit.register(shutil.rmtree, _TMP, True)
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(_TMP, "inductor"))
+os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(_TMP, "triton"))
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import ic  # noqa: E402
+
+torch: Any = None
+F: Any = None
+# --ref: torch CPU tensors and ic's ref backend, tiny sizes: a check of this script
+# itself where no GPU is (the times mean nothing there).
+DEVICE = "cuda"
+BACKEND = "cuda"
+
+
+class NotSupported(Exception):
+    """ic cannot build this workload yet."""
+
+
+def require_reductions() -> None:
+    if not ic._graph.REDUCE_CODES:
+        raise NotSupported("needs reductions (ic_graph_reduce), which the loaded libic lacks")
+
+
+# ---------------------------------------------------------------- workloads
+
+
+@dataclass
+class Workload:
+    name: str
+    shape: str
+    make: Callable[[bool], List[Any]]  # quick -> input tensors
+    torch_fn: Callable[..., Any]
+    ic_graph: Callable[[List[Any]], "ic.Graph"]  # inputs -> graph (raises NotSupported)
+    ic_inputs: Optional[Callable[[List[Any]], List[Any]]] = None  # views ic takes (default: the inputs)
+    launch_bound: bool = False
+
+
+def randn(shape: Sequence[int], dtype: Any, scale: float = 1.0) -> Any:
+    return (torch.randn(*shape, device=DEVICE, dtype=torch.float32) * scale).to(dtype)
+
+
+def rows(quick: bool, n: int) -> int:
+    return pick(quick, n, max(n // 16, 16), 4)
+
+
+def pick(quick: bool, full: int, small: int, ref: int) -> int:
+    """A size: full, small for --quick, tiny for --ref (the ref backend interprets)."""
+    return ref if DEVICE == "cpu" else small if quick else full
+
+
+def gelu_bias() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        r, c = rows(quick, 8192), 8192
+        return [randn((r, c), torch.float32), randn((c,), torch.float32), randn((c,), torch.float32)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        n = g.symbol("n")
+        x = g.input("x", ic.f32, (n, ins[0].shape[1]))
+        w = g.input("w", ic.f32, (ins[1].shape[0],))
+        b = g.input("b", ic.f32, (ins[2].shape[0],))
+        g.output("y", ic.gelu_tanh(x * w + b))
+        return g
+
+    return Workload("gelu_bias", "f32 [8192, 8192], w b [8192]", make,
+                    lambda x, w, b: F.gelu(x * w + b, approximate="tanh"), graph)
+
+
+def swiglu() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        shape = (rows(quick, 8192), 14336)
+        return [randn(shape, torch.bfloat16), randn(shape, torch.bfloat16)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        n = g.symbol("n")
+        a = g.input("a", ic.bf16, (n, ins[0].shape[1]))
+        b = g.input("b", ic.bf16, (n, ins[1].shape[1]))
+        g.output("y", ic.silu(a) * b)
+        return g
+
+    return Workload("swiglu", "bf16 [8192, 14336]", make, lambda a, b: F.silu(a) * b, graph)
+
+
+LR, BETA1, BETA2, EPS, STEP = 1e-3, 0.9, 0.999, 1e-8, 10
+BC1, BC2 = 1.0 - BETA1 ** STEP, 1.0 - BETA2 ** STEP
+
+
+def adam_torch(p: Any, g: Any, m: Any, v: Any) -> Any:
+    m2 = m * BETA1 + g * (1.0 - BETA1)
+    v2 = v * BETA2 + g * g * (1.0 - BETA2)
+    p2 = p - LR * (m2 / BC1) / (torch.sqrt(v2 / BC2) + EPS)
+    return p2, m2, v2
+
+
+def adam() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        n = pick(quick, 1 << 26, 1 << 22, 4096)
+        return [randn((n,), torch.float32), randn((n,), torch.float32), randn((n,), torch.float32),
+                randn((n,), torch.float32).abs()]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        n = g.symbol("n")
+        p, gr, m, v = (g.input(k, ic.f32, (n,)) for k in ("p", "g", "m", "v"))
+        m2 = m * BETA1 + gr * (1.0 - BETA1)
+        v2 = v * BETA2 + gr * gr * (1.0 - BETA2)
+        p2 = p - LR * (m2 / BC1) / (ic.sqrt(v2 / BC2) + EPS)
+        g.output("p", p2)
+        g.output("m", m2)
+        g.output("v", v2)
+        return g
+
+    return Workload("adam", "f32 [2^26] x 4 in, 3 out", make, adam_torch, graph)
+
+
+def softmax() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        require_reductions()
+        g = ic.Graph()
+        x = g.input("x", ic.f32, (g.symbol("n"), ins[0].shape[1]))
+        g.output("y", ic.softmax(x, -1))
+        return g
+
+    return Workload("softmax", "f32 [32768, 4096]", lambda q: [randn((rows(q, 32768), 4096), torch.float32)],
+                    lambda x: torch.softmax(x, -1), graph)
+
+
+def layer_norm() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        return [randn((rows(quick, 32768), 4096), torch.float32), randn((4096,), torch.float32),
+                randn((4096,), torch.float32)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        require_reductions()
+        g = ic.Graph()
+        c = ins[0].shape[1]
+        x = g.input("x", ic.f32, (g.symbol("n"), c))
+        w = g.input("w", ic.f32, (c,))
+        b = g.input("b", ic.f32, (c,))
+        g.output("y", ic.layer_norm(x, 1, w, b, eps=1e-5))
+        return g
+
+    return Workload("layer_norm", "f32 [32768, 4096]", make,
+                    lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), graph)
+
+
+def rms_norm_torch(x: Any, w: Any) -> Any:
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+
+
+def rms_norm() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        require_reductions()
+        g = ic.Graph()
+        c = ins[0].shape[1]
+        x = g.input("x", ic.bf16, (g.symbol("n"), c))
+        w = g.input("w", ic.bf16, (c,))
+        xf = x.cast(ic.f32)  # as the torch expression: f32 inside, bf16 out, then * w
+        g.output("y", (xf * ic.rsqrt(ic.mean(xf * xf, -1, keepdim=True) + 1e-6)).cast(ic.bf16) * w)
+        return g
+
+    return Workload("rms_norm", "bf16 [32768, 4096]",
+                    lambda q: [randn((rows(q, 32768), 4096), torch.bfloat16), randn((4096,), torch.bfloat16)],
+                    rms_norm_torch, graph)
+
+
+def fp8_rowquant_torch(x: Any) -> Any:
+    amax = x.abs().amax(-1, keepdim=True).float().clamp(min=1e-12)
+    scale = 448.0 / amax
+    q = (x.float() * scale).clamp(-448.0, 448.0).to(torch.float8_e4m3fn)
+    return q, 1.0 / scale
+
+
+def fp8_rowquant() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        require_reductions()
+        g = ic.Graph()
+        x = g.input("x", ic.bf16, (g.symbol("n"), ins[0].shape[1]))
+        amax = ic.maximum(ic.max(ic.abs(x), -1, keepdim=True).cast(ic.f32), 1e-12)
+        scale = 448.0 / amax
+        g.output("q", ic.clamp(x.cast(ic.f32) * scale, -448.0, 448.0).cast(ic.f8e4m3))
+        g.output("scale_inv", 1.0 / scale)
+        return g
+
+    return Workload("fp8_rowquant", "bf16 [16384, 8192] -> e4m3 + f32 scales",
+                    lambda q: [randn((rows(q, 16384), 8192), torch.bfloat16)], fp8_rowquant_torch, graph)
+
+
+def row_sum() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        require_reductions()
+        g = ic.Graph()
+        x = g.input("x", ic.f32, (g.symbol("n"), ins[0].shape[1]))
+        g.output("y", ic.sum(x, -1))
+        return g
+
+    return Workload("row_sum", "f32 [32768, 4096]", lambda q: [randn((rows(q, 32768), 4096), torch.float32)],
+                    lambda x: x.sum(-1), graph)
+
+
+def add_transposed() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        n = pick(quick, 8192, 2048, 64)
+        return [randn((n, n), torch.float32), randn((n, n), torch.float32)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        n = ins[0].shape[0]
+        g = ic.Graph()
+        a = g.input("a", ic.f32, (n, n))
+        bt = g.input("bt", ic.f32, (n, n), layout="strided")  # b.t(): a strided view
+        g.output("y", a + bt)
+        return g
+
+    return Workload("add_transposed", "f32 [8192, 8192] + [8192, 8192].T", make, lambda a, b: a + b.t(), graph,
+                    ic_inputs=lambda ins: [ins[0], ins[1].t()])
+
+
+def rope_torch(x: Any, cos: Any, sin: Any) -> Any:
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), -1) * sin
+
+
+def rope() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        s, h, d = pick(quick, 8192, 1024, 4), 32, 128
+        return [randn((s, h, d), torch.bfloat16), randn((s, 1, d), torch.bfloat16), randn((s, 1, d), torch.bfloat16)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        _, h, d = ins[0].shape
+        g = ic.Graph()
+        s = g.symbol("s")
+        x = g.input("x", ic.bf16, (s, h, d))
+        cos = g.input("cos", ic.bf16, (s, 1, d))
+        sin = g.input("sin", ic.bf16, (s, 1, d))
+        half = d // 2
+        g.output("y", x * cos + ic.concat([-x[..., half:], x[..., :half]], dim=-1) * sin)
+        return g
+
+    return Workload("rope", "bf16 [8192, 32, 128], cos sin [8192, 1, 128]", make, rope_torch, graph)
+
+
+def scale_fp8() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        r = rows(quick, 16384)
+        return [randn((r, 8192), torch.bfloat16, 100.0), randn((r, 1), torch.bfloat16).abs() + 0.5]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        n = g.symbol("n")
+        x = g.input("x", ic.bf16, (n, ins[0].shape[1]))
+        s = g.input("s", ic.bf16, (n, 1))
+        g.output("q", ic.cast_saturate(x * s, ic.f8e4m3))
+        return g
+
+    return Workload("scale_fp8", "bf16 [16384, 8192] x [16384, 1] -> e4m3 (saturating)", make,
+                    lambda x, s: (x * s).clamp(-448.0, 448.0).to(torch.float8_e4m3fn), graph)
+
+
+def outer_add() -> Workload:
+    def make(quick: bool) -> List[Any]:
+        a, b, k = pick(quick, 1024, 256, 8), pick(quick, 1024, 256, 8), 256
+        return [randn((a, 1, k), torch.float32), randn((1, b, k), torch.float32)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        a = g.input("a", ic.f32, tuple(ins[0].shape))
+        b = g.input("b", ic.f32, tuple(ins[1].shape))
+        g.output("y", a + b)
+        return g
+
+    return Workload("outer_add", "f32 [1024, 1, 256] + [1, 1024, 256]", make, lambda a, b: a + b, graph)
+
+
+def chain_torch(x: Any) -> Any:
+    return torch.relu(x * 2.0 + 1.0) - 0.5
+
+
+def launch_chain() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        x = g.input("x", ic.f32, (ins[0].shape[0],))
+        g.output("y", ic.relu(x * 2.0 + 1.0) - 0.5)
+        return g
+
+    return Workload("launch_chain", "f32 [1024], 4 pointwise ops", lambda q: [randn((1024,), torch.float32)],
+                    chain_torch, graph, launch_bound=True)
+
+
+WORKLOADS = [gelu_bias, swiglu, adam, softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, add_transposed, rope,
+             scale_fp8, outer_add, launch_chain]
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def sync() -> None:
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def kernel_ms(fn: Callable[[], Any], batches: int = 7) -> float:
+    """Median over batches of (time between two CUDA events around a batch) / calls."""
+    for _ in range(3):
+        fn()
+    sync()
+    if DEVICE == "cpu":
+        t = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t) * 1e3
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    calls = max(1, min(2000, int(20.0 / once)))
+    samples = []
+    for _ in range(batches):
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / calls)
+    return float(statistics.median(samples))
+
+
+def host_us(fn: Callable[[], Any], calls: int) -> float:
+    """Host microseconds per call: many calls, one synchronization at the end."""
+    for _ in range(50):
+        fn()
+    sync()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = time.perf_counter() - t
+    sync()
+    return elapsed / calls * 1e6
+
+
+def copy_bandwidth(quick: bool) -> float:
+    """Bytes per second of a device-to-device copy (read + written)."""
+    n = (1 << 26) if quick else (1 << 28)  # f32 elements: 256 MiB / 1 GiB
+    if DEVICE == "cpu":
+        n = 1 << 20
+    src = torch.empty(n, dtype=torch.float32, device=DEVICE).fill_(1.0)
+    dst = torch.empty_like(src)
+    ms = kernel_ms(lambda: dst.copy_(src))
+    return 2 * n * 4 / (ms / 1e3)
+
+
+def as_tuple(x: Any) -> Tuple[Any, ...]:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def nbytes(ts: Sequence[Any]) -> int:
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def max_error(got: Sequence[Any], ref: Sequence[Any]) -> float:
+    worst = 0.0
+    for g, r in zip(got, ref):
+        d = (g.double() - r.double()).abs()
+        d = d[~torch.isnan(d)]
+        if d.numel():
+            worst = max(worst, float(d.max().item()))
+    return worst
+
+
+def bitwise(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    for x, y in zip(a, b):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if x.element_size() == 1:
+            x, y = x.view(torch.uint8), y.view(torch.uint8)
+        elif x.element_size() == 2:
+            x, y = x.view(torch.int16), y.view(torch.int16)
+        elif x.element_size() == 4:
+            x, y = x.view(torch.int32), y.view(torch.int32)
+        else:
+            x, y = x.view(torch.int64), y.view(torch.int64)
+        if not torch.equal(x, y):
+            return False
+    return True
+
+
+@dataclass
+class Row:
+    name: str
+    shape: str
+    torch_eager_ms: Optional[float] = None
+    torch_compile_ms: Optional[float] = None
+    ic_fused_ms: Optional[float] = None
+    ic_eager_ms: Optional[float] = None
+    bytes: int = 0
+    compile_pct_copy: Optional[float] = None
+    ic_pct_copy: Optional[float] = None
+    ratio: Optional[float] = None
+    max_error: Optional[float] = None
+    bitwise_eager: Optional[bool] = None
+    torch_cold_s: Optional[float] = None
+    ic_cold_s: Optional[float] = None
+    host_us: Dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+
+def run_workload(w: Workload, quick: bool, use_compile: bool, copy_bw: float) -> Row:
+    row = Row(w.name, w.shape)
+    ins = w.make(quick)
+    eager_out = as_tuple(w.torch_fn(*ins))
+    row.bytes = nbytes(ins) + nbytes(eager_out)
+    row.torch_eager_ms = kernel_ms(lambda: w.torch_fn(*ins))
+    compiled: Any = None
+    if use_compile:
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(w.torch_fn)
+            t = time.perf_counter()
+            compiled(*ins)
+            sync()
+            row.torch_cold_s = time.perf_counter() - t
+            row.torch_compile_ms = kernel_ms(lambda: compiled(*ins))
+            row.compile_pct_copy = 100.0 * row.bytes / (row.torch_compile_ms / 1e3) / copy_bw
+        except Exception as e:  # a torch.compile failure is a result too
+            row.note += f"torch.compile failed: {type(e).__name__}; "
+    ic_ins = w.ic_inputs(ins) if w.ic_inputs else ins
+    try:
+        with tempfile.TemporaryDirectory(prefix="ic-cold-") as cache:
+            ctx = ic.Context(cache_dir=cache)
+            t = time.perf_counter()
+            prog = w.ic_graph(ins).compile(context=ctx, strict=True, backend=BACKEND)
+            prog(*ic_ins)
+            sync()
+            row.ic_cold_s = time.perf_counter() - t
+            fused = as_tuple(prog(*ic_ins))
+            row.ic_fused_ms = kernel_ms(lambda: prog(*ic_ins))
+            row.ic_pct_copy = 100.0 * row.bytes / (row.ic_fused_ms / 1e3) / copy_bw
+            eager = w.ic_graph(ins).compile(mode="eager", context=ctx, strict=True, backend=BACKEND)
+            row.ic_eager_ms = kernel_ms(lambda: eager(*ic_ins))
+            ref = as_tuple(w.torch_fn(*[t.double() for t in ins]))
+            row.max_error = max_error(fused, ref)
+            row.bitwise_eager = bitwise(fused, eager_out)
+            if row.torch_compile_ms is not None:
+                row.ratio = row.torch_compile_ms / row.ic_fused_ms
+            if w.launch_bound:
+                calls = 2000 if quick else 20000
+                row.host_us["torch eager"] = host_us(lambda: w.torch_fn(*ins), calls)
+                if compiled is not None:
+                    row.host_us["torch.compile"] = host_us(lambda: compiled(*ins), calls)
+                    try:
+                        torch._dynamo.reset()
+                        ro = torch.compile(w.torch_fn, mode="reduce-overhead")
+                        row.host_us["reduce-overhead"] = host_us(lambda: ro(*ins), calls)
+                    except Exception as e:
+                        row.note += f"reduce-overhead failed: {type(e).__name__}; "
+                row.host_us["ic"] = host_us(lambda: prog(*ic_ins), calls)
+            prog.close()
+            eager.close()
+            ctx.close()
+    except NotSupported as e:
+        row.note += f"ic: not supported ({e})"
+    return row
+
+
+# ---------------------------------------------------------------- output
+
+
+def fmt(v: Optional[float], spec: str = ".3f") -> str:
+    return "–" if v is None else format(v, spec)
+
+
+def table(rows: List[Row], copy_bw: float, device: str, quick: bool) -> str:
+    sizes = "; --ref: tiny sizes" if DEVICE == "cpu" else "; --quick: 1/16 of the rows shown" if quick else ""
+    lines = [
+        f"ic {ic.version()} vs torch {torch.__version__} on {device}; copy bandwidth {copy_bw / 1e9:.0f} GB/s "
+        f"(device-to-device, read + written){sizes}",
+        "",
+        "| workload | shape | torch eager ms | torch.compile ms | ic fused ms | ic eager ms | compile % copy "
+        "| ic fused % copy | compile / ic | max err (f64 ref) | = eager | cold s (compile / ic) | host µs/call |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|:-:|--:|---|",
+    ]
+    for r in rows:
+        unsupported = r.ic_fused_ms is None and "not supported" in r.note
+        ic_cells = ["not supported"] * 2 if unsupported else [fmt(r.ic_fused_ms), fmt(r.ic_eager_ms)]
+        host = ", ".join(f"{k} {v:.1f}" for k, v in r.host_us.items())
+        lines.append("| " + " | ".join([
+            r.name, r.shape, fmt(r.torch_eager_ms), fmt(r.torch_compile_ms), *ic_cells,
+            fmt(r.compile_pct_copy, ".1f"), "–" if unsupported else fmt(r.ic_pct_copy, ".1f"),
+            fmt(r.ratio, ".2f"), "–" if r.max_error is None else f"{r.max_error:.2e}",
+            "–" if r.bitwise_eager is None else ("yes" if r.bitwise_eager else "no"),
+            f"{fmt(r.torch_cold_s, '.2f')} / {fmt(r.ic_cold_s, '.2f')}", host or "–"]) + " |")
+    ratios = [r.ratio for r in rows if r.ratio]
+    lines.append("")
+    if ratios:
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        lines.append(f"geomean torch.compile / ic fused over {len(ratios)} supported workloads: {geo:.2f}")
+    notes = [f"- {r.name}: {r.note.rstrip('; ')}" for r in rows if r.note]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    global torch, F, DEVICE, BACKEND
+    ap = argparse.ArgumentParser(description="ic vs PyTorch eager and torch.compile (one markdown table)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (1/16 of the rows)")
+    ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(f.__name__ for f in WORKLOADS))
+    ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (a quick smoke run)")
+    ap.add_argument("--ref", action="store_true",
+                    help="torch CPU tensors and ic's ref backend at tiny sizes, without torch.compile: checks "
+                         "this script where there is no GPU (its times mean nothing)")
+    args = ap.parse_args(argv)
+    try:
+        torch = importlib.import_module("torch")
+        F = importlib.import_module("torch.nn.functional")
+    except ImportError:
+        print("no GPU / no torch: torch is not installed; nothing measured")
+        return 0
+    if args.ref:
+        DEVICE, BACKEND = "cpu", "ref"
+        args.no_torch_compile = True
+    elif not torch.cuda.is_available():
+        print("no GPU / no torch: torch sees no CUDA GPU; nothing measured")
+        return 0
+    wanted = set(args.only.split(",")) if args.only else None
+    works = [f() for f in WORKLOADS]
+    if wanted:
+        unknown = wanted - {w.name for w in works}
+        if unknown:
+            print(f"unknown workload(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        works = [w for w in works if w.name in wanted]
+    device = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (--ref: ic's ref backend)"
+    copy_bw = copy_bandwidth(args.quick)
+    rows_out = []
+    for w in works:
+        print(f"... {w.name}", file=sys.stderr, flush=True)
+        try:
+            rows_out.append(run_workload(w, args.quick, not args.no_torch_compile, copy_bw))
+        except Exception as e:  # one workload's failure (an old torch without fp8, ...) is a row
+            rows_out.append(Row(w.name, w.shape, note=f"failed: {type(e).__name__}: {e}"))
+        gc.collect()  # the workload's tensors, before the next one allocates
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
+    print(table(rows_out, copy_bw, device, args.quick))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": device, "ic": ic.version(), "torch": torch.__version__, "copy_bandwidth": copy_bw,
+                       "quick": args.quick, "rows": [r.__dict__ for r in rows_out]}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

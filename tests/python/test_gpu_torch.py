@@ -1,0 +1,220 @@
+"""PyTorch tensors in and out. On a CUDA GPU: the cuda backend on the current stream,
+bitwise equal to torch eager where ic's semantics are torch's (add, mul, relu in f32 and
+bf16), outputs as torch tensors, out=, non-contiguous inputs declared strided, DLPack and
+__cuda_array_interface__ inputs, and the dispatch overhead (printed, not asserted).
+Without a GPU, torch CPU tensors on the ref backend. Skipped without torch."""
+
+from __future__ import annotations
+
+import time
+import importlib
+import unittest
+from typing import Any, Tuple
+
+import ic
+
+torch: Any
+try:
+    torch = importlib.import_module("torch")  # untyped for mypy: it may lack stubs
+except ImportError:
+    torch = None
+
+HAVE_TORCH = torch is not None
+HAVE_GPU = HAVE_TORCH and bool(torch.cuda.is_available())
+
+
+def binary_graph(op: str, dtype: ic.DType, layout: str = "contiguous") -> ic.Graph:
+    g = ic.Graph()
+    n = g.symbol("n")
+    m = g.symbol("m")
+    a = g.input("a", dtype, (n, m), layout=layout)
+    b = g.input("b", dtype, (n, m), layout=layout)
+    g.output("y", getattr(ic, op)(a, b))
+    return g
+
+
+@unittest.skipUnless(HAVE_TORCH, "needs torch")
+class TorchCpuTest(unittest.TestCase):
+    """The ref backend takes torch CPU tensors (host pointers) and returns torch tensors."""
+
+    def test_ref_backend(self) -> None:
+        prog = binary_graph("add", ic.f32).compile(backend="ref")
+        a = torch.randn(5, 7)
+        b = torch.randn(5, 7)
+        y = prog(a, b)
+        self.assertIsInstance(y, torch.Tensor)
+        self.assertEqual(y.device.type, "cpu")
+        self.assertTrue(torch.equal(y, a + b))
+        out = torch.empty(5, 7)
+        self.assertIs(prog(a, b, out=out), out)
+        self.assertTrue(torch.equal(out, a + b))
+        with self.assertRaises(ic.ShapeMismatchError):
+            prog(a, b, out=torch.empty(7, 5))
+
+
+@unittest.skipUnless(HAVE_GPU, "needs torch with a CUDA GPU")
+class TorchGpuTest(unittest.TestCase):
+    ctx: ic.Context
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.ctx = ic.Context(device=torch.cuda.current_device())
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.ctx.close()
+
+    def compile(self, g: ic.Graph, mode: str = "fused") -> ic.Program:
+        return g.compile(mode=mode, strict=True, context=self.ctx)
+
+    def pair(self, shape: Tuple[int, ...], dtype: Any) -> Tuple[Any, Any]:
+        return (torch.randn(*shape, device="cuda").to(dtype), torch.randn(*shape, device="cuda").to(dtype))
+
+    def test_bitwise_equal_to_torch_eager(self) -> None:
+        for dtype, tdt in ((ic.f32, torch.float32), (ic.bf16, torch.bfloat16)):
+            for op, ref in (("add", torch.add), ("mul", torch.mul)):
+                for mode in ("fused", "eager"):
+                    with self.subTest(dtype=str(dtype), op=op, mode=mode):
+                        prog = self.compile(binary_graph(op, dtype), mode)
+                        a, b = self.pair((1000, 513), tdt)
+                        y = prog(a, b)
+                        self.assertIsInstance(y, torch.Tensor)
+                        self.assertEqual((y.device, y.dtype, tuple(y.shape)), (a.device, tdt, (1000, 513)))
+                        self.assertTrue(torch.equal(y, ref(a, b)))
+        g = ic.Graph()
+        x = g.input("x", ic.f32, (g.symbol("n"),))
+        g.output("y", ic.relu(x))
+        x_t = torch.randn(100003, device="cuda")
+        self.assertTrue(torch.equal(self.compile(g)(x_t), torch.relu(x_t)))
+
+    def test_gelu_fused_equals_eager(self) -> None:
+        g = ic.Graph()
+        n = g.symbol("n")
+        x = g.input("x", ic.f32, (n, 4096))
+        w = g.input("w", ic.f32, (4096,))
+        b = g.input("b", ic.f32, (4096,))
+        g.output("y", ic.gelu_tanh(x * w + b))
+        xs, ws, bs = torch.randn(257, 4096, device="cuda"), torch.randn(4096, device="cuda"), \
+            torch.randn(4096, device="cuda")
+        fused = self.compile(g)(xs, ws, bs)
+        eager = self.compile(g, "eager")(xs, ws, bs)
+        self.assertTrue(torch.equal(fused, eager))
+        ref = torch.nn.functional.gelu(xs * ws + bs, approximate="tanh")
+        self.assertLess((fused - ref).abs().max().item(), 1e-5)
+
+    def test_current_stream(self) -> None:
+        prog = self.compile(binary_graph("mul", ic.f32))
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            # Produced on s and consumed on s without a synchronization: ic must run on s.
+            a = torch.full((4096, 1024), 3.0, device="cuda")
+            b = torch.full((4096, 1024), 2.0, device="cuda")
+            y = prog(a, b)
+            z = y + 1
+        s.synchronize()
+        self.assertTrue(bool((z == 7.0).all()))
+        # An explicit stream= (a torch stream or its handle).
+        a, b = self.pair((64, 64), torch.float32)
+        torch.cuda.synchronize()
+        y2 = prog(a, b, stream=s)
+        s.synchronize()
+        self.assertTrue(torch.equal(y2, a * b))
+        y3 = prog(a, b, stream=s.cuda_stream)
+        s.synchronize()
+        self.assertTrue(torch.equal(y3, a * b))
+
+    def test_out(self) -> None:
+        prog = self.compile(binary_graph("add", ic.f32))
+        a, b = self.pair((33, 17), torch.float32)
+        out = torch.empty(33, 17, device="cuda")
+        self.assertIs(prog(a, b, out=out), out)
+        self.assertTrue(torch.equal(out, a + b))
+        self.assertIs(prog(a, b, out={"y": out}), out)
+        with self.assertRaisesRegex(ic.ShapeMismatchError, "got f32"):
+            prog(a, b, out=torch.empty(33, 16, device="cuda"))
+        with self.assertRaisesRegex(ic.ShapeMismatchError, "contiguous"):
+            prog(a, b, out=torch.empty(17, 33, device="cuda").t())
+        with self.assertRaisesRegex(ValueError, "host memory"):
+            prog(a, b, out=torch.empty(33, 17))
+
+    def test_non_contiguous_inputs(self) -> None:
+        prog = self.compile(binary_graph("add", ic.f32, layout="strided"))
+        a = torch.randn(300, 200, device="cuda").t()  # [200, 300], strides (1, 200)
+        b = torch.randn(200, 600, device="cuda")[:, ::2]
+        y = prog(a, b)
+        self.assertTrue(torch.equal(y, a + b))
+        contiguous = self.compile(binary_graph("add", ic.f32))
+        with self.assertRaisesRegex(ic.ShapeMismatchError, "layout"):
+            contiguous(a, b)
+
+    def test_mismatches_and_devices(self) -> None:
+        prog = self.compile(binary_graph("add", ic.f32))
+        a, b = self.pair((8, 8), torch.float32)
+        with self.assertRaisesRegex(ic.ShapeMismatchError, "expected 8"):
+            prog(a, b[:, :4].contiguous())
+        with self.assertRaisesRegex(ic.ShapeMismatchError, "got bf16"):
+            prog(a, b.to(torch.bfloat16))
+        with self.assertRaisesRegex(ValueError, "host memory"):
+            prog(a.cpu(), b.cpu())
+        with self.assertRaisesRegex(TypeError, "torch dtype"):
+            prog(a.to(torch.complex64), b)
+
+    def test_dlpack_and_cuda_array_interface_inputs(self) -> None:
+        prog = self.compile(binary_graph("add", ic.f32))
+        a, b = self.pair((16, 32), torch.float32)
+
+        class DL:
+            def __init__(self, t: Any) -> None:
+                self.t = t
+
+            def __dlpack__(self, stream: Any = None) -> Any:
+                return self.t.__dlpack__(stream=stream)
+
+            def __dlpack_device__(self) -> Any:
+                return self.t.__dlpack_device__()
+
+        class CAI:
+            def __init__(self, t: Any) -> None:
+                self.t = t
+
+            @property
+            def __cuda_array_interface__(self) -> Any:
+                return self.t.__cuda_array_interface__
+
+        for wrap in (DL, CAI):
+            with self.subTest(kind=wrap.__name__):
+                y = prog(wrap(a), wrap(b))
+                self.assertIsInstance(y, ic.Buffer)
+                self.assertEqual(y.device, "cuda")
+                t = torch.from_dlpack(y)  # the memory is torch's now
+                self.assertTrue(torch.equal(t, a + b))
+                self.assertTrue(y.exported)
+        y = prog(DL(a), DL(b))
+        self.assertEqual(ic.unpack(ic.f32, y.tobytes())[:3], (a + b).flatten()[:3].tolist())
+
+    def test_dispatch_overhead(self) -> None:
+        g = ic.Graph()
+        x = g.input("x", ic.f32, (1024,))
+        g.output("y", x * 2.0)
+        prog = self.compile(g)
+        t = torch.randn(1024, device="cuda")
+        for _ in range(100):
+            prog(t)
+        torch.cuda.synchronize()
+        n = 10000
+        start = time.perf_counter()
+        for _ in range(n):
+            prog(t)
+        host = (time.perf_counter() - start) / n * 1e6
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(n):
+            t * 2.0
+        torch_host = (time.perf_counter() - start) / n * 1e6
+        torch.cuda.synchronize()
+        print(f"\n[dispatch] ic 1-kernel program on torch tensors: {host:.1f} us/call host time; "
+              f"torch eager x * 2: {torch_host:.1f} us/call")
+
+
+if __name__ == "__main__":
+    unittest.main()
