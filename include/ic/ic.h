@@ -361,7 +361,8 @@ typedef struct ic_context_options {
  * IC_ERR_NO_NVRTC when libnvrtc cannot be loaded, IC_ERR_UNSUPPORTED when NVRTC cannot
  * target the arch (each time it is asked, with the reason in ic_last_error()).
  * ic_context_create itself fails with IC_ERR_INVALID_ARGUMENT for a malformed arch or a
- * device ordinal that does not exist, IC_ERR_UNSUPPORTED when an explicit arch differs
+ * device ordinal that does not exist (where a driver can tell: without one, a context for
+ * any ordinal is compile-only or ref-only), IC_ERR_UNSUPPORTED when an explicit arch differs
  * from the device's (use IC_CONTEXT_COMPILE_ONLY to compile for another GPU) or is older
  * than sm_80. Use ic_context_has_device to know whether programs can run on cuda. */
 IC_API ic_status ic_context_create(const ic_context_options *options, ic_context **out);

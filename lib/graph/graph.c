@@ -529,7 +529,8 @@ ic_status ic_graph_output(ic_graph *g, const char *name, ic_value value) {
     graph_oom(g);
     return IC_ERR_OUT_OF_MEMORY;
   }
-  return IC_OK;
+  /* the output is recorded either way; a graph that holds an error says so, as documented */
+  return g->error;
 }
 
 ic_dtype ic_graph_value_dtype(const ic_graph *g, ic_value v) {

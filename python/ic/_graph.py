@@ -244,13 +244,15 @@ class Graph:
     def output(self, name: str, value: "Value") -> None:
         """Marks value as the program output ``name``."""
         h = self._handle_of(value, f"output {name!r}")
+        # The C call records the output and returns the graph's error when it holds one:
+        # name that error here rather than the thread's last message.
+        held = self._failed or api.ic_graph_error(self._h(), None) != 0
         st = api.ic_graph_output(self._h(), _encode(name, "output name"), h)
-        if st:
-            self._builder_error()
-        # The C call accepts a new output on a graph that holds an error: say it here.
-        if self._failed or api.ic_graph_error(self._h(), None):
+        if held:
             self._failed = True
             raise make_error(int(Status.INVALID_GRAPH), f"output {name!r}: the graph holds an error: {self.error}")
+        if st:
+            self._builder_error()
         self._outputs.append(name)
 
     def name_value(self, value: "Value", name: str) -> "Value":
