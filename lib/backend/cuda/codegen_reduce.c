@@ -492,8 +492,8 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
 
 /* The push of accumulator a/ai onto the binary counter st/sti/sh/n: equal heights merge,
  * left (earlier lanes) first. */
-static void red_counter_push(sbuf *o, ic_reduce_op op, ic_dtype dt) {
-  sbuf_puts(o, "    st[n] = a; sti[n] = ai; sh[n] = 0; n++;\n    while (n >= 2 && sh[n - 1] == sh[n - 2]) {\n      ");
+static void red_counter_push(sbuf *o, ic_reduce_op op, ic_dtype dt, int height) {
+  sbuf_printf(o, "    st[n] = a; sti[n] = ai; sh[n] = %d; n++;\n    while (n >= 2 && sh[n - 1] == sh[n - 2]) {\n      ", height);
   red_combine(o, op, dt, "st[n - 2]", "sti[n - 2]", "st[n - 1]", "sti[n - 1]");
   sbuf_puts(o, "\n      sh[n - 2]++; n--;\n    }\n");
 }
@@ -580,7 +580,7 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
     red_block_combine(rg, reduce, "a", "ai");
   }
   if (rg->groups) {
-    red_counter_push(o, in->reduce, dt);
+    red_counter_push(o, in->reduce, dt, 0);
     sbuf_puts(o, "  }\n");
     red_counter_collapse(o, in->reduce, dt);
     sbuf_printf(o, "  {\n    const %s a = st[0];\n    const ic_i64 ai = sti[0];\n", t);
@@ -598,12 +598,23 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
               reduce);
   sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
-  red_column_lanes(rg);
+  /* lanes 8 at a time (aligned: a warp's share is a power of two), their subtree in
+   * registers, 64 loads in flight; then the rest one by one */
+  sbuf_printf(o, "  ic_i64 j = live ? lane0 : lane1;\n  for (; j + 8 <= lane1; j += 8) {\n    %s am[8]; ic_i64 ami[8];\n", t);
+  sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    for (ic_i64 c = j + k; c < C; c += L)\n");
+  red_chunk(rg, p, reduce, "am[k]", "ami[k]");
+  sbuf_puts(o, "    for (int s = 1; s < 8; s <<= 1)\n      for (int q = 0; q + s < 8; q += 2 * s) {\n        ");
+  red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "am[q + s]", "ami[q + s]");
+  sbuf_printf(o, "\n      }\n    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
+  red_counter_push(o, in->reduce, dt, 3);
+  sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
   sbuf_printf(o, "    %s a = ", t);
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n    for (ic_i64 c = j; c < C; c += L)\n");
   red_chunk(rg, p, reduce, "a", "ai");
-  red_counter_push(o, in->reduce, dt);
+  red_counter_push(o, in->reduce, dt, 0);
   sbuf_puts(o, "  }\n");
   red_counter_collapse(o, in->reduce, dt);
   sbuf_printf(o, "  %s a = ", t);
