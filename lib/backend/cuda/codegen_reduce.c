@@ -469,8 +469,8 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
   }
   if (rg->tpr <= 32) return;
   int32_t warps = rg->tpr / 32;
-  sbuf_printf(o, "    {\n      __shared__ %s sa[32];\n", t);
-  if (arg) sbuf_puts(o, "      __shared__ ic_i64 sai[32];\n");
+  sbuf_printf(o, "    {\n      %s *const sa = (%s *)ic_smem;\n", t, t);
+  if (arg) sbuf_puts(o, "      ic_i64 *const sai = (ic_i64 *)(ic_smem + 32);\n");
   sbuf_puts(o, "      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
   sbuf_printf(o, "      if (lane == 0) { sa[warp] = %s;", a);
   if (arg) sbuf_printf(o, " sai[warp] = %s;", ai);
@@ -488,6 +488,51 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
   sbuf_printf(o, " }\n      }\n      __syncthreads();\n      %s = sa[0];\n", a);
   if (arg) sbuf_printf(o, "      %s = sai[0];\n", ai);
   sbuf_puts(o, "      __syncthreads();\n    }\n");
+}
+
+/* red_block_combine for m lane blocks at once (accumulators am[q]/ami[q]), then the
+ * blocks pair up into a/ai: the warp butterflies of each block, one shared-memory round
+ * across the warps for all of them. */
+static void red_block_combine_many(red_gen *rg, int32_t reduce, int32_t m) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  bool arg = red_arg(in->reduce);
+  sbuf *o = &rg->cg->out;
+  int32_t warp_lanes = rg->tpr < 32 ? rg->tpr : 32;
+  if (warp_lanes > 1) {
+    sbuf_printf(o, "#pragma unroll\n    for (int q = 0; q < %" PRId32 "; q++)\n    for (int o = 1; o < %" PRId32 "; o <<= 1) {\n"
+                   "      const %s x = ic_bfly(am[q], o);\n", m, warp_lanes, t);
+    sbuf_puts(o, arg ? "      const ic_i64 xi = ic_bfly(ami[q], o);\n      " : "      const ic_i64 xi = 0;\n      ");
+    red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "x", "xi");
+    sbuf_puts(o, "\n      (void)xi;\n    }\n");
+  }
+  if (rg->tpr > 32) {
+    int32_t warps = rg->tpr / 32;
+    sbuf_printf(o, "    {\n      %s (*const sa)[32] = (%s (*)[32])ic_smem;\n", t, t);
+    if (arg) sbuf_printf(o, "      ic_i64 (*const sai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", m * 32);
+    sbuf_puts(o, "      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+    sbuf_printf(o, "      if (lane == 0)\n        for (int q = 0; q < %" PRId32 "; q++) { sa[q][warp] = am[q];%s }\n", m,
+                arg ? " sai[q][warp] = ami[q];" : "");
+    sbuf_puts(o, "      __syncthreads();\n      if (warp == 0) {\n");
+    sbuf_printf(o, "#pragma unroll\n        for (int q = 0; q < %" PRId32 "; q++) {\n          am[q] = lane < %" PRId32 " ? sa[q][lane] : ", m, warps);
+    red_identity(o, in->reduce, dt);
+    sbuf_puts(o, ";\n");
+    if (arg) sbuf_printf(o, "          ami[q] = lane < %" PRId32 " ? sai[q][lane] : (ic_i64)9223372036854775807ll;\n", warps);
+    sbuf_printf(o, "          for (int o = 1; o < %" PRId32 "; o <<= 1) {\n            const %s x = ic_bfly(am[q], o);\n", warps, t);
+    sbuf_puts(o, arg ? "            const ic_i64 xi = ic_bfly(ami[q], o);\n            " : "            const ic_i64 xi = 0;\n            ");
+    red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "x", "xi");
+    sbuf_puts(o, "\n            (void)xi;\n          }\n        }\n");
+  }
+  sbuf_printf(o, "    for (int s = 1; s < %" PRId32 "; s <<= 1)\n      for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n        ", m, m);
+  red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "am[q + s]", "ami[q + s]");
+  sbuf_puts(o, "\n      }\n    a = am[0];\n    ai = ami[0];\n");
+  if (rg->tpr > 32) {
+    sbuf_printf(o, "        if (lane == 0) { sa[0][0] = a;%s }\n      }\n      __syncthreads();\n      a = sa[0][0];\n",
+                arg ? " sai[0][0] = ai;" : "");
+    if (arg) sbuf_puts(o, "      ai = sai[0][0];\n");
+    sbuf_puts(o, "      __syncthreads();\n    }\n");
+  }
 }
 
 /* The push of accumulator a/ai onto the binary counter st/sti/sh/n: equal heights merge,
@@ -566,16 +611,9 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   red_chunk(rg, p, reduce, m > 1 ? "am[k]" : "a", m > 1 ? "ami[k]" : "ai");
   red_chunk_loop_end(rg);
   if (m > 1) {
-    /* each lane block combines, then the blocks pair up */
-    for (int32_t q = 0; q < m; q++) {
-      char aq[16], aqi[16];
-      snprintf(aq, sizeof aq, "am[%" PRId32 "]", q);
-      snprintf(aqi, sizeof aqi, "ami[%" PRId32 "]", q);
-      red_block_combine(rg, reduce, aq, aqi);
-    }
-    sbuf_printf(o, "    for (int s = 1; s < %" PRId32 "; s <<= 1)\n      for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n        ", m, m);
-    red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "am[q + s]", "ami[q + s]");
-    sbuf_puts(o, "\n      }\n    a = am[0];\n    ai = ami[0];\n");
+    /* each lane block combines (the butterflies per block, one shared-memory round for
+     * all of them), then the blocks pair up */
+    red_block_combine_many(rg, reduce, m);
   } else {
     red_block_combine(rg, reduce, "a", "ai");
   }
@@ -621,9 +659,10 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n  ic_i64 ai = (ic_i64)9223372036854775807ll;\n  if (n > 0) { a = st[0]; ai = sti[0]; }\n");
   /* the warps' results, pairwise over y */
-  sbuf_printf(o, "  {\n    __shared__ %s sa[%" PRId32 "][32];\n", t, rg->ywarps);
+  sbuf_printf(o, "  {\n    %s (*const sa)[32] = (%s (*)[32])ic_smem;\n", t, t);
   bool arg = red_arg(in->reduce);
-  if (arg) sbuf_printf(o, "    __shared__ ic_i64 sai[%" PRId32 "][32];\n    sai[coly][colx] = ai;\n", rg->ywarps);
+  if (arg) sbuf_printf(o, "    ic_i64 (*const sai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n    sai[coly][colx] = ai;\n",
+                       rg->ywarps * 32);
   sbuf_puts(o, "    sa[coly][colx] = a;\n    __syncthreads();\n    if (coly == 0) {\n");
   sbuf_printf(o, "      %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->ywarps, rg->ywarps);
   sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[q][colx]; wi[q] = %s; }\n", rg->ywarps,
@@ -787,6 +826,10 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
   }
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
+  /* one shared block for every pass's combine (the passes run one after the other, each
+   * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
+  int32_t slots = rg->columns ? rg->ywarps : rg->lanes_per_thread;
+  sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", 64 * (slots > 1 ? slots : 1));
   for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++)
     if (rg->cached[i])
       sbuf_printf(o, "  %s c%" PRId32 "[%" PRId32 "][8];\n", cg_ctype(k->instrs.items[i].dtype), i, rg->cache_k);

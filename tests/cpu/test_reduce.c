@@ -1,0 +1,797 @@
+/* CPU: reductions (issue 12). The shared cases of tests/reduce_cases.h on the ref backend
+ * with host memory (every op x axis set x dtype x keepdim against plain C references,
+ * the documented summation order bit for bit, special values, empty and symbolic sizes,
+ * strided and broadcast operands, the shorthands), and what needs no GPU: the builder's
+ * errors, the text format, fusion groupings (one kernel each, on ref and on a
+ * compile-only sm_90a context) and NVRTC compiles of the generated reduction kernels for
+ * sm_80 and sm_90a. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reduce_cases.h"
+
+#include "check_main.h"
+
+static void setup(void) {
+  rc_backend = "ref";
+  rc_cross_ref = false;
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  IC_OK_OR_FAIL(ic_context_create(&o, &rc_ctx));
+}
+
+static void teardown(void) {
+  ic_context_destroy(rc_ctx);
+  rc_ctx = NULL;
+}
+
+/* ---------------------------------------------------------------- numbers on ref */
+
+START_TEST(test_matrix_f32) { rc_matrix((const ic_dtype[]){IC_F32}, 1); }
+END_TEST
+
+START_TEST(test_matrix_f64) { rc_matrix((const ic_dtype[]){IC_F64}, 1); }
+END_TEST
+
+START_TEST(test_matrix_f16) { rc_matrix((const ic_dtype[]){IC_F16}, 1); }
+END_TEST
+
+START_TEST(test_matrix_bf16) { rc_matrix((const ic_dtype[]){IC_BF16}, 1); }
+END_TEST
+
+START_TEST(test_matrix_f8e4m3) { rc_matrix((const ic_dtype[]){IC_F8E4M3}, 1); }
+END_TEST
+
+START_TEST(test_matrix_i32) { rc_matrix((const ic_dtype[]){IC_I32}, 1); }
+END_TEST
+
+START_TEST(test_matrix_i64) { rc_matrix((const ic_dtype[]){IC_I64}, 1); }
+END_TEST
+
+START_TEST(test_matrix_u8) { rc_matrix((const ic_dtype[]){IC_U8}, 1); }
+END_TEST
+
+START_TEST(test_matrix_i8) { rc_matrix((const ic_dtype[]){IC_I8}, 1); }
+END_TEST
+
+START_TEST(test_matrix_bool) { rc_matrix((const ic_dtype[]){IC_BOOL}, 1); }
+END_TEST
+
+/* Symbolic dims, one compile per axis set, run at many shapes up to 140000 elements (a
+ * column reduction of [4096, 33], a middle axis of 1000, rows of 16384); the GPU test
+ * runs the larger ones too (rows of 262144 and 300000: G = 2, 10^6 elements);
+ * test_summation_order_long_rows has single rows up to 600000 here. */
+START_TEST(test_matrix_symbolic_large) { rc_sym_matrix((const ic_dtype[]){IC_F32, IC_I32}, 2, 140000); }
+END_TEST
+
+START_TEST(test_strided_broadcast_symbolic_operands) { rc_matrix_sources(rc_dtypes, RC_NDTYPES, true); }
+END_TEST
+
+START_TEST(test_special_values) { rc_specials(rc_dtypes, RC_NDTYPES); }
+END_TEST
+
+START_TEST(test_symbolic_sizes) {
+  for (int i = 0; i < RC_NDTYPES; i++) rc_symbolic(rc_dtypes[i]);
+}
+END_TEST
+
+/* The documented order bit for bit on single long rows: G = 1 at the largest size that
+ * has it (262144), G = 2 (262145, 300000) and G = 3 (L = 3072, not a power of two). */
+START_TEST(test_summation_order_long_rows) {
+  rc_long_row(IC_F32, 262144, true);
+  rc_long_row(IC_F32, 262145, true);
+  rc_long_row(IC_F32, 300000, true);
+  rc_long_row(IC_F32, 600000, true);
+  rc_long_row(IC_F16, 300000, false);
+  rc_long_row(IC_BF16, 300000, false);
+  rc_long_row(IC_F32, 8191, true);
+}
+END_TEST
+
+START_TEST(test_shorthands) {
+  static const ic_dtype dts[] = {IC_F32, IC_F16, IC_BF16, IC_F64};
+  for (int i = 0; i < 4; i++) {
+    rc_shorthand_case(dts[i], 7, 1000, false);
+    rc_shorthand_case(dts[i], 64, 257, true);
+    rc_shorthand_case(dts[i], 3, 1, false);
+    rc_softmax_axes_case(dts[i]);
+    rc_sum_divide_multiply_case(dts[i], 5, 1000);
+    rc_sum_divide_multiply_case(dts[i], 33, 7);
+  }
+  rc_shorthand_case(IC_F32, 2, 5000, false);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- builder errors */
+
+static bool contains_any(const char *msg, const char *const *words) {
+  for (; *words; words++) {
+    const char *w = *words;
+    size_t n = strlen(w);
+    for (const char *p = msg; *p; p++) {
+      size_t i = 0;
+      while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)w[i])) i++;
+      if (i == n) return true;
+    }
+  }
+  return false;
+}
+
+typedef struct bad_case {
+  const char *what;
+  int kind;
+  ic_dtype dt;
+  const char *words[4];
+} bad_case;
+
+static ic_value build_bad(ic_graph *g, int kind, ic_value x) {
+  switch (kind) {
+  case 0: return ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){2}, 0);
+  case 1: return ic_graph_reduce(g, IC_REDUCE_MAX, x, 1, (int32_t[]){-3}, 0);
+  case 2: return ic_graph_reduce(g, IC_REDUCE_SUM, x, 2, (int32_t[]){1, 1}, 0);
+  case 3: return ic_graph_reduce(g, IC_REDUCE_SUM, x, 2, (int32_t[]){0, -2}, 0);
+  case 4: return ic_graph_reduce(g, IC_REDUCE_SUM, x, -1, (int32_t[]){0}, 0);
+  case 5: return ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, NULL, 0);
+  case 6: return ic_graph_reduce(g, (ic_reduce_op)IC_REDUCE_COUNT, x, 0, NULL, 0);
+  case 7: return ic_graph_reduce(g, (ic_reduce_op)-1, x, 0, NULL, 0);
+  case 8: return ic_graph_layer_norm(g, x, 3, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5);
+  case 9: return ic_graph_layer_norm(g, x, 0, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5);
+  case 10: return ic_graph_rms_norm(g, x, -1, IC_INVALID_VALUE, 1e-5);
+  case 11: return ic_graph_var(g, x, 1, (int32_t[]){1}, 1, 0);
+  case 12: return ic_graph_std(g, x, 0, NULL, 0, 0);
+  case 13: return ic_graph_softmax(g, x, 1);
+  case 14: return ic_graph_log_softmax(g, x, 1);
+  case 15: return ic_graph_reduce(g, IC_REDUCE_MEAN, x, 1, (int32_t[]){1}, 0);
+  case 16: return ic_graph_mean_correction(g, x, 1, (int32_t[]){1}, 1, 0);
+  case 17: return ic_graph_softmax(g, x, 2);
+  case 18: return ic_graph_reduce(g, IC_REDUCE_ARGMAX, x, 0, NULL, 0);
+  case 19: return ic_graph_reduce(g, IC_REDUCE_SUM, x, 3, (int32_t[]){0, 1, 0}, 0);
+  case 20: return ic_graph_reduce(g, IC_REDUCE_SUM, IC_INVALID_VALUE, 0, NULL, 0);
+  case 21: return ic_graph_reduce(g, IC_REDUCE_SUM, x + 100, 0, NULL, 0);
+  case 22: return ic_graph_rms_norm(g, x, 1, IC_INVALID_VALUE, 1e-5);
+  case 23: return ic_graph_layer_norm(g, x, 1, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5);
+  default: return ic_graph_var(g, x, 1, (int32_t[]){7}, 0, 0);
+  }
+}
+
+START_TEST(test_builder_errors) {
+  static const bad_case cases[] = {
+      {"axis out of range", 0, IC_F32, {"axis", "2", NULL}},
+      {"negative axis out of range", 1, IC_F32, {"axis", "-3", NULL}},
+      {"duplicate axes", 2, IC_F32, {"twice", "duplicate", "more than once", "repeated"}},
+      {"duplicate axes, one negative", 3, IC_F32, {"twice", "duplicate", "more than once", "repeated"}},
+      {"naxes negative", 4, IC_F32, {"axes", NULL}},
+      {"axes NULL with naxes 1", 5, IC_F32, {"NULL", "null", NULL}},
+      {"invalid op (COUNT)", 6, IC_F32, {"invalid", "reduction", NULL}},
+      {"invalid op (-1)", 7, IC_F32, {"invalid", "reduction", NULL}},
+      {"layer_norm nlast 3 of 2 dims", 8, IC_F32, {"nlast", "normalized", "dims", NULL}},
+      {"layer_norm nlast 0", 9, IC_F32, {"nlast", "normalized", "dims", NULL}},
+      {"rms_norm nlast -1", 10, IC_F32, {"nlast", "normalized", "dims", NULL}},
+      {"var of i32", 11, IC_I32, {"i32", "dtype", NULL}},
+      {"std of i64", 12, IC_I64, {"i64", "dtype", NULL}},
+      {"softmax of bool", 13, IC_BOOL, {"bool", NULL}},
+      {"log_softmax of u8", 14, IC_U8, {"u8", NULL}},
+      {"mean of i32", 15, IC_I32, {"cast", NULL}},
+      {"mean_correction of i8", 16, IC_I8, {"cast", NULL}},
+      {"softmax axis out of range", 17, IC_F32, {"axis", NULL}},
+      {"argmax of bool", 18, IC_BOOL, {"bool", NULL}},
+      {"three axes of two dims", 19, IC_F32, {"axes", "axis", NULL}},
+      {"invalid operand", 20, IC_F32, {"invalid", "value", "operand", NULL}},
+      {"operand out of range", 21, IC_F32, {"invalid", "value", "operand", NULL}},
+      {"rms_norm of i32", 22, IC_I32, {"i32", NULL}},
+      {"layer_norm of bool", 23, IC_BOOL, {"bool", NULL}},
+      {"var axis 7", 24, IC_F32, {"axis", NULL}},
+  };
+  for (int i = 0; i < RC_COUNT(cases); i++) {
+    const bad_case *c = &cases[i];
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", c->dt, 2, (ic_dim[]){4, 5}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "x_out", ic_graph_unary(g, c->dt == IC_BOOL ? IC_OP_LOGICAL_NOT : IC_OP_ABS, x)));
+    char *before = NULL;
+    IC_OK_OR_FAIL(ic_graph_print(g, &before));
+    ic_value v = build_bad(g, c->kind, x);
+    ck_assert_msg(v == IC_INVALID_VALUE, "%s: built value %d", c->what, (int)v);
+    const char *msg = NULL;
+    ic_status s = ic_graph_error(g, &msg);
+    ck_assert_msg(s == IC_ERR_INVALID_GRAPH, "%s: ic_graph_error %s", c->what, ic_status_string(s));
+    ck_assert_msg(msg && contains_any(msg, c->words), "%s: the message \"%s\" does not name the problem (%s...)", c->what,
+                  msg ? msg : "(null)", c->words[0]);
+    /* the graph is as it was: nothing was appended (a shorthand rolls back its nodes) */
+    char *after = NULL;
+    if (ic_graph_print(g, &after) == IC_OK) {
+      ck_assert_msg(strcmp(before, after) == 0, "%s: the graph changed:\n--- before\n%s--- after\n%s", c->what, before,
+                    after);
+      ic_string_free(after);
+    }
+    /* a graph holding an error does not compile */
+    ic_compile_options o = {.struct_size = sizeof o, .backend = "ref"};
+    ic_program *p = (ic_program *)1;
+    ck_assert_int_ne(ic_compile(rc_ctx, g, &o, &p), IC_OK);
+    ic_string_free(before);
+    ic_graph_destroy(g);
+  }
+  /* A NULL graph. */
+  ck_assert_int_eq(ic_graph_reduce(NULL, IC_REDUCE_SUM, 0, 0, NULL, 0), IC_INVALID_VALUE);
+  ck_assert_int_eq(ic_graph_softmax(NULL, 0, 0), IC_INVALID_VALUE);
+  ck_assert_int_eq(ic_graph_var(NULL, 0, 0, NULL, 0, 0), IC_INVALID_VALUE);
+  /* ic_reduce_name */
+  ck_assert_str_eq(ic_reduce_name(IC_REDUCE_SUM), "sum");
+  ck_assert_str_eq(ic_reduce_name(IC_REDUCE_ARGMIN), "argmin");
+  ck_assert_str_eq(ic_reduce_name(IC_REDUCE_ALL), "all");
+  ck_assert_str_eq(ic_reduce_name(IC_REDUCE_COUNT), "invalid");
+  ck_assert_str_eq(ic_reduce_name((ic_reduce_op)-1), "invalid");
+}
+END_TEST
+
+/* Dtype acceptance and result dtypes as documented, for every dtype (f8e5m2 and i16
+ * too). */
+START_TEST(test_dtypes_accepted_and_results) {
+  for (size_t di = 0; di < sizeof ref_all_dtypes / sizeof *ref_all_dtypes; di++) {
+    ic_dtype dt = ref_all_dtypes[di];
+    for (int k = 0; k < RC_NDEFS; k++) {
+      const rc_def *d = &rc_defs[k];
+      ck_assert_msg(rc_accepts(d, dt) == rc_documented_accepts(d, dt), "%s of %s: accepted %d", d->name,
+                    ic_dtype_name(dt), (int)rc_accepts(d, dt));
+      if (!rc_accepts(d, dt)) continue;
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){2, 3, 4}, IC_LAYOUT_CONTIGUOUS);
+      ic_value y = rc_build(g, d, x, 1, (int32_t[]){1}, 0);
+      ck_assert_int_eq(ic_graph_value_dtype(g, y), rc_result_dtype(d, dt));
+      ic_graph_destroy(g);
+    }
+    /* the shorthands take FLOAT */
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){2, 3}, IC_LAYOUT_CONTIGUOUS);
+    bool fl = rc_is_floating(dt);
+    ck_assert_int_eq(ic_graph_softmax(g, x, 1) != IC_INVALID_VALUE, fl);
+    ck_assert_int_eq(ic_graph_log_softmax(g, x, 0) != IC_INVALID_VALUE, fl);
+    ck_assert_int_eq(ic_graph_layer_norm(g, x, 1, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5) != IC_INVALID_VALUE, fl);
+    ck_assert_int_eq(ic_graph_rms_norm(g, x, 2, IC_INVALID_VALUE, 1e-5) != IC_INVALID_VALUE, fl);
+    ic_graph_destroy(g);
+  }
+  /* integer sums are i64 (and argmax), whatever the width */
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_U8, 1, (ic_dim[]){9}, IC_LAYOUT_CONTIGUOUS);
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_reduce(g, IC_REDUCE_SUM, x, 0, NULL, 0)), IC_I64);
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_reduce(g, IC_REDUCE_PROD, x, 0, NULL, 0)), IC_I64);
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_reduce(g, IC_REDUCE_MAX, x, 0, NULL, 0)), IC_U8);
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_reduce(g, IC_REDUCE_ARGMIN, x, 0, NULL, 0)), IC_I64);
+  ck_assert_int_eq(ic_graph_value_dtype(g, ic_graph_reduce(g, IC_REDUCE_ALL, x, 0, NULL, 0)), IC_BOOL);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* Shapes of results: keepdim, full reductions (naxes 0, axes NULL), a scalar, symbolic
+ * dims kept and dropped. */
+START_TEST(test_result_shapes) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 5, 7}, IC_LAYOUT_CONTIGUOUS);
+  ic_value s0 = ic_graph_input(g, "s0", IC_F32, 0, NULL, IC_LAYOUT_CONTIGUOUS);
+  ic_dim d[IC_MAX_DIMS];
+  ic_value v = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){-2}, 1);
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), 3);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert(d[0] == n && d[1] == 1 && d[2] == 7);
+  v = ic_graph_reduce(g, IC_REDUCE_MAX, x, 2, (int32_t[]){2, 0}, 0);
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), 1);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert_int_eq(d[0], 5);
+  v = ic_graph_reduce(g, IC_REDUCE_ANY, x, 0, NULL, 0);
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), 0);
+  v = ic_graph_reduce(g, IC_REDUCE_ALL, x, 0, NULL, 1);
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), 3);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert(d[0] == 1 && d[1] == 1 && d[2] == 1);
+  v = ic_graph_reduce(g, IC_REDUCE_SUM, s0, 0, NULL, 0);
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), 0);
+  v = ic_graph_var(g, x, 2, (int32_t[]){1, 2}, 1, 0);
+  ck_assert_int_eq(ic_graph_value_ndim(g, v), 1);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert(d[0] == n);
+  v = ic_graph_std(g, x, 1, (int32_t[]){0}, 0, 1);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert(ic_graph_value_ndim(g, v) == 3 && d[0] == 1 && d[1] == 5 && d[2] == 7);
+  v = ic_graph_softmax(g, x, 0);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert(ic_graph_value_ndim(g, v) == 3 && d[0] == n && d[1] == 5 && d[2] == 7);
+  v = ic_graph_layer_norm(g, x, 2, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5);
+  IC_OK_OR_FAIL(ic_graph_value_dims(g, v, d));
+  ck_assert(ic_graph_value_ndim(g, v) == 3 && d[0] == n && d[1] == 5 && d[2] == 7);
+  ck_assert_int_eq(ic_graph_error(g, NULL), IC_OK);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* Empty reductions: sum 0, prod 1, mean NaN, any false, all true (the matrix checks their
+ * numbers); max/min/argmax/argmin over a constant size 0 fail when built, and over a
+ * symbolic size bound to 0 fail in ic_program_run (rc_symbolic). */
+START_TEST(test_empty_reductions) {
+  static const ic_reduce_op needs[] = {IC_REDUCE_MAX, IC_REDUCE_MIN, IC_REDUCE_ARGMAX, IC_REDUCE_ARGMIN};
+  for (int i = 0; i < 4; i++) {
+    for (int shape = 0; shape < 3; shape++) {
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){shape == 1 ? 0 : 3, shape == 1 ? 3 : 0}, 0);
+      int32_t axis = shape == 1 ? 0 : 1;
+      ic_value v = shape == 2 ? ic_graph_reduce(g, needs[i], x, 0, NULL, 1) : ic_graph_reduce(g, needs[i], x, 1, &axis, 0);
+      ck_assert_msg(v == IC_INVALID_VALUE, "%s over nothing was built", ic_reduce_name(needs[i]));
+      const char *msg = NULL;
+      ck_assert_int_eq(ic_graph_error(g, &msg), IC_ERR_INVALID_GRAPH);
+      ck_assert_ptr_nonnull(msg);
+      ck_assert_str_ne(msg, "");
+      ic_graph_destroy(g);
+    }
+    /* over the non-empty dim of an empty tensor: fine (no rows) */
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){0, 3}, 0);
+    ck_assert_int_ne(ic_graph_reduce(g, needs[i], x, 1, (int32_t[]){1}, 0), IC_INVALID_VALUE);
+    ck_assert_int_eq(ic_graph_error(g, NULL), IC_OK);
+    ic_graph_destroy(g);
+  }
+  /* the others build over nothing; softmax over a size-0 axis builds its max: refused */
+  for (int k = 0; k < RC_NDEFS; k++) {
+    if (rc_needs_elements(&rc_defs[k])) continue;
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){3, 0}, 0);
+    ck_assert_msg(rc_build(g, &rc_defs[k], x, 1, (int32_t[]){1}, 0) != IC_INVALID_VALUE, "%s over nothing refused",
+                  rc_defs[k].name);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- text format */
+
+static char *print_ok(const ic_graph *g) {
+  char *t = NULL;
+  ck_assert_msg(ic_graph_print(g, &t) == IC_OK, "print: %s", ic_last_error());
+  return t;
+}
+
+static ic_graph *parse_ok(const char *text) {
+  ic_graph *g = NULL;
+  ck_assert_msg(ic_graph_parse(text, &g) == IC_OK, "parse: %s\n--- text:\n%s", ic_last_error(), text);
+  return g;
+}
+
+static void assert_round_trip(const ic_graph *g) {
+  char *a = print_ok(g);
+  ic_graph *back = parse_ok(a);
+  char *b = print_ok(back);
+  ck_assert_msg(strcmp(a, b) == 0, "round trip differs\n--- first\n%s--- second\n%s", a, b);
+  ic_string_free(b);
+  ic_string_free(a);
+  ic_graph_destroy(back);
+}
+
+START_TEST(test_text_round_trip) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 6, 7}, IC_LAYOUT_CONTIGUOUS);
+  ic_value xi = ic_graph_input(g, "xi", IC_I32, 2, (ic_dim[]){n, 6}, IC_LAYOUT_STRIDED);
+  ic_value xs = ic_graph_input(g, "xs", IC_F16, 0, NULL, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, (ic_dim[]){7}, IC_LAYOUT_CONTIGUOUS);
+  int outs = 0;
+  char name[32];
+  for (int op = 0; op < IC_REDUCE_COUNT; op++) {
+    for (int keep = 0; keep < 2; keep++) {
+      snprintf(name, sizeof name, "%s_%d_a", ic_reduce_name((ic_reduce_op)op), keep);
+      ic_value v = ic_graph_reduce(g, (ic_reduce_op)op, x, 2, (int32_t[]){-1, 0}, keep);
+      IC_OK_OR_FAIL(ic_graph_output(g, name, v));
+      snprintf(name, sizeof name, "%s_%d_b", ic_reduce_name((ic_reduce_op)op), keep);
+      IC_OK_OR_FAIL(ic_graph_output(g, name, ic_graph_reduce(g, (ic_reduce_op)op, x, 0, NULL, keep)));
+      if (op != IC_REDUCE_MEAN) {
+        snprintf(name, sizeof name, "%s_%d_i", ic_reduce_name((ic_reduce_op)op), keep);
+        IC_OK_OR_FAIL(ic_graph_output(g, name, ic_graph_reduce(g, (ic_reduce_op)op, xi, 1, (int32_t[]){1}, keep)));
+      }
+      snprintf(name, sizeof name, "%s_%d_s", ic_reduce_name((ic_reduce_op)op), keep);
+      IC_OK_OR_FAIL(ic_graph_output(g, name, ic_graph_reduce(g, (ic_reduce_op)op, xs, 0, NULL, keep)));
+      outs += 4;
+    }
+  }
+  IC_OK_OR_FAIL(ic_graph_output(g, "mc1", ic_graph_mean_correction(g, x, 1, (int32_t[]){-2}, 1, 1)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "mc_half", ic_graph_mean_correction(g, x, 2, (int32_t[]){1, 2}, 0.5, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "mc0", ic_graph_mean_correction(g, x, 1, (int32_t[]){1}, 0, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "var", ic_graph_var(g, x, 1, (int32_t[]){-1}, 1, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "std", ic_graph_std(g, x, 2, (int32_t[]){0, 2}, 0, 1)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "softmax", ic_graph_softmax(g, x, -2)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "log_softmax", ic_graph_log_softmax(g, x, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "ln", ic_graph_layer_norm(g, x, 1, w, w, 1e-5)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "ln2", ic_graph_layer_norm(g, x, 2, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-6)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "rms", ic_graph_rms_norm(g, x, 1, w, 1e-6)));
+  const char *msg = NULL;
+  ck_assert_msg(ic_graph_error(g, &msg) == IC_OK, "%s", msg);
+  assert_round_trip(g);
+  char *text = print_ok(g);
+  /* negative axes print as the dims they name; keepdim and the correction are spelled */
+  ck_assert_msg(strstr(text, "sum(x, [0, 2], keepdim)") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "sum(x, [0, 2])") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "argmin(xi, [1], keepdim)") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "mean(x, [1], keepdim, correction=1)") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "correction=0.5") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "max(xs, [])") != NULL || strstr(text, "max(xs, [], keepdim)") != NULL, "%s", text);
+  ic_string_free(text);
+  ic_graph_destroy(g);
+  (void)outs;
+}
+END_TEST
+
+START_TEST(test_text_parse) {
+  const char *text = "symbol n\n"
+                     "input x : f32[n, 4, 6]\n"
+                     "input s : f32[]\n"
+                     "input b : bool[n, 4]\n"
+                     "a = sum(x, [-1], keepdim)\n"
+                     "m = mean(x, [0, -1], correction=1)\n"
+                     "k = mean(x, [2], keepdim, correction=1)\n"
+                     "t = argmax(x, [1])\n"
+                     "e = max(s, [])\n"
+                     "y = all(b, [0, 1])\n"
+                     "c = sum(b, [1])\n"
+                     "output a\noutput m\noutput k\noutput t\noutput e\noutput y\noutput c\n";
+  ic_graph *g = parse_ok(text);
+  ck_assert_int_eq(ic_graph_error(g, NULL), IC_OK);
+  char *p = print_ok(g);
+  ck_assert_msg(strstr(p, "a = sum(x, [2], keepdim)") != NULL, "%s", p);
+  ck_assert_msg(strstr(p, "m = mean(x, [0, 2], correction=1)") != NULL, "%s", p);
+  ck_assert_msg(strstr(p, "t = argmax(x, [1])") != NULL, "%s", p);
+  ck_assert_msg(strstr(p, "e = max(s, [])") != NULL, "%s", p);
+  ic_graph *back = parse_ok(p);
+  char *p2 = print_ok(back);
+  ck_assert_str_eq(p, p2);
+  ic_string_free(p2);
+  ic_graph_destroy(back);
+  ic_string_free(p);
+  /* run it on ref: the parsed graph computes what its C-built twin computes */
+  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref"};
+  ic_program *prog;
+  IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &prog));
+  ic_graph_destroy(g);
+  float xv[2 * 4 * 6], sv = -2.5f;
+  uint8_t bv[8] = {1, 1, 1, 1, 1, 0, 1, 1};
+  for (int i = 0; i < 48; i++) xv[i] = (float)((i * 37) % 11) - 5.0f;
+  int64_t xs[3] = {2, 4, 6}, bs[2] = {2, 4};
+  ic_tensor in[3] = {{xv, IC_F32, 3, xs, NULL}, {&sv, IC_F32, 0, NULL, NULL}, {bv, IC_BOOL, 2, bs, NULL}};
+  /* outputs in the order of the output statements; ic allocates them (shape NULL) */
+  ic_tensor out[7] = {{NULL, IC_F32, 3, NULL, NULL}, {NULL, IC_F32, 1, NULL, NULL}, {NULL, IC_F32, 3, NULL, NULL},
+                      {NULL, IC_I64, 2, NULL, NULL}, {NULL, IC_F32, 0, NULL, NULL}, {NULL, IC_BOOL, 0, NULL, NULL},
+                      {NULL, IC_I64, 1, NULL, NULL}};
+  static const char *names[7] = {"a", "m", "k", "t", "e", "y", "c"};
+  for (int i = 0; i < 7; i++) ck_assert_int_eq(ic_program_output_index(prog, names[i]), i);
+  IC_OK_OR_FAIL(ic_program_run(prog, in, 3, out, 7, NULL));
+  /* a[0, 0, 0] = the sum of x[0, 0, :] */
+  float a00 = -0.0f;
+  for (int i = 0; i < 6; i++) a00 += xv[i];
+  int ia = ic_program_output_index(prog, "a"), ie = ic_program_output_index(prog, "e"),
+      iy = ic_program_output_index(prog, "y"), ic = ic_program_output_index(prog, "c");
+  ck_assert_int_eq(out[ia].ndim, 3);
+  ck_assert_float_eq(((float *)out[ia].data)[0], a00);
+  ck_assert_float_eq(*(float *)out[ie].data, -2.5f);
+  ck_assert_int_eq(*(uint8_t *)out[iy].data, 0);
+  ck_assert_int_eq(out[ic].dtype, IC_I64);
+  ck_assert_int_eq(((int64_t *)out[ic].data)[0], 4);
+  ck_assert_int_eq(((int64_t *)out[ic].data)[1], 3);
+  for (int i = 0; i < 7; i++) free(out[i].data);
+  ic_program_release(prog);
+}
+END_TEST
+
+START_TEST(test_text_parse_errors) {
+  static const struct {
+    const char *stmt;
+    const char *what;
+  } bad[] = {
+      {"y = sum(x, [1], keepdims)", ""},
+      {"y = sum(x, [1], correction=1)", "correction"},
+      {"y = max(x, [0], keepdim, correction=1)", "correction"},
+      {"y = sum(x, [1, 1])", "twice"},
+      {"y = sum(x, [1, -1])", "twice"},
+      {"y = sum(x, [2])", "axis"},
+      {"y = sum(x, [-3])", "axis"},
+      {"y = sum(x, [1], keepdim, keepdim)", "keepdim"},
+      {"y = sum(x)", ""},
+      {"y = sum(x, 1)", ""},
+      {"y = mean(i, [1])", "cast"},
+      {"y = sum(x, [1],)", ""},
+      {"y = summ(x, [1])", "summ"}, /* as every unknown op */
+      {"y = mean(x, [1], correction=)", ""},
+      {"y = mean(x, [1], correction=1, correction=2)", ""},
+      {"y = argmax(x, [0])", ""},
+  };
+  for (int i = 0; i < RC_COUNT(bad); i++) {
+    char text[512];
+    snprintf(text, sizeof text, "input x : f32[0, 5]\ninput i : i32[3, 5]\n%s\noutput y\n", bad[i].stmt);
+    /* x has size 0 along dim 0: the last case is an empty argmax */
+    ic_graph *g = (ic_graph *)1;
+    ic_status s = ic_graph_parse(text, &g);
+    ck_assert_msg(s == IC_ERR_INVALID_GRAPH, "'%s' parsed (%s)", bad[i].stmt, ic_status_string(s));
+    ck_assert_ptr_null(g);
+    const char *msg = ic_last_error();
+    ck_assert_msg(strstr(msg, "line 3") != NULL, "'%s': the error does not name line 3: %s", bad[i].stmt, msg);
+    if (bad[i].what[0] && strcmp(bad[i].what, "twice") != 0)
+      ck_assert_msg(strstr(msg, bad[i].what) != NULL, "'%s': the error does not mention '%s': %s", bad[i].stmt,
+                    bad[i].what, msg);
+  }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- fusion groupings */
+
+typedef struct grouping {
+  const char *name;
+  int ops; /* the nodes the documented decomposition builds: eager kernels */
+} grouping;
+
+static ic_graph *grouping_graph(int which, ic_dtype dt, int64_t rows, int64_t cols) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim r = rows < 0 ? ic_graph_symbol(g, "rows") : rows;
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){r, cols}, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = IC_INVALID_VALUE, b = IC_INVALID_VALUE;
+  if (which >= 3 && which != 7) w = ic_graph_input(g, "w", dt, 1, (ic_dim[]){cols}, IC_LAYOUT_CONTIGUOUS);
+  if (which == 4) b = ic_graph_input(g, "b", dt, 1, (ic_dim[]){cols}, IC_LAYOUT_CONTIGUOUS);
+  ic_value y;
+  switch (which) {
+  case 0: y = ic_graph_softmax(g, x, -1); break;
+  case 1: y = ic_graph_log_softmax(g, x, 1); break;
+  case 2: y = ic_graph_layer_norm(g, x, 1, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5); break;
+  case 3: y = ic_graph_layer_norm(g, x, 1, w, IC_INVALID_VALUE, 1e-5); break;
+  case 4: y = ic_graph_layer_norm(g, x, 1, w, b, 1e-5); break;
+  case 5: y = ic_graph_rms_norm(g, x, 1, w, 1e-6); break;
+  case 6: {
+    ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){1}, 1);
+    y = ic_graph_binary(g, IC_OP_MUL, x, ic_graph_binary(g, IC_OP_DIV, s, ic_graph_constant(g, (double)cols, IC_DTYPE_AUTO)));
+    break;
+  }
+  case 7: y = ic_graph_rms_norm(g, x, 1, IC_INVALID_VALUE, 1e-6); break;
+  default: { /* softmax along axis 0: a column reduction with its epilogue */
+    y = ic_graph_softmax(g, x, 0);
+    break;
+  }
+  }
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
+  return g;
+}
+
+static const grouping groupings[] = {
+    {"softmax", 5},       /* max, sub, exp, sum, div */
+    {"log_softmax", 6},   /* max, sub, exp, sum, log, sub */
+    {"layer_norm", 7},    /* mean, sub, mul, mean, add, rsqrt, mul */
+    {"layer_norm_w", 8},  /* + mul */
+    {"layer_norm_wb", 9}, /* + mul, add */
+    {"rms_norm_w", 6},    /* mul, mean, add, rsqrt, mul, mul */
+    {"sum_div_mul", 3},   /* sum, div, mul */
+    {"rms_norm", 5},      /* mul, mean, add, rsqrt, mul */
+    {"softmax_axis0", 5},
+};
+
+static void check_groupings(ic_context *ctx, const char *be) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16, IC_F16, IC_F64};
+  static const int64_t shapes[][2] = {{64, 4096}, {7, 1000}, {-1, 768}, {1, 300000}};
+  for (int gi = 0; gi < RC_COUNT(groupings); gi++)
+    for (int di = 0; di < 4; di++)
+      for (int si = 0; si < 4; si++) {
+        ic_graph *g = grouping_graph(gi, dts[di], shapes[si][0], shapes[si][1]);
+        for (int mode = 0; mode < 2; mode++) {
+          /* NVRTC time: on cuda, f32 for every grouping, bf16 for some (ref checks f16 and
+           * f64), and the eager kernel count of f32 softmax (ref checks them all) */
+          if (be == NULL && (di >= 2 || (di == 1 && gi % 2 == 1))) continue;
+          if (mode && be == NULL && (dts[di] != IC_F32 || gi != 0)) continue;
+          ic_compile_options o = {.struct_size = sizeof o, .mode = mode ? IC_MODE_EAGER : IC_MODE_FUSED,
+                                  .flags = IC_COMPILE_STRICT, .backend = be};
+          ic_program *p;
+          ic_status s = ic_compile(ctx, g, &o, &p);
+          ck_assert_msg(s == IC_OK, "%s %s %s [%lld, %lld]: %s", groupings[gi].name, be ? be : "cuda",
+                        ic_dtype_name(dts[di]), (long long)shapes[si][0], (long long)shapes[si][1], ic_last_error());
+          int32_t want = mode ? groupings[gi].ops : 1;
+          ck_assert_msg(ic_program_kernel_count(p) == want, "%s (%s, %s, %s, [%lld, %lld]): %d kernels, want %d",
+                        groupings[gi].name, mode ? "eager" : "fused", be ? be : "cuda", ic_dtype_name(dts[di]),
+                        (long long)shapes[si][0], (long long)shapes[si][1], (int)ic_program_kernel_count(p), (int)want);
+          ic_program_release(p);
+        }
+        ic_graph_destroy(g);
+        if (be == NULL && si > 0) break; /* NVRTC: one shape is enough */
+      }
+}
+
+START_TEST(test_fusion_groupings_ref) { check_groupings(rc_ctx, "ref"); }
+END_TEST
+
+START_TEST(test_fusion_groupings_cuda_sm90a) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&o, &ctx));
+  check_groupings(ctx, NULL);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* Several reductions over the same axes of the same operand are one kernel; over other
+ * axes, or of a reduction's result, more. */
+START_TEST(test_sibling_reductions_fuse) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){33, 513}, IC_LAYOUT_CONTIGUOUS);
+  IC_OK_OR_FAIL(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){1}, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "m", ic_graph_reduce(g, IC_REDUCE_MAX, x, 1, (int32_t[]){-1}, 1)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "a", ic_graph_reduce(g, IC_REDUCE_ARGMIN, x, 1, (int32_t[]){1}, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "q", ic_graph_reduce(g, IC_REDUCE_SUM, ic_graph_binary(g, IC_OP_MUL, x, x), 1, (int32_t[]){1}, 0)));
+  ic_compile_options fo = {.struct_size = sizeof fo, .backend = "ref"}, eo = fo;
+  eo.mode = IC_MODE_EAGER;
+  ic_program *p;
+  IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &fo, &p));
+  ck_assert_int_eq(ic_program_kernel_count(p), 1);
+  ic_program_release(p);
+  IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &eo, &p));
+  ck_assert_int_eq(ic_program_kernel_count(p), 5);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- NVRTC */
+
+/* Every accepted reduction (and mean_correction, var, std) of every matrix dtype over
+ * [n, 7, 33] compiled fused, strict, so that every generated reduction kernel goes
+ * through NVRTC: a graph per dtype and axis set (all its ops: one kernel), the axis sets
+ * split between the two archs to keep the cold compile time down (sm_90a: inner for
+ * every dtype, all and a strided operand for some; sm_80: outer for every dtype, middle
+ * and several for some); single-op kernels (eager) of f32 and bool; a prologue and an
+ * epilogue; the shorthands (test_fusion_groupings_cuda_sm90a compiles them for sm_90a). */
+/* rc_dtypes: f32 f64 f16 bf16 f8e4m3 i32 i64 u8 i8 bool */
+enum {
+  DT_F32 = 1u << 0, DT_F64 = 1u << 1, DT_F16 = 1u << 2, DT_BF16 = 1u << 3, DT_F8E4M3 = 1u << 4,
+  DT_I32 = 1u << 5, DT_I64 = 1u << 6, DT_U8 = 1u << 7, DT_I8 = 1u << 8, DT_BOOL = 1u << 9
+};
+
+typedef struct nvrtc_set {
+  rc_axes axes;
+  int keepdim;
+  bool strided; /* a STRIDED [n, 5] operand, reduced over dim 0 (naxes 1) or all */
+  uint32_t dtypes; /* bit per rc_dtypes entry; 0: all */
+} nvrtc_set;
+
+static void compile_strict(ic_context *ctx, const ic_graph *g, ic_compile_mode mode, const char *what) {
+  const char *msg = NULL;
+  ck_assert_msg(ic_graph_error(g, &msg) == IC_OK, "%s: %s", what, msg);
+  ic_compile_options o = {.struct_size = sizeof o, .mode = mode, .flags = IC_COMPILE_STRICT};
+  ic_program *p;
+  ic_status s = ic_compile(ctx, g, &o, &p);
+  ck_assert_msg(s == IC_OK, "%s (%s): %s: %s", what, mode ? "eager" : "fused", ic_status_string(s), ic_last_error());
+  for (int32_t k = 0; k < ic_program_kernel_count(p); k++) ck_assert_ptr_nonnull(ic_program_kernel_source(p, k));
+  ic_program_release(p);
+}
+
+static void compile_reductions(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
+                               uint32_t prologue_dtypes) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  for (int di = 0; di < RC_NDTYPES; di++) {
+    ic_dtype dt = rc_dtypes[di];
+    for (int si = 0; si < nsets; si++) {
+      const nvrtc_set *set = &sets[si];
+      if (set->dtypes && !(set->dtypes & (1u << di))) continue;
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_dim n = ic_graph_symbol(g, "n");
+      ic_value x = set->strided ? ic_graph_input(g, "x", dt, 2, (ic_dim[]){n, 5}, IC_LAYOUT_STRIDED)
+                                : ic_graph_input(g, "x", dt, 3, (ic_dim[]){n, 7, 33}, IC_LAYOUT_CONTIGUOUS);
+      for (int k = 0; k < RC_NDEFS; k++) {
+        if (!rc_accepts(&rc_defs[k], dt)) continue;
+        IC_OK_OR_FAIL(ic_graph_output(g, rc_defs[k].name,
+                                      rc_build(g, &rc_defs[k], x, set->axes.naxes, set->axes.axes, set->keepdim)));
+      }
+      char what[96], at[32];
+      rc_axes_text(&set->axes, at, sizeof at);
+      snprintf(what, sizeof what, "%s: every reduction of %s over %s%s", arch, ic_dtype_name(dt), at,
+               set->strided ? " (strided)" : "");
+      compile_strict(ctx, g, IC_MODE_FUSED, what);
+      if (si == 0 && (eager_dtypes & (1u << di))) compile_strict(ctx, g, IC_MODE_EAGER, what);
+      ic_graph_destroy(g);
+    }
+    /* a prologue and an epilogue around a reduction (some dtypes) */
+    if (!(prologue_dtypes & (1u << di))) continue;
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim n = ic_graph_symbol(g, "n");
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){n, 33}, IC_LAYOUT_CONTIGUOUS);
+    if (rc_is_floating(dt)) {
+      ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, ic_graph_unary(g, IC_OP_EXP, x), 1, (int32_t[]){1}, 1);
+      IC_OK_OR_FAIL(ic_graph_output(g, "epi", ic_graph_binary(g, IC_OP_MUL, x, ic_graph_unary(g, IC_OP_RECIPROCAL, s))));
+    } else {
+      ic_value xi = dt == IC_BOOL ? ic_graph_cast(g, x, IC_I32) : x;
+      ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, ic_graph_binary(g, IC_OP_MUL, xi, xi), 1, (int32_t[]){1}, 1);
+      IC_OK_OR_FAIL(ic_graph_output(g, "epi", ic_graph_binary(g, IC_OP_ADD, ic_graph_cast(g, x, IC_I64), s)));
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s: prologue/epilogue %s", arch, ic_dtype_name(dt));
+    compile_strict(ctx, g, IC_MODE_FUSED, what);
+    ic_graph_destroy(g);
+  }
+  ic_context_destroy(ctx);
+}
+
+
+START_TEST(test_nvrtc_sm80) {
+  static const nvrtc_set sets[] = {
+      {{1, {0}}, 0, false, 0},
+      {{1, {1}}, 1, false, DT_F32 | DT_F8E4M3 | DT_U8},
+      {{2, {0, 2}}, 0, false, DT_BF16 | DT_BOOL},
+  };
+  compile_reductions("sm_80", sets, RC_COUNT(sets), DT_BOOL, DT_F32 | DT_BOOL);
+  /* the shorthands for sm_80 (sm_90a: test_fusion_groupings_cuda_sm90a) */
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_80", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  static const ic_dtype dts[] = {IC_F32};
+  for (int di = 0; di < 1; di++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim n = ic_graph_symbol(g, "n");
+    ic_value x = ic_graph_input(g, "x", dts[di], 2, (ic_dim[]){n, 1000}, IC_LAYOUT_CONTIGUOUS);
+    ic_value w = ic_graph_input(g, "w", dts[di], 1, (ic_dim[]){1000}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "softmax", ic_graph_softmax(g, x, -1)));
+    IC_OK_OR_FAIL(ic_graph_output(g, "log_softmax", ic_graph_log_softmax(g, x, 0)));
+    IC_OK_OR_FAIL(ic_graph_output(g, "ln", ic_graph_layer_norm(g, x, 1, w, w, 1e-5)));
+    IC_OK_OR_FAIL(ic_graph_output(g, "rms", ic_graph_rms_norm(g, x, 1, w, 1e-6)));
+    compile_strict(ctx, g, IC_MODE_FUSED, "sm_80 shorthands");
+    ic_graph_destroy(g);
+  }
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm90a) {
+  static const nvrtc_set sets[] = {
+      {{1, {2}}, 1, false, 0},
+      {{0, {0}}, 0, false, DT_F16 | DT_F8E4M3 | DT_I64 | DT_BOOL},
+      {{1, {0}}, 0, true, DT_F64 | DT_I32 | DT_I8},
+  };
+  compile_reductions("sm_90a", sets, RC_COUNT(sets), DT_F32, DT_BF16 | DT_I32);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  Suite *s = suite_create("reduce");
+  CHECK_CASE(s, test_builder_errors, 600, setup, teardown);
+  CHECK_CASE(s, test_dtypes_accepted_and_results, 600, setup, teardown);
+  CHECK_CASE(s, test_result_shapes, 600, setup, teardown);
+  CHECK_CASE(s, test_empty_reductions, 600, setup, teardown);
+  CHECK_CASE(s, test_text_round_trip, 600, setup, teardown);
+  CHECK_CASE(s, test_text_parse, 600, setup, teardown);
+  CHECK_CASE(s, test_text_parse_errors, 600, setup, teardown);
+  CHECK_CASE(s, test_matrix_f32, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_f64, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_f16, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_bf16, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_f8e4m3, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_i32, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_i64, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_u8, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_i8, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_bool, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_symbolic_large, 900, setup, teardown);
+  CHECK_CASE(s, test_strided_broadcast_symbolic_operands, 900, setup, teardown);
+  CHECK_CASE(s, test_special_values, 900, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes, 900, setup, teardown);
+  CHECK_CASE(s, test_summation_order_long_rows, 900, setup, teardown);
+  CHECK_CASE(s, test_shorthands, 900, setup, teardown);
+  CHECK_CASE(s, test_sibling_reductions_fuse, 600, setup, teardown);
+  CHECK_CASE(s, test_fusion_groupings_ref, 600, setup, teardown);
+  CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, 900, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80, 900, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm90a, 900, setup, teardown);
+  if (check_list_cases(argc, argv, s)) return 0;
+  return check_run_suite(s);
+}

@@ -1,0 +1,122 @@
+/* GPU: reductions (issue 12) on the cuda backend with device memory, through the shared
+ * cases of tests/reduce_cases.h: every fused cuda result equals the ref backend's bit for
+ * bit (the same graph compiled for both), the documented summation order's bits and the
+ * float64 error bound; eager == fused bit for bit (for a subset: NVRTC time), two runs
+ * give the same bits, outputs are poisoned first. Symbolic dims everywhere they can be,
+ * so each dtype and axis set compiles once and runs at every size: rows of 16384, 262144
+ * and 300000 (G = 2) elements, column reductions of [4096, 33], a middle axis of 1000,
+ * full reductions of 10^6 elements. Exits 77 without a GPU. */
+#include "gpu_harness.h"
+#include "reduce_cases.h"
+
+static void setup(void) {
+  rc_backend = "cuda";
+  rc_cross_ref = true;
+  rc_eager = false;
+  IC_OK_OR_FAIL(ic_context_create(NULL, &rc_ctx));
+}
+
+static void teardown(void) {
+  ic_context_destroy(rc_ctx);
+  rc_ctx = NULL;
+}
+
+/* The matrix over symbolic dims (rc_sym_cases), every op of each dtype in one graph
+ * (split in cases that ctest runs in parallel). */
+START_TEST(test_matrix_f32_f64) { rc_sym_matrix((const ic_dtype[]){IC_F32, IC_F64}, 2, 1000000); }
+END_TEST
+
+START_TEST(test_matrix_f16_bf16) { rc_sym_matrix((const ic_dtype[]){IC_F16, IC_BF16}, 2, 1000000); }
+END_TEST
+
+START_TEST(test_matrix_f8e4m3_i32) { rc_sym_matrix((const ic_dtype[]){IC_F8E4M3, IC_I32}, 2, 1000000); }
+END_TEST
+
+START_TEST(test_matrix_i64_u8_i8_bool) {
+  rc_sym_matrix((const ic_dtype[]){IC_I64, IC_U8, IC_I8, IC_BOOL}, 4, 1000000);
+}
+END_TEST
+
+/* eager == fused on cuda, bit for bit: f32, bf16 and i32 over the 1-d and 2-d sets. */
+START_TEST(test_eager_equals_fused) {
+  rc_eager = true;
+  static const ic_dtype dts[] = {IC_F32, IC_BF16, IC_I32};
+  for (int di = 0; di < 3; di++)
+    for (int ci = 0; ci < 3; ci++) {
+      const rc_sym_case *c = &rc_sym_cases[ci];
+      for (int si = 0; si < c->nshapes; si++)
+        rc_matrix_case(dts[di], c->ndim, c->shapes[si], &c->axes, c->keepdim, RS_SYMBOLIC, rc_all_ops());
+    }
+}
+END_TEST
+
+/* Transposed (strided) and expanded (broadcast) operands (constant shapes: a compile
+ * each, so few dtypes). */
+START_TEST(test_strided_and_broadcast) { rc_matrix_sources((const ic_dtype[]){IC_F32, IC_BF16, IC_BOOL}, 3, false); }
+END_TEST
+
+START_TEST(test_special_values) {
+  rc_eager = true; /* one graph a dtype (n symbolic) */
+  rc_specials(rc_dtypes, RC_NDTYPES);
+}
+END_TEST
+
+/* One compile at several sizes (0 included); an empty max at run time is
+ * IC_ERR_SHAPE_MISMATCH and writes nothing. */
+START_TEST(test_symbolic_sizes) {
+  static const ic_dtype dts[] = {IC_F32, IC_F8E4M3, IC_I32, IC_BOOL};
+  for (int i = 0; i < 4; i++) rc_symbolic(dts[i]);
+}
+END_TEST
+
+/* The documented order bit for bit on long single rows (G = 1, 2, 3). */
+START_TEST(test_summation_order_long_rows) {
+  rc_eager = true;
+  rc_long_row(IC_F32, 262144, true);
+  rc_long_row(IC_F32, 262145, true);
+  rc_long_row(IC_F32, 300000, true);
+  rc_long_row(IC_F32, 600000, true);
+  rc_long_row(IC_F32, 4000000, false);
+  rc_long_row(IC_F16, 300000, false);
+  rc_long_row(IC_BF16, 300000, false);
+}
+END_TEST
+
+/* softmax, log_softmax, layer_norm (with and without weight and bias) and rms_norm in
+ * f32 and bf16 (and f16, f64) against float64 references; sum then divide then multiply
+ * back bit for bit. */
+START_TEST(test_shorthands) {
+  rc_eager = true;
+  rc_shorthand_case(IC_F32, 7, 1000, false);
+  rc_eager = false;
+  rc_shorthand_case(IC_F32, 64, 4096, false);
+  rc_shorthand_case(IC_BF16, 64, 4096, false);
+  rc_shorthand_case(IC_BF16, 7, 1000, true);
+  rc_shorthand_case(IC_F16, 7, 1000, false);
+  rc_shorthand_case(IC_F64, 5, 3000, false);
+  rc_shorthand_case(IC_F32, 3, 50000, false);
+  rc_softmax_axes_case(IC_F32);
+  rc_softmax_axes_case(IC_BF16);
+  rc_eager = true;
+  rc_sum_divide_multiply_case(IC_F32, 64, 4096);
+  rc_eager = false;
+  rc_sum_divide_multiply_case(IC_BF16, 7, 1000);
+  rc_sum_divide_multiply_case(IC_F32, 2, 300000);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  Suite *s = suite_create("gpu_reduce");
+  CHECK_CASE(s, test_matrix_f32_f64, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_f16_bf16, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_f8e4m3_i32, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_i64_u8_i8_bool, 1500, setup, teardown);
+  CHECK_CASE(s, test_eager_equals_fused, 1500, setup, teardown);
+  CHECK_CASE(s, test_strided_and_broadcast, 1500, setup, teardown);
+  CHECK_CASE(s, test_special_values, 1500, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes, 1500, setup, teardown);
+  CHECK_CASE(s, test_summation_order_long_rows, 1500, setup, teardown);
+  CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
+  if (check_list_cases(argc, argv, s)) return 0;
+  return gpu_run_suite(s);
+}
