@@ -86,6 +86,11 @@ END_TEST
  * f32 and bf16 (and f16, f64) against float64 references; sum then divide then multiply
  * back bit for bit. */
 START_TEST(test_shorthands) {
+  /* softmax and log_softmax call exp and log: CUDA's device math and the host's libm
+   * differ by a few ulp (ic.h), so these results are held to the float64 references
+   * and to eager == fused bit for bit, not to the ref backend's bits */
+  bool cross = rc_cross_ref;
+  rc_cross_ref = false;
   rc_eager = true;
   rc_shorthand_case(IC_F32, 7, 1000, false);
   rc_eager = false;
@@ -97,6 +102,7 @@ START_TEST(test_shorthands) {
   rc_shorthand_case(IC_F32, 3, 50000, false);
   rc_softmax_axes_case(IC_F32);
   rc_softmax_axes_case(IC_BF16);
+  rc_cross_ref = cross;
   rc_eager = true;
   rc_sum_divide_multiply_case(IC_F32, 64, 4096);
   rc_eager = false;
