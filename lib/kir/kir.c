@@ -214,7 +214,8 @@ void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need) {
 }
 
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
-  enum { CHUNK = 8, LANES = 1024, LANE_CHUNKS = 32, ROW_THREADS = 128, COLUMN_WARPS = 8 };
+  enum { CHUNK = 8, LANES = 1024, LANE_CHUNKS = 32, ROW_THREADS = 128, LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8,
+         COLUMN_WARPS = 8 };
   *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .groups = true, .count = -1};
   sym_id count = sym_const(k->syms, 1);
   int32_t inner = -1;
@@ -239,5 +240,9 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     while (cover < chunks) cover *= 2;
     out->threads = cover < ROW_THREADS ? cover : ROW_THREADS;
     out->lanes_per_thread = cover / out->threads;
+  } else if (chunks >= 0 && chunks <= (int64_t)LANES * LONG_ROW_CHUNKS) {
+    /* rows of a few chunks a lane: two lanes a thread, so more rows are in flight */
+    out->threads = LONG_ROW_THREADS;
+    out->lanes_per_thread = LANES / LONG_ROW_THREADS;
   }
 }

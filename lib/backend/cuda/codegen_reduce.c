@@ -54,8 +54,8 @@ typedef struct red_gen {
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
    * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
-   * kloop > 0: the chunk loop is unrolled over kloop chunks (c = t + k * kstride). */
-  int32_t lanes_per_thread, kloop, kstride;
+   * kloop > 0: the chunk loop is unrolled over the thread's kloop chunks. */
+  int32_t lanes_per_thread, kloop;
 } red_gen;
 
 enum { RED_CACHE_VALUES = 64 };
@@ -248,21 +248,40 @@ static void red_vector_load(red_gen *rg, int32_t i) {
   }
 }
 
+/* The storage bits of store i's value. A conversion to a narrow float that is stored
+ * packs its f32 operand directly (one rounding instead of round, widen, round again:
+ * the same bits, since a rounded value packs to itself). */
+static void red_pack(red_gen *rg, int32_t i, sbuf *o) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[i], *v = &k->instrs.items[in->args[0]];
+  char src[32];
+  bool narrow = in->dtype == IC_F16 || in->dtype == IC_BF16 || in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
+  bool fp8 = in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
+  if (v->kind == KIR_OP && narrow && v->dtype == in->dtype && (v->op == IC_OP_CAST || (v->op == IC_OP_CAST_SATURATE && fp8)) &&
+      strcmp(cg_ctype(k->instrs.items[v->args[0]].dtype), "float") == 0) {
+    red_name(rg, v->args[0], src, sizeof src);
+    if (v->op == IC_OP_CAST) sbuf_printf(o, "ic_pack_%s(%s)", cg_dtname(in->dtype), src);
+    else sbuf_printf(o, "ic_f2%s_sat(%s)", in->dtype == IC_F8E4M3 ? "e4m3" : "e5m2", src);
+    return;
+  }
+  red_name(rg, in->args[0], src, sizeof src);
+  sbuf_printf(o, "ic_pack_%s(%s)", cg_dtname(in->dtype), src);
+}
+
 static void red_vector_store(red_gen *rg, int32_t i) {
   const kir_instr *in = &rg->k->instrs.items[i];
   sbuf *o = &rg->cg->out;
-  int32_t words = red_words(in->dtype), v = in->args[0];
-  const char *dt = cg_dtname(in->dtype);
-  char src[32];
-  red_name(rg, v, src, sizeof src);
+  int32_t words = red_words(in->dtype);
   sbuf_printf(o, "      { ic_u32 w[%" PRId32 "] = {0};\n", words);
   if (ic_dtype_size(in->dtype) == 8) {
-    sbuf_printf(o, "        for (int e = 0; e < 8; e++) { const ic_u64 p = ic_pack_%s(%s); w[2 * e] = (ic_u32)p; w[2 * e + 1] = (ic_u32)(p >> 32); }\n",
-                dt, src);
+    sbuf_puts(o, "        for (int e = 0; e < 8; e++) { const ic_u64 p = ");
+    red_pack(rg, i, o);
+    sbuf_puts(o, "; w[2 * e] = (ic_u32)p; w[2 * e + 1] = (ic_u32)(p >> 32); }\n");
   } else {
     int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-    sbuf_printf(o, "        for (int e = 0; e < 8; e++) w[e / %" PRId32 "] |= ic_pack_%s(%s) << (e %% %" PRId32 ") * %d;\n",
-                per_word, dt, src, per_word, 32 / per_word);
+    sbuf_printf(o, "        for (int e = 0; e < 8; e++) w[e / %" PRId32 "] |= (", per_word);
+    red_pack(rg, i, o);
+    sbuf_printf(o, ") << (e %% %" PRId32 ") * %d;\n", per_word, 32 / per_word);
   }
   for (int32_t q = 0; q < words; q += 4) {
     sbuf_printf(o, "        ic_st_w%d((", words < 4 ? (int)words : 4);
@@ -275,11 +294,11 @@ static void red_vector_store(red_gen *rg, int32_t i) {
 static void red_scalar_store(red_gen *rg, int32_t i, const char *indent) {
   const kir_instr *in = &rg->k->instrs.items[i];
   sbuf *o = &rg->cg->out;
-  char src[32];
-  red_name(rg, in->args[0], src, sizeof src);
   sbuf_printf(o, "%sic_st_s%s(", indent, cg_scalar_width(in->dtype));
   cg_address(rg->cg, in, NULL);
-  sbuf_printf(o, ", ic_pack_%s(%s));\n", cg_dtname(in->dtype), src);
+  sbuf_puts(o, ", ");
+  red_pack(rg, i, o);
+  sbuf_puts(o, ");\n");
 }
 
 /* An op's C expression with operands named as red_name does. */
@@ -441,8 +460,13 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
 static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
   sbuf *o = &rg->cg->out;
   if (rg->kloop > 0) {
-    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 c = %s + (ic_i64)k * %" PRId32 ";\n"
-                   "    if (live && c < C)\n", rg->kloop, first, rg->kstride);
+    /* k runs over the thread's lanes (t + q * tpr, q = k % m) and their chunks (each
+     * lane's in increasing order: 1024 apart, k / m) */
+    int32_t m = rg->lanes_per_thread;
+    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n"
+                   "    const ic_i64 c = %s + (ic_i64)(k %% %" PRId32 ") * %" PRId32 " + (ic_i64)(k / %" PRId32 ") * %d;\n"
+                   "    if (live && c < C)\n",
+                rg->kloop, first, m, rg->tpr, m, RED_LANES);
   } else {
     sbuf_printf(o, "    for (ic_i64 c = live ? %s : C; c < C; c += %s)\n", first, stride);
   }
@@ -608,7 +632,10 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
                 t, m, m, m);
   }
   red_chunk_loop(rg, "g * 1024 + t", "L");
-  red_chunk(rg, p, reduce, m > 1 ? "am[k]" : "a", m > 1 ? "ami[k]" : "ai");
+  char acc[32], acc_i[32];
+  snprintf(acc, sizeof acc, "am[k %% %" PRId32 "]", m);
+  snprintf(acc_i, sizeof acc_i, "ami[k %% %" PRId32 "]", m);
+  red_chunk(rg, p, reduce, m > 1 ? acc : "a", m > 1 ? acc_i : "ai");
   red_chunk_loop_end(rg);
   if (m > 1) {
     /* each lane block combines (the butterflies per block, one shared-memory round for
@@ -853,7 +880,7 @@ static void red_kernel(red_gen *rg) {
       red_chunk(rg, p, -1, "a", "ai");
       sbuf_puts(o, "  }\n");
     } else {
-      red_chunk_loop(rg, "t", rg->lanes_per_thread > 1 ? "(ic_i64)1" : "(ic_i64)1024");
+      red_chunk_loop(rg, "t", "(ic_i64)1024");
       red_chunk(rg, p, -1, "a", "ai");
       red_chunk_loop_end(rg);
     }
@@ -904,12 +931,9 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   if (!rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
     int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK, per_lane = (chunks + RED_LANES - 1) / RED_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */
-    int32_t per_thread = rg.lanes_per_thread > 1 ? rg.lanes_per_thread : (int32_t)(per_lane > 0 ? per_lane : 1);
+    int32_t per_thread = rg.lanes_per_thread * (int32_t)(per_lane > 0 ? per_lane : 1);
     red_plan_cache(&rg, per_thread);
-    if (rg.lanes_per_thread > 1 || rg.cache_k > 0) {
-      rg.kloop = per_thread;
-      rg.kstride = rg.lanes_per_thread > 1 ? rg.tpr : RED_LANES;
-    }
+    if (rg.lanes_per_thread > 1 || rg.cache_k > 0) rg.kloop = per_thread;
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
