@@ -514,6 +514,20 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
   sbuf_puts(o, "      __syncthreads();\n    }\n");
 }
 
+/* The pairwise tree over count accumulators arr[0..count) (and their indices arri): 2i
+ * with 2i+1 first, then pairs of pairs; the result in arr[0]. */
+static void red_pairwise(sbuf *o, ic_reduce_op op, ic_dtype dt, const char *arr, const char *arri, int32_t count) {
+  char a[24], ai[24], b[32], bi[32];
+  snprintf(a, sizeof a, "%s[q]", arr);
+  snprintf(ai, sizeof ai, "%s[q]", arri);
+  snprintf(b, sizeof b, "%s[q + s]", arr);
+  snprintf(bi, sizeof bi, "%s[q + s]", arri);
+  sbuf_printf(o, "    for (int s = 1; s < %" PRId32 "; s <<= 1)\n      for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n        ",
+              count, count);
+  red_combine(o, op, dt, a, ai, b, bi);
+  sbuf_puts(o, "\n      }\n");
+}
+
 /* red_block_combine for m lane blocks at once (accumulators am[q]/ami[q]), then the
  * blocks pair up into a/ai: the warp butterflies of each block, one shared-memory round
  * across the warps for all of them. */
@@ -548,9 +562,8 @@ static void red_block_combine_many(red_gen *rg, int32_t reduce, int32_t m) {
     red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "x", "xi");
     sbuf_puts(o, "\n            (void)xi;\n          }\n        }\n");
   }
-  sbuf_printf(o, "    for (int s = 1; s < %" PRId32 "; s <<= 1)\n      for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n        ", m, m);
-  red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "am[q + s]", "ami[q + s]");
-  sbuf_puts(o, "\n      }\n    a = am[0];\n    ai = ami[0];\n");
+  red_pairwise(o, in->reduce, dt, "am", "ami", m);
+  sbuf_puts(o, "    a = am[0];\n    ai = ami[0];\n");
   if (rg->tpr > 32) {
     sbuf_printf(o, "        if (lane == 0) { sa[0][0] = a;%s }\n      }\n      __syncthreads();\n      a = sa[0][0];\n",
                 arg ? " sai[0][0] = ai;" : "");
@@ -609,15 +622,23 @@ static void red_column_lanes(red_gen *rg) {
   sbuf_printf(o, "  for (ic_i64 j = live ? lane0 : lane1; j < lane1; j++) {\n");
 }
 
+/* The start of the pass of the REDUCE at instruction `reduce` (the p-th): its row value
+ * v<reduce> declared, a scope opened; the operand's dtype and the accumulator type. */
+static const kir_instr *red_pass_begin(red_gen *rg, int32_t p, int32_t reduce, ic_dtype *dt, const char **t) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  *dt = rg->k->instrs.items[in->args[0]].dtype;
+  *t = red_acc_type(in->reduce, *dt);
+  sbuf_printf(&rg->cg->out, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce),
+              cg_ctype(in->dtype), reduce);
+  return in;
+}
+
 /* The pass of the REDUCE at instruction `reduce` (the p-th): its row value v<reduce>. */
 static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
-  const kir_kernel *k = rg->k;
-  const kir_instr *in = &k->instrs.items[reduce];
-  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
-  const char *t = red_acc_type(in->reduce, dt);
+  ic_dtype dt;
+  const char *t;
+  const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
   sbuf *o = &rg->cg->out;
-  sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
-              reduce);
   if (rg->groups) {
     sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n  for (ic_i64 g = 0; g < G; g++) {\n", t);
   } else {
@@ -655,13 +676,10 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
 }
 
 static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
-  const kir_kernel *k = rg->k;
-  const kir_instr *in = &k->instrs.items[reduce];
-  ic_dtype dt = k->instrs.items[in->args[0]].dtype;
-  const char *t = red_acc_type(in->reduce, dt);
+  ic_dtype dt;
+  const char *t;
+  const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
   sbuf *o = &rg->cg->out;
-  sbuf_printf(o, "  /* pass %" PRId32 ": %s */\n  %s v%" PRId32 ";\n  {\n", p, ic_reduce_name(in->reduce), cg_ctype(in->dtype),
-              reduce);
   sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
   /* lanes 8 at a time (aligned: a warp's share is a power of two), their subtree in
    * registers, 64 loads in flight; then the rest one by one */
@@ -670,9 +688,8 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    for (ic_i64 c = j + k; c < C; c += L)\n");
   red_chunk(rg, p, reduce, "am[k]", "ami[k]");
-  sbuf_puts(o, "    for (int s = 1; s < 8; s <<= 1)\n      for (int q = 0; q + s < 8; q += 2 * s) {\n        ");
-  red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "am[q + s]", "ami[q + s]");
-  sbuf_printf(o, "\n      }\n    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
+  red_pairwise(o, in->reduce, dt, "am", "ami", 8);
+  sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
   red_counter_push(o, in->reduce, dt, 3);
   sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
   sbuf_printf(o, "    %s a = ", t);
@@ -694,10 +711,8 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_printf(o, "      %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->ywarps, rg->ywarps);
   sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[q][colx]; wi[q] = %s; }\n", rg->ywarps,
               arg ? "sai[q][colx]" : "0");
-  sbuf_printf(o, "      for (int s = 1; s < %" PRId32 "; s <<= 1)\n        for (int q = 0; q + s < %" PRId32 "; q += 2 * s) {\n          ",
-              rg->ywarps, rg->ywarps);
-  red_combine(o, in->reduce, dt, "w[q]", "wi[q]", "w[q + s]", "wi[q + s]");
-  sbuf_puts(o, "\n        }\n      sa[0][colx] = w[0];\n");
+  red_pairwise(o, in->reduce, dt, "w", "wi", rg->ywarps);
+  sbuf_puts(o, "      sa[0][colx] = w[0];\n");
   if (arg) sbuf_puts(o, "      sai[0][colx] = wi[0];\n");
   sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[0][colx];\n");
   if (arg) sbuf_puts(o, "    ai = sai[0][colx];\n");
