@@ -31,6 +31,11 @@ void program_print(const ic_program *p, sbuf *out) {
                       " temporary slots, backend %s\n",
                  p->ninputs, p->noutputs, p->kernels.count, p->nslots, p->backend->name);
   for (int32_t b = 0; b < p->buffers.count; b++) program_print_buffer(p, b, out);
+  for (int32_t c = 0; c < p->checks.count; c++) {
+    sbuf_printf(out, "check %s over ", ic_reduce_name(p->checks.items[c].op));
+    sym_print(program_syms(p), p->checks.items[c].count, &p->names, out);
+    sbuf_puts(out, " elements > 0 (before anything launches)\n");
+  }
   for (int32_t i = 0; i < p->steps.count; i++) {
     const program_step *st = &p->steps.items[i];
     switch (st->kind) {
