@@ -77,6 +77,14 @@ def require_reductions() -> None:
         raise NotSupported("needs reductions (ic_graph_reduce), which the loaded libic lacks")
 
 
+def row_graph(ins: List[Any], dtype: Any) -> Tuple[ic.Graph, ic.Value, int]:
+    """A reduction workload's graph: input x of [n, c] (n symbolic, c from ins[0]), x, c."""
+    require_reductions()
+    g = ic.Graph()
+    c = int(ins[0].shape[1])
+    return g, g.input("x", dtype, (g.symbol("n"), c)), c
+
+
 # ---------------------------------------------------------------- workloads
 
 
@@ -172,9 +180,7 @@ def adam() -> Workload:
 
 def softmax() -> Workload:
     def graph(ins: List[Any]) -> ic.Graph:
-        require_reductions()
-        g = ic.Graph()
-        x = g.input("x", ic.f32, (g.symbol("n"), ins[0].shape[1]))
+        g, x, _ = row_graph(ins, ic.f32)
         g.output("y", ic.softmax(x, -1))
         return g
 
@@ -188,10 +194,7 @@ def layer_norm() -> Workload:
                 randn((4096,), torch.float32)]
 
     def graph(ins: List[Any]) -> ic.Graph:
-        require_reductions()
-        g = ic.Graph()
-        c = ins[0].shape[1]
-        x = g.input("x", ic.f32, (g.symbol("n"), c))
+        g, x, c = row_graph(ins, ic.f32)
         w = g.input("w", ic.f32, (c,))
         b = g.input("b", ic.f32, (c,))
         g.output("y", ic.layer_norm(x, 1, w, b, eps=1e-5))
@@ -208,10 +211,7 @@ def rms_norm_torch(x: Any, w: Any) -> Any:
 
 def rms_norm() -> Workload:
     def graph(ins: List[Any]) -> ic.Graph:
-        require_reductions()
-        g = ic.Graph()
-        c = ins[0].shape[1]
-        x = g.input("x", ic.bf16, (g.symbol("n"), c))
+        g, x, c = row_graph(ins, ic.bf16)
         w = g.input("w", ic.bf16, (c,))
         xf = x.cast(ic.f32)  # as the torch expression: f32 inside, bf16 out, then * w
         g.output("y", (xf * ic.rsqrt(ic.mean(xf * xf, -1, keepdim=True) + 1e-6)).cast(ic.bf16) * w)
@@ -231,9 +231,7 @@ def fp8_rowquant_torch(x: Any) -> Any:
 
 def fp8_rowquant() -> Workload:
     def graph(ins: List[Any]) -> ic.Graph:
-        require_reductions()
-        g = ic.Graph()
-        x = g.input("x", ic.bf16, (g.symbol("n"), ins[0].shape[1]))
+        g, x, _ = row_graph(ins, ic.bf16)
         amax = ic.maximum(ic.max(ic.abs(x), -1, keepdim=True).cast(ic.f32), 1e-12)
         scale = 448.0 / amax
         g.output("q", ic.clamp(x.cast(ic.f32) * scale, -448.0, 448.0).cast(ic.f8e4m3))
@@ -246,9 +244,7 @@ def fp8_rowquant() -> Workload:
 
 def row_sum() -> Workload:
     def graph(ins: List[Any]) -> ic.Graph:
-        require_reductions()
-        g = ic.Graph()
-        x = g.input("x", ic.f32, (g.symbol("n"), ins[0].shape[1]))
+        g, x, _ = row_graph(ins, ic.f32)
         g.output("y", ic.sum(x, -1))
         return g
 

@@ -576,6 +576,20 @@ typedef struct rc_output {
   double *exact, *tol;
 } rc_output;
 
+/* The expected results of d over nrows rows of n values each (rows, row-major) into
+ * output o: its bits, and the float64 bounds where rc_expect_row gives them. */
+static inline void rc_expect_rows(const rc_def *d, ic_dtype dt, rc_output *o, const hv *rows, int64_t n, int64_t nrows) {
+  for (int64_t row = 0; row < nrows; row++) {
+    bool bounded;
+    double ex = NAN, tol = 0;
+    rc_expect_row(d, dt, o->dt, rows + row * n, n, o->bits, row, &ex, &tol, &bounded);
+    if (bounded) {
+      o->exact[row] = ex;
+      o->tol[row] = tol;
+    }
+  }
+}
+
 static inline void rc_output_init(rc_output *o, const char *name, ic_dtype dt, int32_t ndim, const int64_t *shape, bool bits,
                            bool bounds) {
   memset(o, 0, sizeof *o);
@@ -826,15 +840,7 @@ static inline void rc_matrix_case(ic_dtype dt, int32_t ndim, const int64_t *dims
     rc_output *o = &outs[nout++];
     rc_output_init(o, d->name, odt, ondim, odims, true, true);
     ck_assert_int_eq(o->n, nrows);
-    for (int64_t row = 0; row < nrows; row++) {
-      bool bounded;
-      double ex = NAN, tol = 0;
-      rc_expect_row(d, dt, odt, rows + row * n, n, o->bits, row, &ex, &tol, &bounded);
-      if (bounded) {
-        o->exact[row] = ex;
-        o->tol[row] = tol;
-      }
-    }
+    rc_expect_rows(d, dt, o, rows, n, nrows);
   }
   char what[160], at[48], sh[64];
   rc_axes_text(a, at, sizeof at);
@@ -1007,15 +1013,7 @@ static inline void rc_special_case(ic_dtype dt, int64_t n) {
     ic_dtype odt = rc_result_dtype(d, dt);
     rc_output *o = &outs[nout++];
     rc_output_init(o, d->name, odt, 1, (int64_t[]){RC_SPECIAL_ROWS}, true, true);
-    for (int64_t row = 0; row < nrows; row++) {
-      bool bounded;
-      double ex = NAN, tol = 0;
-      rc_expect_row(d, dt, odt, rows + row * nn, nn, o->bits, row, &ex, &tol, &bounded);
-      if (bounded) {
-        o->exact[row] = ex;
-        o->tol[row] = tol;
-      }
-    }
+    rc_expect_rows(d, dt, o, rows, nn, nrows);
   }
   rc_input in = {.dt = dt, .ndim = 2, .shape = {RC_SPECIAL_ROWS, n}, .h = h, .storage = RC_SPECIAL_ROWS * n};
   char what[64];

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <xxhash.h>
 
 void kir_kernel_free(kir_kernel *k) {
@@ -189,33 +190,36 @@ int32_t kir_reduce_count(const kir_kernel *k) {
 }
 
 /* Closes need over the element values the marked instructions read (instructions only
- * read earlier ones, so one backward sweep does it, whatever the kernel's length). */
-static void kir_close_needs(const kir_kernel *k, const bool *element, bool *need) {
+ * read earlier ones, so one backward sweep does it, whatever the kernel's length). An
+ * instruction pass p finds kept (kept_from[i] < p) is a leaf: its operands are not needed. */
+static void kir_close_needs(const kir_kernel *k, const bool *element, const int32_t *kept_from, int32_t p, bool *need) {
   for (int32_t i = k->instrs.count - 1; i >= 0; i--) {
-    if (!need[i]) continue;
+    if (!need[i] || (kept_from && kept_from[i] < p)) continue;
     const kir_instr *in = &k->instrs.items[i];
     for (int32_t a = 0; a < in->nargs; a++)
       if (element[in->args[a]]) need[in->args[a]] = true;
   }
 }
 
-void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need) {
+void kir_pass_needs(const kir_kernel *k, const bool *element, const int32_t *kept_from, bool *need) {
   int32_t n = k->instrs.count, p = 0;
+  if (n <= 0) return;
+  memset(need, 0, sizeof(bool) * (size_t)n * (size_t)(kir_reduce_count(k) + 1));
   for (int32_t i = 0; i < n; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_REDUCE) continue;
     if (element[in->args[0]]) need[(size_t)p * (size_t)n + (size_t)in->args[0]] = true;
-    kir_close_needs(k, element, &need[(size_t)p * (size_t)n]);
+    kir_close_needs(k, element, kept_from, p, &need[(size_t)p * (size_t)n]);
     p++;
   }
   for (int32_t i = 0; i < n; i++)
     if (k->instrs.items[i].kind == KIR_STORE && element[i]) need[(size_t)p * (size_t)n + (size_t)i] = true;
-  kir_close_needs(k, element, &need[(size_t)p * (size_t)n]);
+  kir_close_needs(k, element, kept_from, p, &need[(size_t)p * (size_t)n]);
 }
 
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
-  enum { CHUNK = 8, LANES = 1024, LANE_CHUNKS = 32, ROW_THREADS = 128, LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8,
-         COLUMN_WARPS = 8 };
+  enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, LONG_ROW_THREADS = 512,
+         LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8 };
   *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .groups = true, .count = -1};
   sym_id count = sym_const(k->syms, 1);
   int32_t inner = -1;
@@ -228,7 +232,7 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   if (sym_is_const(k->syms, count, &r)) {
     out->count = r;
     chunks = (r + CHUNK - 1) / CHUNK;
-    out->groups = chunks > (int64_t)LANES * LANE_CHUNKS;
+    out->groups = kir_reduce_groups(r) > 1;
   }
   out->columns = k->ndim > 0 && inner >= 0 && !((k->axes >> (k->ndim - 1)) & 1u);
   if (out->columns) {

@@ -122,9 +122,22 @@ void kir_levels(const kir_kernel *k, bool *element);
 /* The passes of a reduction kernel: pass p < nreduce evaluates the element values the
  * p-th REDUCE needs (need[p * count + i]); the last pass (p == nreduce) those the element
  * stores need, and does the element stores. Row values and row stores are evaluated in
- * instruction order as soon as the REDUCEs before them are done. */
+ * instruction order as soon as the REDUCEs before them are done. kept_from (may be NULL):
+ * a value kept from pass kept_from[i] on (in registers, say) is read there, not
+ * recomputed, in every later pass. need holds (nreduce + 1) * count entries. */
 int32_t kir_reduce_count(const kir_kernel *k);
-void kir_pass_needs(const kir_kernel *k, const bool *element, bool *need);
+void kir_pass_needs(const kir_kernel *k, const bool *element, const int32_t *kept_from, bool *need);
+
+/* ic.h's summation order, in numbers: elements in chunks of KIR_REDUCE_CHUNK, lane groups
+ * of KIR_REDUCE_LANES lanes, at most KIR_REDUCE_LANE_CHUNKS chunks a lane before a row
+ * takes another group. Every backend reduces in this order. */
+enum { KIR_REDUCE_CHUNK = 8, KIR_REDUCE_LANES = 1024, KIR_REDUCE_LANE_CHUNKS = 32 };
+
+/* The lane groups G of a row of `count` elements: max(1, ceil(chunks / (LANES * LANE_CHUNKS))). */
+static inline int64_t kir_reduce_groups(int64_t count) {
+  const int64_t chunks = (count + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK, per = (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS;
+  return chunks > per ? (chunks + per - 1) / per : 1;
+}
 
 /* How a reduction kernel spreads its rows over threads, chosen from the shape alone
  * (never from what the reductions are fused with, so eager and fused kernels of one

@@ -200,8 +200,7 @@ bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dim
   return keep || (drop && j == ndim);
 }
 
-void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim, sym_id *repl) {
-  (void)in_dims;
+void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, sym_id *repl) {
   int32_t j = 0;
   for (int32_t d = 0; d < in_ndim; d++) {
     bool reduced = (axes >> d) & 1u;

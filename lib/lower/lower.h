@@ -76,10 +76,10 @@ typedef struct lower_node {
  * in_dims with the reduced dims made 1 or dropped. */
 bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                        const sym_id *dims);
-/* The substitution that maps a row-form node's vars (its own dims) onto the vars of the
- * element space in_dims: vars of reduced dims become 0 (keepdim form) and the dims of the
- * dropped form are renumbered. repl gets in_ndim... entries for the node's ndim vars. */
-void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim, sym_id *repl);
+/* The substitution that maps a row-form node's vars (its own ndim dims) onto the vars of
+ * an element space of in_ndim dims: vars of reduced dims become 0 (keepdim form, ndim ==
+ * in_ndim) or the kept dims are renumbered (dropped form). repl gets ndim entries. */
+void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, sym_id *repl);
 
 typedef struct lower_input {
   char *name;

@@ -166,6 +166,9 @@ START_TEST(test_first_error_sticks) {
   ASSERT_ERR_CONTAINS(g, "exp: argument 42");
   /* later good calls still build (so a host can keep going and report once) */
   ck_assert_int_ge(ic_graph_unary(g, IC_OP_EXP, x), 0);
+  /* an output is recorded, but ic_graph_output reports the graph's first error */
+  ck_assert_int_eq(ic_graph_output(g, "y", x), IC_ERR_INVALID_GRAPH);
+  ASSERT_ERR_CONTAINS(g, "exp: argument 42");
   ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   ck_assert_int_eq(ic_context_create(&o, &ctx), IC_OK);

@@ -151,6 +151,7 @@ static ic_value build_bad(ic_graph *g, int kind, ic_value x) {
   case 21: return ic_graph_reduce(g, IC_REDUCE_SUM, x + 100, 0, NULL, 0);
   case 22: return ic_graph_rms_norm(g, x, 1, IC_INVALID_VALUE, 1e-5);
   case 23: return ic_graph_layer_norm(g, x, 1, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5);
+  case 25: return ic_graph_mean_correction(g, x, 1, (int32_t[]){1}, INFINITY, 0);
   default: return ic_graph_var(g, x, 1, (int32_t[]){7}, 0, 0);
   }
 }
@@ -182,6 +183,7 @@ START_TEST(test_builder_errors) {
       {"rms_norm of i32", 22, IC_I32, {"i32", NULL}},
       {"layer_norm of bool", 23, IC_BOOL, {"bool", NULL}},
       {"var axis 7", 24, IC_F32, {"axis", NULL}},
+      {"mean_correction inf", 25, IC_F32, {"finite", NULL}},
   };
   for (int i = 0; i < RC_COUNT(cases); i++) {
     const bad_case *c = &cases[i];

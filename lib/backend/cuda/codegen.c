@@ -427,10 +427,10 @@ static void cg_scalar_path(codegen *cg) {
   sbuf_puts(o, "  }\n");
 }
 
-static void cg_kernel(codegen *cg) {
+void cg_kernel_head(codegen *cg, int32_t block) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", CUDA_BLOCK, cg->entry);
+  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%" PRId32 ") %s(", block, cg->entry);
   for (int32_t i = 0; i < k->params.count; i++) {
     const kir_param *p = &k->params.items[i];
     if (i) sbuf_puts(o, ", ");
@@ -444,6 +444,12 @@ static void cg_kernel(codegen *cg) {
     cg_expr(cg, k->dims[d], NULL);
     sbuf_puts(o, ";\n");
   }
+}
+
+static void cg_kernel(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  cg_kernel_head(cg, CUDA_BLOCK);
   sbuf_puts(o, "  const ic_i64 n = ");
   cg_expr(cg, k->numel, NULL);
   sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n", CUDA_BLOCK,

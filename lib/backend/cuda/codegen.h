@@ -43,6 +43,10 @@ void cg_address(codegen *cg, const kir_instr *in, const char *last_var);
 /* A range's value: [parent<suffix> && ](lo <= index && index < hi). */
 void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix);
 
+/* The entry point's signature (the kernel's params, as sym_print names them) with
+ * __launch_bounds__(block), the opening brace, and d<i> for every dim. */
+void cg_kernel_head(codegen *cg, int32_t block);
+
 /* Reduction kernels (codegen_reduce.c). */
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res);
 

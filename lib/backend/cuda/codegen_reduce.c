@@ -25,7 +25,7 @@
 #include "backend/cuda/codegen.h"
 #include "ops/ops.h"
 
-enum { RED_CHUNK = 8, RED_LANES = 1024, RED_LANE_CHUNKS = 32, RED_MIN_BLOCK = 128 };
+enum { RED_MIN_BLOCK = 128 };
 
 typedef struct red_gen {
   codegen *cg;
@@ -191,7 +191,7 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
     if (d == rg->inner) continue;
     sym_id e = d == k->ndim ? rest : coeff[d];
     if (sym_is_const(cg->a, e, &c)) {
-      if (c % RED_CHUNK != 0) return ACCESS_ELEMENT;
+      if (c % KIR_REDUCE_CHUNK != 0) return ACCESS_ELEMENT;
     } else {
       checks[n++] = e;
     }
@@ -225,7 +225,7 @@ static void red_range(red_gen *rg, int32_t i, const char *target) {
 }
 
 /* Words of a chunk of 8 elements of dt, moved by ic_ld_w4/ic_st_w4 (ic_ld_w2 for bytes). */
-static int32_t red_words(ic_dtype dt) { return RED_CHUNK * (int32_t)ic_dtype_size(dt) / 4; }
+static int32_t red_words(ic_dtype dt) { return KIR_REDUCE_CHUNK * (int32_t)ic_dtype_size(dt) / 4; }
 
 static void red_vector_load(red_gen *rg, int32_t i) {
   const kir_instr *in = &rg->k->instrs.items[i];
@@ -318,6 +318,22 @@ static void red_op_expr(red_gen *rg, int32_t i) {
 
 /* ---------------------------------------------------------------- a pass over the row */
 
+/* At element e (its reduced vars set): the ranges the pass needs and its loads (only
+ * those that go element by element when vector_path: the others moved whole). */
+static void red_element_reads(red_gen *rg, const bool *need, const bool *load, bool vector_path) {
+  for (int32_t i = 0; i < rg->k->instrs.count; i++) {
+    char t[32];
+    red_name(rg, i, t, sizeof t);
+    if (need[i] && rg->k->instrs.items[i].kind == KIR_RANGE) {
+      sbuf_puts(&rg->cg->out, "          ");
+      red_range(rg, i, t);
+    } else if (load[i] && (!vector_path || rg->cg->mode[i] == ACCESS_ELEMENT)) {
+      sbuf_puts(&rg->cg->out, "          ");
+      red_scalar_load(rg, i, t);
+    }
+  }
+}
+
 /* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
  * or the stores) per element. */
 static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
@@ -360,36 +376,12 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     }
     sbuf_puts(o, "        }\n#pragma unroll\n        for (int e = 0; e < 8; e++) {\n          const ic_i64 r = r0 + e;\n");
     red_decompose(rg, "r", "          ");
-    for (int32_t i = 0; i < k->instrs.count; i++) {
-      const kir_instr *in = &k->instrs.items[i];
-      char t[32];
-      red_name(rg, i, t, sizeof t);
-      if (!need[i]) continue;
-      if (in->kind == KIR_RANGE) {
-        sbuf_puts(o, "          ");
-        red_range(rg, i, t);
-      } else if (load[i] && rg->cg->mode[i] == ACCESS_ELEMENT) {
-        sbuf_puts(o, "          ");
-        red_scalar_load(rg, i, t);
-      }
-    }
+    red_element_reads(rg, need, load, true);
     sbuf_puts(o, "          (void)r;\n        }\n      } else {\n");
   }
   sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (r < R) {\n");
   red_decompose(rg, "r", "          ");
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    char t[32];
-    red_name(rg, i, t, sizeof t);
-    if (!need[i]) continue;
-    if (in->kind == KIR_RANGE) {
-      sbuf_puts(o, "          ");
-      red_range(rg, i, t);
-    } else if (load[i]) {
-      sbuf_puts(o, "          ");
-      red_scalar_load(rg, i, t);
-    }
-  }
+  red_element_reads(rg, need, load, false);
   sbuf_puts(o, "        } else {\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -466,7 +458,7 @@ static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
     sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n"
                    "    const ic_i64 c = %s + (ic_i64)(k %% %" PRId32 ") * %" PRId32 " + (ic_i64)(k / %" PRId32 ") * %d;\n"
                    "    if (live && c < C)\n",
-                rg->kloop, first, m, rg->tpr, m, RED_LANES);
+                rg->kloop, first, m, rg->tpr, m, KIR_REDUCE_LANES);
   } else {
     sbuf_printf(o, "    for (ic_i64 c = live ? %s : C; c < C; c += %s)\n", first, stride);
   }
@@ -740,37 +732,22 @@ static void red_plan_cache(red_gen *rg, int32_t per_thread) {
       if (!rg->element[i] || in->kind != (pick == 0 ? KIR_LOAD : KIR_OP) || rg->first_pass[i] < 0) continue;
       bool later = false;
       for (int32_t p = rg->first_pass[i] + 1; p <= rg->nreduce; p++) later |= rg->need[(size_t)p * (size_t)n + (size_t)i];
-      if (!later || values + per_thread * RED_CHUNK > RED_CACHE_VALUES) continue;
+      if (!later || values + per_thread * KIR_REDUCE_CHUNK > RED_CACHE_VALUES) continue;
       rg->cached[i] = true;
-      values += per_thread * RED_CHUNK;
+      values += per_thread * KIR_REDUCE_CHUNK;
     }
   }
   if (values == 0) return;
   rg->cache_k = per_thread;
   /* the needs of each later pass stop at the values it takes from the registers */
-  for (int32_t p = 1; p <= rg->nreduce; p++) {
-    bool *need = &rg->need[(size_t)p * (size_t)n];
-    bool *keep = calloc((size_t)n + 1, sizeof(bool));
-    if (!keep) {
-      rg->cg->oom = true;
-      return;
-    }
-    /* roots: the p-th REDUCE's operand, or the element stores of the last pass */
-    int32_t seen = 0;
-    for (int32_t i = 0; i < n; i++) {
-      const kir_instr *in = &k->instrs.items[i];
-      if (in->kind == KIR_REDUCE && seen++ == p && rg->element[in->args[0]]) keep[in->args[0]] = true;
-      if (p == rg->nreduce && in->kind == KIR_STORE && rg->element[i]) keep[i] = true;
-    }
-    for (int32_t i = n - 1; i >= 0; i--) {
-      if (!keep[i] || (rg->cached[i] && rg->first_pass[i] < p)) continue;
-      const kir_instr *in = &k->instrs.items[i];
-      for (int32_t a = 0; a < in->nargs; a++)
-        if (rg->element[in->args[a]]) keep[in->args[a]] = true;
-    }
-    memcpy(need, keep, sizeof(bool) * (size_t)n);
-    free(keep);
+  int32_t *kept_from = malloc(sizeof(int32_t) * ((size_t)n + 1));
+  if (!kept_from) {
+    rg->cg->oom = true;
+    return;
   }
+  for (int32_t i = 0; i < n; i++) kept_from[i] = rg->cached[i] ? rg->first_pass[i] : INT32_MAX;
+  kir_pass_needs(k, rg->element, kept_from, rg->need);
+  free(kept_from);
 }
 
 /* ---------------------------------------------------------------- the kernel */
@@ -807,20 +784,7 @@ static void red_kernel(red_gen *rg) {
   const kir_kernel *k = rg->k;
   codegen *cg = rg->cg;
   sbuf *o = &cg->out;
-  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%" PRId32 ") %s(", rg->block, cg->entry);
-  for (int32_t i = 0; i < k->params.count; i++) {
-    const kir_param *p = &k->params.items[i];
-    if (i) sbuf_puts(o, ", ");
-    if (p->kind == KIR_PARAM_BUFFER)
-      sbuf_printf(o, "%sic_u8 *__restrict__ b%" PRId32, k->buffers.items[p->index].written ? "" : "const ", p->index);
-    else sbuf_printf(o, "const ic_i64 %c%" PRId32, p->kind == KIR_PARAM_SYMBOL ? 's' : 'p', p->index);
-  }
-  sbuf_puts(o, ") {\n");
-  for (int32_t d = 0; d < k->ndim; d++) {
-    sbuf_printf(o, "  const ic_i64 d%" PRId32 " = ", d);
-    cg_expr(cg, k->dims[d], NULL);
-    sbuf_puts(o, ";\n");
-  }
+  cg_kernel_head(cg, rg->block);
   sbuf_puts(o, "  const ic_i64 R = (ic_i64)1");
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
@@ -828,8 +792,8 @@ static void red_kernel(red_gen *rg) {
   for (int32_t d = 0; d < k->ndim; d++)
     if (!red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
   sbuf_printf(o, ";\n  const ic_i64 C = (R + 7) / 8;\n  const ic_i64 G = C > %d ? (C + %d) / %d : 1;\n",
-              RED_LANES * RED_LANE_CHUNKS, RED_LANES * RED_LANE_CHUNKS - 1, RED_LANES * RED_LANE_CHUNKS);
-  sbuf_printf(o, "  const ic_i64 L = (ic_i64)%d * G;\n  (void)G;\n", RED_LANES);
+              KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS, KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS - 1, KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS);
+  sbuf_printf(o, "  const ic_i64 L = (ic_i64)%d * G;\n  (void)G;\n", KIR_REDUCE_LANES);
   if (rg->columns) {
     /* lanes in use, their power-of-two cover, warp y's share */
     sbuf_puts(o, "  const int colx = (int)(threadIdx.x & 31), coly = (int)(threadIdx.x >> 5), t = coly;\n");
@@ -857,7 +821,7 @@ static void red_kernel(red_gen *rg) {
         const kir_instr *in = &k->instrs.items[i];
         used |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[i] == ACCESS_VECTOR;
       }
-      size_t bytes = RED_CHUNK * ic_dtype_size(k->buffers.items[b].dtype);
+      size_t bytes = KIR_REDUCE_CHUNK * ic_dtype_size(k->buffers.items[b].dtype);
       if (used) sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, (bytes < 16 ? bytes : 16) - 1);
     }
     for (int32_t i = 0; i < cg->aligned.count; i++) {
@@ -904,7 +868,7 @@ static void red_kernel(red_gen *rg) {
 }
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
-  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = RED_CHUNK};
+  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK};
   red_gen rg = {.cg = &cg, .k = k, .inner = -1};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
@@ -917,7 +881,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     goto done;
   }
   kir_levels(k, rg.element);
-  kir_pass_needs(k, rg.element, rg.need);
+  kir_pass_needs(k, rg.element, NULL, rg.need);
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) rg.inner = d;
   /* threads per row, from the row length alone (kir_reduce_strategy_of) */
@@ -944,7 +908,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     goto done;
   }
   if (!rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
-    int64_t chunks = (r + RED_CHUNK - 1) / RED_CHUNK, per_lane = (chunks + RED_LANES - 1) / RED_LANES;
+    int64_t chunks = (r + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK, per_lane = (chunks + KIR_REDUCE_LANES - 1) / KIR_REDUCE_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */
     int32_t per_thread = rg.lanes_per_thread * (int32_t)(per_lane > 0 ? per_lane : 1);
     red_plan_cache(&rg, per_thread);

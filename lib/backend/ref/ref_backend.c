@@ -77,7 +77,7 @@ static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t fl
     plan_ok = rk->element && rk->need;
     if (plan_ok) {
       kir_levels(k, rk->element);
-      kir_pass_needs(k, rk->element, rk->need);
+      kir_pass_needs(k, rk->element, NULL, rk->need);
     }
   }
   if (!plan_ok || sym_arena_failed(k->syms)) {
@@ -203,15 +203,14 @@ static void ref_eval_pass(const ref_kernel *rk, ref_launch *rl, int32_t p, int64
     if (need[i] && (k->instrs.items[i].kind != KIR_STORE || p == rk->nreduce)) ref_eval(rk, rl, i, ok);
 }
 
-/* The REDUCE at instruction i over the row: ic.h's order. Lanes L = 1024 G, lane j owns
- * chunks of 8 elements j, j + L, ...; then a pairwise tree over the lanes, padded with
- * the identity to a power of two. */
+/* The REDUCE at instruction i over the row: ic.h's order (kir.h's numbers). Lanes
+ * L = KIR_REDUCE_LANES G, lane j owns chunks j, j + L, ...; then a pairwise tree over
+ * the lanes, padded with the identity to a power of two. */
 static ic_status ref_reduce_row(const ref_kernel *rk, ref_launch *rl, int32_t p, int32_t i, int64_t count, bool *ok) {
   const kir_kernel *k = rk->k;
   const kir_instr *in = &k->instrs.items[i];
   ic_dtype dt = k->instrs.items[in->args[0]].dtype;
-  int64_t chunks = (count + 7) / 8, groups = chunks > 32768 ? (chunks + 32767) / 32768 : 1;
-  int64_t lanes = 1024 * groups, width = 1;
+  int64_t lanes = KIR_REDUCE_LANES * kir_reduce_groups(count), width = 1;
   while (width < lanes) width *= 2;
   ref_acc *acc = malloc(sizeof *acc * (size_t)width);
   if (!acc) return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory reducing in %s", k->name);
@@ -219,7 +218,7 @@ static ic_status ref_reduce_row(const ref_kernel *rk, ref_launch *rl, int32_t p,
   for (int64_t j = 0; j < width; j++) acc[j] = identity;
   for (int64_t r = 0; r < count; r++) {
     ref_eval_pass(rk, rl, p, r, ok);
-    int64_t lane = (r / 8) % lanes;
+    int64_t lane = (r / KIR_REDUCE_CHUNK) % lanes;
     acc[lane] = ref_reduce_combine(in->reduce, dt, acc[lane], ref_reduce_lift(in->reduce, dt, rl->values[in->args[0]], r));
   }
   for (int64_t step = 1; step < width; step *= 2)

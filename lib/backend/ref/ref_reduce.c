@@ -24,11 +24,16 @@ static bool ref_is_arith(ic_reduce_op op) {
   return op == IC_REDUCE_SUM || op == IC_REDUCE_MEAN || op == IC_REDUCE_PROD;
 }
 
+/* The accumulator of op over dt: the element's kind, but sums and products of bool
+ * accumulate as integers. */
+static ref_acc_kind ref_acc_kind_for(ic_reduce_op op, ic_dtype dt) {
+  ref_acc_kind k = ref_acc_kind_of(dt);
+  return ref_is_arith(op) && k == ACC_BOOL ? ACC_INT : k;
+}
+
 ref_acc ref_reduce_identity(ic_reduce_op op, ic_dtype dt) {
   ref_acc a = {.index = INT64_MAX};
-  ref_acc_kind k = ref_acc_kind_of(dt);
-  /* sums and products of bool accumulate as integers */
-  if (ref_is_arith(op) && k == ACC_BOOL) k = ACC_INT;
+  ref_acc_kind k = ref_acc_kind_for(op, dt);
   switch (op) {
   case IC_REDUCE_SUM: case IC_REDUCE_MEAN:
     /* -0: the exact identity of IEEE addition (-0 + x is x, -0 + -0 is -0) */
@@ -80,8 +85,7 @@ static ref_acc ref_arg_combine(bool max, ref_acc_kind k, ref_acc a, ref_acc b) {
 }
 
 ref_acc ref_reduce_combine(ic_reduce_op op, ic_dtype dt, ref_acc a, ref_acc b) {
-  ref_acc_kind k = ref_acc_kind_of(dt);
-  if (ref_is_arith(op) && k == ACC_BOOL) k = ACC_INT;
+  ref_acc_kind k = ref_acc_kind_for(op, dt);
   ref_acc r = a;
   switch (op) {
   case IC_REDUCE_SUM: case IC_REDUCE_MEAN:
