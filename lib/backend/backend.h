@@ -43,6 +43,9 @@ struct backend_vtable {
   /* Runs on the GPU (needs a device, a current CUDA context and device pointers); the
    * ref backend runs on the host with host pointers. */
   bool on_device;
+  /* Runs two-stage reductions (kir_split_wanted) as their two kernels; a backend without
+   * it gets the one-stage kernel (same bits). */
+  bool two_stage_reductions;
   /* Opens the backend's state for a context; the error says what is missing. */
   ic_status (*open)(const backend_env *env, backend_state **out);
   void (*close)(backend_state *bs);

@@ -16,6 +16,25 @@ void kir_kernel_free(kir_kernel *k) {
   k->params.items = NULL;
 }
 
+bool kir_kernel_copy(kir_kernel *dst, const kir_kernel *src) {
+  *dst = *src;
+  dst->buffers.items = NULL;
+  dst->instrs.items = NULL;
+  dst->params.items = NULL;
+  dst->buffers.cap = dst->instrs.cap = dst->params.cap = 0;
+  dst->buffers.count = dst->instrs.count = dst->params.count = 0;
+  for (int32_t i = 0; i < src->buffers.count; i++)
+    if (!VEC_PUSH(dst->buffers, src->buffers.items[i])) goto oom;
+  for (int32_t i = 0; i < src->instrs.count; i++)
+    if (!VEC_PUSH(dst->instrs, src->instrs.items[i])) goto oom;
+  for (int32_t i = 0; i < src->params.count; i++)
+    if (!VEC_PUSH(dst->params, src->params.items[i])) goto oom;
+  return true;
+oom:
+  kir_kernel_free(dst);
+  return false;
+}
+
 /* Sets used[i] for every leaf of `kind` with index i in e; false (nothing dropped
  * silently) when an index is out of [0, limit). */
 static bool kir_mark_leaves(const sym_arena *a, sym_id e, sym_kind kind, bool *used, int32_t limit) {
@@ -86,10 +105,17 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     }
     kir_reduce_strategy rs;
     kir_reduce_strategy_of(k, &rs);
-    sbuf_printf(out, "]\n  strategy %s: %" PRId32 " %s a row", rs.columns ? "columns" : "rows", rs.threads,
+    if (k->stage == KIR_STAGE_PARTIAL)
+      sbuf_printf(out, "]\n  strategy partials: %d threads a block, lanes [%d u, %d u + %d) into partial u of U = 4 G a row",
+                  KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES);
+    else if (k->stage == KIR_STAGE_COMBINE)
+      sbuf_printf(out, "]\n  strategy combine: %d threads a row over its U partials", KIR_SPLIT_LANES);
+    else
+      sbuf_printf(out, "]\n  strategy %s: %" PRId32 " %s a row", rs.columns ? "columns" : "rows", rs.threads,
                 rs.columns ? "warps" : "threads");
-    if (rs.lanes_per_thread > 1) sbuf_printf(out, ", %" PRId32 " lanes a thread", rs.lanes_per_thread);
-    if (rs.groups) sbuf_puts(out, ", lane groups in turn");
+    if (k->stage == KIR_STAGE_WHOLE && rs.lanes_per_thread > 1)
+      sbuf_printf(out, ", %" PRId32 " lanes a thread", rs.lanes_per_thread);
+    if (k->stage == KIR_STAGE_WHOLE && rs.groups) sbuf_puts(out, ", lane groups in turn");
   }
   sbuf_puts(out, "\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {
@@ -249,4 +275,47 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     out->threads = LONG_ROW_THREADS;
     out->lanes_per_thread = LANES / LONG_ROW_THREADS;
   }
+}
+
+/* ---------------------------------------------------------------- two stages */
+
+ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt) {
+  bool arith = op == IC_REDUCE_SUM || op == IC_REDUCE_MEAN || op == IC_REDUCE_PROD;
+  if (op == IC_REDUCE_ANY || op == IC_REDUCE_ALL) return IC_BOOL;
+  if (arith && (dt == IC_BOOL || dtype_is_integer(dt))) return IC_I64;
+  if (dt == IC_BOOL || dt == IC_I64 || dt == IC_F64) return dt;
+  return dtype_is_integer(dt) ? IC_I32 : IC_F32;
+}
+
+static sym_id kir_reduced_count(const kir_kernel *k) {
+  sym_id count = sym_const(k->syms, 1);
+  for (int32_t d = 0; d < k->ndim; d++)
+    if ((k->axes >> d) & 1u) count = sym_mul(k->syms, count, k->dims[d]);
+  return count;
+}
+
+sym_id kir_split_units(const kir_kernel *k) {
+  sym_arena *a = k->syms;
+  sym_id chunks = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, KIR_REDUCE_CHUNK));
+  sym_id groups = sym_max(a, sym_const(a, 1), sym_ceildiv(a, chunks, sym_const(a, (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS)));
+  return sym_mul(a, sym_const(a, KIR_REDUCE_LANES / KIR_SPLIT_LANES), groups);
+}
+
+bool kir_split_wanted(const kir_kernel *k) {
+  int64_t rows = 0, count = 0;
+  if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
+  if (!sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
+  if (sym_is_const(k->syms, kir_reduced_count(k), &count) && kir_reduce_groups(count) < 2) return false;
+  kir_reduce_strategy rs;
+  kir_reduce_strategy_of(k, &rs);
+  if (rs.columns) return false;
+  /* every store is a row store: the combine stage does them */
+  bool *element = malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
+  if (!element) return false; /* one stage is as right, only slower */
+  kir_levels(k, element);
+  bool row_stores = true;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_STORE && element[i]) row_stores = false;
+  free(element);
+  return row_stores;
 }

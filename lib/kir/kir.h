@@ -80,6 +80,8 @@ typedef enum kir_pass_result {
 /* "an access is not affine in the vars", ... for logs. */
 const char *kir_pass_result_text(kir_pass_result r);
 
+typedef enum kir_stage { KIR_STAGE_WHOLE, KIR_STAGE_PARTIAL, KIR_STAGE_COMBINE } kir_stage;
+
 typedef struct kir_kernel {
   char name[32];
   sym_arena *syms;        /* shared with the program, not owned; backends may add expressions */
@@ -95,6 +97,11 @@ typedef struct kir_kernel {
    * values (once per point), see kir_levels. */
   bool reduces;
   uint32_t axes;
+  /* Two-stage reductions (kir_split_wanted): which stage this kernel is, and the kernel
+   * buffers of the workspace between the stages (the partials' values, and their element
+   * indices for argmax/argmin; -1 when there is none). */
+  kir_stage stage;
+  int32_t partials, partial_index;
   /* What the passes did (set by whoever runs them), so callers can log a skip. */
   kir_pass_result coalesced, generalized;
   struct { kir_buffer *items; int32_t count, cap; } buffers;
@@ -103,6 +110,8 @@ typedef struct kir_kernel {
 } kir_kernel;
 
 void kir_kernel_free(kir_kernel *k);
+/* A deep copy of src into dst (which owns nothing yet); false when out of memory. */
+bool kir_kernel_copy(kir_kernel *dst, const kir_kernel *src);
 /* Appends the kernel as text ("kernel k0 [n, 4] ..."). Without names, the text leaves
  * out the kernel's name, symbol names and program buffers: it is then the same for every
  * kernel that computes the same thing, whatever program it belongs to. */
@@ -156,6 +165,26 @@ typedef struct kir_reduce_strategy {
   int64_t count; /* the elements a row reduces, -1 when symbolic */
 } kir_reduce_strategy;
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
+
+/* Two-stage reductions. A kernel with one REDUCE and no element stores whose rows are
+ * few (a constant count of at most KIR_SPLIT_MAX_ROWS) and may be long (more than one lane
+ * group, or a symbolic length) has too few rows to fill the device: the program runs it as
+ * two kernels (kir_split_wanted) over a workspace of U partials a row:
+ *   partial  (KIR_STAGE_PARTIAL) block u of a row reduces lanes [256u, 256u + 256) of
+ *            ic.h's order (each lane's chunks, then the pairwise tree over the 256) into
+ *            partial u of its row; U = 4 G (kir_split_units), G the row's lane groups
+ *   combine  (KIR_STAGE_COMBINE) a block a row: the row's U partials in the pairwise tree,
+ *            then the row values after the REDUCE and the stores
+ * Each partial is an aligned subtree of the lanes' tree (lanes past the last chunk hold the
+ * identity, which changes no bits), so two stages give the bits of one; no atomics. */
+enum { KIR_SPLIT_LANES = 256, KIR_SPLIT_MAX_ROWS = 256 };
+bool kir_split_wanted(const kir_kernel *k);
+/* U, the partials a row, as an expression of the kernel's symbols. */
+sym_id kir_split_units(const kir_kernel *k);
+/* The dtype a REDUCE of op over operand dtype dt accumulates in (ic.h: f32 for f16, bf16,
+ * fp8 and f32; f64; i64 for sums and products of integers and bool; bool for any and all;
+ * max and min of integers in i32 or i64, of bool in bool); partials are stored in it. */
+ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
 
 /* Passes (coalesce.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);

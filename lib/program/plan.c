@@ -6,12 +6,20 @@
 
 #include "program/program.h"
 
-void program_plan_memory(ic_program *p) {
+bool program_plan_memory(ic_program *p) {
   int32_t nslots = 0;
-  /* slot_free[s]: the slot's last temporary has been freed; slot_bytes[s]: its size */
-  bool slot_free[PROGRAM_MAX_BUFFERS];
-  sym_id slot_bytes[PROGRAM_MAX_BUFFERS];
-  int32_t last_free_step[PROGRAM_MAX_BUFFERS];
+  /* slot_free[s]: the slot's last temporary has been freed; slot_bytes[s]: its size
+   * (a slot a temporary at most) */
+  size_t n = (size_t)p->buffers.count + 1;
+  bool *slot_free = malloc(sizeof(bool) * n);
+  sym_id *slot_bytes = malloc(sizeof(sym_id) * n);
+  int32_t *last_free_step = malloc(sizeof(int32_t) * n);
+  if (!slot_free || !slot_bytes || !last_free_step) {
+    free(slot_free);
+    free(slot_bytes);
+    free(last_free_step);
+    return false;
+  }
   for (int32_t i = 0; i < p->steps.count; i++) {
     program_step *st = &p->steps.items[i];
     if (st->kind != PROGRAM_STEP_ALLOC && st->kind != PROGRAM_STEP_FREE) continue;
@@ -35,4 +43,8 @@ void program_plan_memory(ic_program *p) {
     b->slot = s;
   }
   p->nslots = nslots;
+  free(slot_free);
+  free(slot_bytes);
+  free(last_free_step);
+  return true;
 }

@@ -110,8 +110,8 @@ ic_status program_build(const backend_vtable *backend, backend_state *bs, lowere
                         ic_program **out);
 /* Memory planning (plan.c): gives every temporary a slot, reusing the slot of a freed
  * temporary of the same symbolic size, and marks the alloc/free steps that take and give
- * back memory. */
-void program_plan_memory(ic_program *p);
+ * back memory. False when out of memory. */
+bool program_plan_memory(ic_program *p);
 /* After the backend compiled the kernels: launch grids, the public launch ABI and the
  * run layout. The last step that writes the program or its sym arena: from here on a
  * program is immutable (cached programs are printed, inspected and run by several

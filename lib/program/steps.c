@@ -1,5 +1,6 @@
 /* Program IR from a schedule: buffers, kernels, and the alloc / launch / free steps. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +45,74 @@ static bool program_plan_buffers(ic_program *p, const lowered *l, const schedule
   return true;
 }
 
+/* Adds kernel k (taken over, freed on failure) and a step launching it. */
+static ic_status program_push_kernel(ic_program *p, kir_kernel *k) {
+  program_kernel pk = {.kir = *k};
+  pk.kir.names = &p->names;
+  sbuf text = {0};
+  kir_print(&pk.kir, true, &text);
+  pk.ir_text = sbuf_take(&text);
+  if (!pk.ir_text || !VEC_PUSH(p->kernels, pk)) {
+    free(pk.ir_text);
+    kir_kernel_free(&pk.kir);
+    return IC_ERR_OUT_OF_MEMORY;
+  }
+  return program_add_step(p, PROGRAM_STEP_LAUNCH, -1, p->kernels.count - 1) ? IC_OK : IC_ERR_OUT_OF_MEMORY;
+}
+
+/* One stage of a split reduction: a copy of k reading (combine) or writing (partial) the
+ * workspace buffers values / indices (-1: none), launched over launch_numel blocks. */
+static ic_status program_push_stage(ic_program *p, const kir_kernel *k, kir_stage stage, int32_t values, int32_t indices,
+                                    sym_id launch_numel) {
+  kir_kernel s;
+  if (!kir_kernel_copy(&s, k)) return IC_ERR_OUT_OF_MEMORY;
+  bool written = stage == KIR_STAGE_PARTIAL;
+  kir_buffer bv = {p->buffers.items[values].dtype, written, values};
+  s.stage = stage;
+  s.partials = s.buffers.count;
+  s.partial_index = -1;
+  bool ok = VEC_PUSH(s.buffers, bv);
+  if (ok && indices >= 0) {
+    kir_buffer bi = {IC_I64, written, indices};
+    s.partial_index = s.buffers.count;
+    ok = VEC_PUSH(s.buffers, bi);
+  }
+  snprintf(s.name, sizeof s.name, "%.20s_%s", k->name, written ? "partial" : "combine");
+  s.launch_numel = launch_numel;
+  ic_status st = ok ? kir_collect_params(&s) : IC_ERR_OUT_OF_MEMORY;
+  if (st) {
+    kir_kernel_free(&s);
+    return st;
+  }
+  return program_push_kernel(p, &s);
+}
+
+/* Reduction kernel k as two (kir_split_wanted): the workspace, the partial and the
+ * combine stage, the workspace freed. k stays the caller's. */
+static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t *temps) {
+  const kir_instr *reduce = NULL;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_REDUCE) reduce = &k->instrs.items[i];
+  ic_dtype acc = kir_reduce_acc_dtype(reduce->reduce, k->instrs.items[reduce->args[0]].dtype);
+  bool arg = reduce->reduce == IC_REDUCE_ARGMAX || reduce->reduce == IC_REDUCE_ARGMIN;
+  sym_id dims[2] = {k->launch_numel, kir_split_units(k)};
+  int32_t values = program_add_buffer(p, PROGRAM_TEMP, (*temps)++, acc, 2, dims);
+  int32_t indices = arg ? program_add_buffer(p, PROGRAM_TEMP, (*temps)++, IC_I64, 2, dims) : -1;
+  if (values < 0 || (arg && indices < 0) || !program_add_step(p, PROGRAM_STEP_ALLOC, values, -1) ||
+      (arg && !program_add_step(p, PROGRAM_STEP_ALLOC, indices, -1)))
+    return IC_ERR_OUT_OF_MEMORY;
+  ic_status st = program_push_stage(p, k, KIR_STAGE_PARTIAL, values, indices, sym_mul(p->syms, dims[0], dims[1]));
+  if (!st) st = program_push_stage(p, k, KIR_STAGE_COMBINE, values, indices, dims[0]);
+  if (!st && (!program_add_step(p, PROGRAM_STEP_FREE, values, -1) ||
+              (arg && !program_add_step(p, PROGRAM_STEP_FREE, indices, -1))))
+    st = IC_ERR_OUT_OF_MEMORY;
+  return st;
+}
+
 static ic_status program_build_steps(ic_program *p, const lowered *l, const schedule *s, const int32_t *node_buffer,
                                      int32_t *scratch) {
+  int32_t temps = 0;
+  for (int32_t b = 0; b < p->buffers.count; b++) temps += p->buffers.items[b].kind == PROGRAM_TEMP;
   for (int32_t o = 0; o < p->noutputs; o++)
     if (!program_add_step(p, PROGRAM_STEP_OUTPUT, p->outputs[o].buffer, -1)) return IC_ERR_OUT_OF_MEMORY;
   for (int32_t g = 0; g < s->count; g++) {
@@ -55,19 +122,16 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
       if (b >= 0 && p->buffers.items[b].kind == PROGRAM_TEMP && !program_add_step(p, PROGRAM_STEP_ALLOC, b, -1))
         return IC_ERR_OUT_OF_MEMORY;
     }
-    program_kernel pk = {0};
-    ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &pk.kir);
+    kir_kernel k;
+    ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
-    pk.kir.names = &p->names;
-    sbuf text = {0};
-    kir_print(&pk.kir, true, &text);
-    pk.ir_text = sbuf_take(&text);
-    if (!pk.ir_text || !VEC_PUSH(p->kernels, pk)) {
-      free(pk.ir_text);
-      kir_kernel_free(&pk.kir);
-      return IC_ERR_OUT_OF_MEMORY;
+    if (p->backend->two_stage_reductions && kir_split_wanted(&k)) {
+      st = program_push_split(p, &k, &temps);
+      kir_kernel_free(&k);
+    } else {
+      st = program_push_kernel(p, &k);
     }
-    if (!program_add_step(p, PROGRAM_STEP_LAUNCH, -1, p->kernels.count - 1)) return IC_ERR_OUT_OF_MEMORY;
+    if (st) return st;
     for (int32_t n = 0; n < l->nodes.count; n++) {
       int32_t b = node_buffer[n];
       if (b >= 0 && p->buffers.items[b].kind == PROGRAM_TEMP && s->last_use[n] == g &&
@@ -115,7 +179,7 @@ ic_status program_build(const backend_vtable *backend, backend_state *bs, lowere
   if (p->outputs && node_buffer && scratch && program_plan_buffers(p, l, s, node_buffer))
     st = program_build_steps(p, l, s, node_buffer, scratch);
   if (!st) st = program_add_checks(p, l);
-  if (!st) program_plan_memory(p);
+  if (!st && !program_plan_memory(p)) st = IC_ERR_OUT_OF_MEMORY;
   if (!st && sym_arena_failed(p->syms)) st = IC_ERR_OUT_OF_MEMORY;
   free(node_buffer);
   free(scratch);

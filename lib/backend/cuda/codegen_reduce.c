@@ -73,11 +73,7 @@ static bool red_arith(ic_reduce_op op) { return op == IC_REDUCE_SUM || op == IC_
 static bool red_arg(ic_reduce_op op) { return op == IC_REDUCE_ARGMAX || op == IC_REDUCE_ARGMIN; }
 
 /* The accumulator's C type for op over operand dtype dt. */
-static const char *red_acc_type(ic_reduce_op op, ic_dtype dt) {
-  if (op == IC_REDUCE_ANY || op == IC_REDUCE_ALL) return "bool";
-  if (red_arith(op) && (dt == IC_BOOL || dtype_is_integer(dt))) return "ic_i64";
-  return cg_ctype(dt);
-}
+static const char *red_acc_type(ic_reduce_op op, ic_dtype dt) { return cg_ctype(kir_reduce_acc_dtype(op, dt)); }
 
 static void red_identity(sbuf *o, ic_reduce_op op, ic_dtype dt) {
   const char *t = red_acc_type(op, dt);
@@ -667,6 +663,54 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "  }\n  }\n");
 }
 
+/* The partial stage's pass (kir_split_wanted): lanes u * 256 + t of the row, their tree,
+ * stored as partial u of the row. */
+static void red_pass_partial(red_gen *rg, int32_t reduce) {
+  ic_dtype dt;
+  const char *t;
+  const kir_instr *in = red_pass_begin(rg, 0, reduce, &dt, &t);
+  const kir_kernel *k = rg->k;
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "    %s a = ", t);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
+  char first[32];
+  snprintf(first, sizeof first, "u * %d + t", KIR_SPLIT_LANES);
+  red_chunk_loop(rg, first, "L");
+  red_chunk(rg, 0, reduce, "a", "ai");
+  red_block_combine(rg, reduce, "a", "ai");
+  sbuf_printf(o, "    if (live && t == 0) {\n      ((%s *)b%" PRId32 ")[row_in * U + u] = a;\n", t, k->partials);
+  if (k->partial_index >= 0) sbuf_printf(o, "      ((ic_i64 *)b%" PRId32 ")[row_in * U + u] = ai;\n", k->partial_index);
+  sbuf_printf(o, "    }\n    (void)ai;\n    v%" PRId32 " = a;\n  }\n", reduce);
+}
+
+/* The combine stage's pass: thread t combines an aligned power-of-two share of the row's
+ * U partials by a binary counter (the pairwise tree), then the threads pair up. */
+static void red_pass_combine(red_gen *rg, int32_t reduce) {
+  ic_dtype dt;
+  const char *t;
+  const kir_instr *in = red_pass_begin(rg, 0, reduce, &dt, &t);
+  const kir_kernel *k = rg->k;
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
+  sbuf_puts(o, "  ic_i64 cover = 1;\n  while (cover < U) cover <<= 1;\n");
+  sbuf_printf(o, "  const ic_i64 share = cover >= %d ? cover / %d : 1;\n", KIR_SPLIT_LANES, KIR_SPLIT_LANES);
+  sbuf_puts(o, "  const ic_i64 j0 = (ic_i64)t * share, j1 = j0 + share < U ? j0 + share : U;\n");
+  sbuf_puts(o, "  for (ic_i64 j = live ? j0 : j1; j < j1; j++) {\n");
+  sbuf_printf(o, "    %s a = ((const %s *)b%" PRId32 ")[row_in * U + j];\n", t, t, k->partials);
+  if (k->partial_index >= 0) sbuf_printf(o, "    ic_i64 ai = ((const ic_i64 *)b%" PRId32 ")[row_in * U + j];\n", k->partial_index);
+  else sbuf_puts(o, "    ic_i64 ai = 0;\n");
+  red_counter_push(o, in->reduce, dt, 0);
+  sbuf_puts(o, "  }\n");
+  red_counter_collapse(o, in->reduce, dt);
+  sbuf_printf(o, "  {\n    %s a = ", t);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n    if (n > 0) { a = st[0]; ai = sti[0]; }\n");
+  red_block_combine(rg, reduce, "a", "ai");
+  red_finish(rg, reduce);
+  sbuf_puts(o, "  }\n  }\n");
+}
+
 static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   ic_dtype dt;
   const char *t;
@@ -780,6 +824,30 @@ static void red_row_instr(red_gen *rg, int32_t i) {
   }
 }
 
+/* The partial stage's body: the row values its one pass reads, the pass. */
+static void red_kernel_partial(red_gen *rg) {
+  const kir_kernel *k = rg->k;
+  int32_t n = k->instrs.count, reduce = 0;
+  while (k->instrs.items[reduce].kind != KIR_REDUCE) reduce++;
+  bool *row_need = calloc((size_t)n + 1, sizeof(bool));
+  if (!row_need) {
+    rg->cg->oom = true;
+    return;
+  }
+  row_need[reduce] = true;
+  for (int32_t i = reduce; i >= 0; i--) {
+    if (!rg->need[i] && !row_need[i]) continue;
+    const kir_instr *in = &k->instrs.items[i];
+    for (int32_t a = 0; a < in->nargs; a++)
+      if (!rg->element[in->args[a]]) row_need[in->args[a]] = true;
+  }
+  for (int32_t i = 0; i < reduce; i++)
+    if (row_need[i] && !rg->element[i]) red_row_instr(rg, i);
+  free(row_need);
+  red_pass_partial(rg, reduce);
+  sbuf_puts(&rg->cg->out, "}\n");
+}
+
 static void red_kernel(red_gen *rg) {
   const kir_kernel *k = rg->k;
   codegen *cg = rg->cg;
@@ -801,6 +869,14 @@ static void red_kernel(red_gen *rg) {
     sbuf_puts(o, "  const ic_i64 used = C < L ? C : L;\n  ic_i64 cover = 1;\n  while (cover < used) cover <<= 1;\n");
     sbuf_printf(o, "  const ic_i64 share = cover >= %" PRId32 " ? cover / %" PRId32 " : 1;\n", rg->ywarps, rg->ywarps);
     sbuf_puts(o, "  const ic_i64 lane0 = (ic_i64)coly * share, lane1 = lane0 + share < used ? lane0 + share : used;\n");
+  } else if (k->stage != KIR_STAGE_WHOLE) {
+    /* U partials a row (kir_split_units): block u of the row (partial), or the row's block */
+    sbuf_printf(o, "  const ic_i64 U = %d * G;\n", KIR_REDUCE_LANES / KIR_SPLIT_LANES);
+    if (k->stage == KIR_STAGE_PARTIAL)
+      sbuf_puts(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x / U, u = (ic_i64)blockIdx.x % U;\n");
+    else
+      sbuf_puts(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x;\n");
+    sbuf_puts(o, "  const int t = (int)threadIdx.x;\n");
   } else {
     sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + threadIdx.x / %" PRId32 ";\n",
                 rg->block / rg->tpr, rg->tpr);
@@ -839,12 +915,18 @@ static void red_kernel(red_gen *rg) {
   for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++)
     if (rg->cached[i])
       sbuf_printf(o, "  %s c%" PRId32 "[%" PRId32 "][8];\n", cg_ctype(k->instrs.items[i].dtype), i, rg->cache_k);
+  if (k->stage == KIR_STAGE_PARTIAL) {
+    red_kernel_partial(rg);
+    return;
+  }
   int32_t p = 0;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (rg->element[i]) continue;
     if (k->instrs.items[i].kind == KIR_REDUCE) {
-      if (rg->columns) red_pass_columns(rg, p++, i);
-      else red_pass(rg, p++, i);
+      if (rg->columns) red_pass_columns(rg, p, i);
+      else if (k->stage == KIR_STAGE_COMBINE) red_pass_combine(rg, i);
+      else red_pass(rg, p, i);
+      p++;
     } else {
       red_row_instr(rg, i);
     }
@@ -895,6 +977,13 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   rg.columns = strategy.columns;
   rg.tpr = strategy.threads;
   rg.lanes_per_thread = strategy.lanes_per_thread;
+  if (k->stage != KIR_STAGE_WHOLE) {
+    /* two stages: blocks of KIR_SPLIT_LANES threads, a lane (partial) or a share of the
+     * partials (combine) each */
+    rg.groups = true;
+    rg.tpr = KIR_SPLIT_LANES;
+    rg.lanes_per_thread = 1;
+  }
   rg.block = rg.tpr < RED_MIN_BLOCK ? RED_MIN_BLOCK : rg.tpr;
   if (rg.columns) {
     rg.ywarps = strategy.threads;
@@ -907,7 +996,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
-  if (!rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
+  if (k->stage == KIR_STAGE_WHOLE && !rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
     int64_t chunks = (r + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK, per_lane = (chunks + KIR_REDUCE_LANES - 1) / KIR_REDUCE_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */
     int32_t per_thread = rg.lanes_per_thread * (int32_t)(per_lane > 0 ? per_lane : 1);
@@ -927,7 +1016,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   res->source = sbuf_take(&cg.out);
   res->per_thread = 1;
   res->block = rg.block;
-  res->per_block = rg.columns ? 32 : rg.block / rg.tpr;
+  res->per_block = rg.columns ? 32 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;

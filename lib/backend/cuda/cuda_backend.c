@@ -527,6 +527,7 @@ static void cuda_close(backend_state *bs) { free(bs); }
 const backend_vtable backend_cuda = {
     .name = "cuda",
     .on_device = true,
+    .two_stage_reductions = true,
     .open = cuda_open,
     .close = cuda_close,
     .target = cuda_target,

@@ -52,6 +52,8 @@ static void ref_kernel_free(backend_state *bs, backend_kernel *bk) {
 static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch, backend_kernel **out) {
   (void)flags, (void)batch; /* nothing to cache: compiling is an analysis of the IR */
   *out = NULL;
+  if (k->stage != KIR_STAGE_WHOLE) /* backend_ref.two_stage_reductions is false */
+    return error_set(IC_ERR_INTERNAL, "ref: %s is a stage of a two-stage reduction", k->name);
   backend_kernel *bk = calloc(1, sizeof *bk);
   ref_kernel *rk = calloc(1, sizeof *rk);
   if (bk) bk->impl = rk;
