@@ -1219,6 +1219,69 @@ static inline void rc_long_row(ic_dtype dt, int64_t n, bool check_discriminates)
   ic_graph_destroy(g);
 }
 
+/* ---------------------------------------------------------------- two stages */
+
+/* v as a value of any dtype (small integers are exact in every one). */
+static inline hv rc_small(int v) {
+  hv h = {.f = (float)v, .d = v, .i = v, .b = v != 0};
+  return h;
+}
+
+/* Few long rows, which the cuda backend splits into a partial and a combine kernel
+ * (kir.h, "two-stage reductions"): op over the rows of x * s (s a per-row value the
+ * partial stage reads; `and` for bool), then times s (the combine stage reads it) when
+ * the result has x's dtype. The row's largest value is planted twice, in different partials (at n/3
+ * and 2n/3), with the smallest at n/2 and 3n/4, so arg reductions must keep the first.
+ * Checked by rc_check (eager == fused, two runs, ref == cuda bit for bit with
+ * rc_cross_ref; argmax and argmin against the planted index); on cuda the fused program
+ * must be the two stages. */
+static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows, int64_t n) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim nd = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){nrows, nd}, IC_LAYOUT_CONTIGUOUS);
+  ic_value sv = ic_graph_input(g, "s", dt, 2, (ic_dim[]){nrows, 1}, IC_LAYOUT_CONTIGUOUS);
+  ic_op times = dt == IC_BOOL ? IC_OP_LOGICAL_AND : IC_OP_MUL;
+  ic_value r = ic_graph_reduce(g, op, ic_graph_binary(g, times, x, sv), 1, (int32_t[]){1}, 1);
+  ic_dtype rdt = ic_graph_value_dtype(g, r);
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", rdt == dt ? ic_graph_binary(g, times, r, sv) : r));
+  bool arg = op == IC_REDUCE_ARGMAX || op == IC_REDUCE_ARGMIN;
+  void *h = rc_random_storage(dt, nrows * n, 0.0), *sh = rc_random_storage(dt, nrows, 0.0);
+  for (int64_t row = 0; row < nrows; row++) {
+    if (arg || op == IC_REDUCE_PROD) ref_set(dt, sh, row, rc_small(1)); /* exact: the planted order stays */
+    if (op == IC_REDUCE_PROD) /* ones, minus ones (signed) and two twos: no overflow to inf or 0 */
+      for (int64_t i = 0; i < n; i++)
+        ref_set(dt, h, row * n + i, rc_small(i == 7 || i == 1000 ? 2 : i % 997 == 5 && dt != IC_U8 ? -1 : 1));
+    if (arg) /* values between the planted extremes */
+      for (int64_t i = 0; i < n; i++) ref_set(dt, h, row * n + i, rc_small(dt == IC_U8 ? 1 + (int)(i % 17) : (int)(i % 17) - 8));
+    if (n >= 4 && dt != IC_BOOL && op != IC_REDUCE_PROD) {
+      ref_set(dt, h, row * n + n / 3, rc_small(100));
+      ref_set(dt, h, row * n + 2 * n / 3, rc_small(100));
+      ref_set(dt, h, row * n + n / 2, rc_small(dt == IC_U8 ? 0 : -100));
+      ref_set(dt, h, row * n + 3 * n / 4, rc_small(dt == IC_U8 ? 0 : -100));
+    }
+  }
+  rc_output out;
+  rc_output_init(&out, "y", rdt, 2, (int64_t[]){nrows, 1}, arg && n >= 4 && dt != IC_BOOL, false);
+  for (int64_t row = 0; out.bits && row < nrows; row++)
+    ((int64_t *)out.bits)[row] = op == IC_REDUCE_ARGMAX ? n / 3 : n / 2;
+  rc_input ins[2] = {{.dt = dt, .ndim = 2, .shape = {nrows, n}, .h = h, .storage = nrows * n},
+                     {.dt = dt, .ndim = 2, .shape = {nrows, 1}, .h = sh, .storage = nrows}};
+  char what[96];
+  snprintf(what, sizeof what, "two stages: %s of %s over %lld rows of %lld", ic_reduce_name(op), ic_dtype_name(dt),
+           (long long)nrows, (long long)n);
+  if (rc_is_cuda(rc_backend)) {
+    ic_program *p = rc_compile(g, rc_backend, IC_MODE_FUSED);
+    ck_assert_msg(ic_program_kernel_count(p) == 2, "%s: %d kernels, not the two stages", what, (int)ic_program_kernel_count(p));
+    ic_program_release(p);
+  }
+  rc_check(g, ins, 2, &out, 1, what);
+  rc_output_free(&out);
+  free(h);
+  free(sh);
+  ic_graph_destroy(g);
+}
+
 /* ---------------------------------------------------------------- shorthands */
 
 static inline double rc_round_d(ic_dtype dt, double x) { return dt == IC_F64 ? x : (double)ref_round(dt, (float)x); }

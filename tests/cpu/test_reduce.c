@@ -641,6 +641,127 @@ START_TEST(test_sibling_reductions_fuse) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- two stages */
+
+/* The two-stage cases on ref (the same graphs the GPU test splits): every kind of op. */
+START_TEST(test_two_stage_cases_ref) {
+  static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
+      {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F64, IC_REDUCE_PROD}, {IC_I32, IC_REDUCE_SUM},
+      {IC_F32, IC_REDUCE_ARGMAX}, {IC_I32, IC_REDUCE_ARGMIN}, {IC_F16, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY},
+      {IC_U8, IC_REDUCE_ALL}};
+  for (int c = 0; c < RC_COUNT(cases); c++) {
+    rc_two_stage_case(cases[c].dt, cases[c].op, 3, 1);
+    rc_two_stage_case(cases[c].dt, cases[c].op, 3, 1001);
+    rc_two_stage_case(cases[c].dt, cases[c].op, 1, 300001);
+  }
+}
+END_TEST
+
+/* Which reductions a cuda program splits (kir.h: one REDUCE, row stores only, at most 256
+ * rows, more than one lane group possible), and how: a workspace of U = 4 G partials a
+ * row (values, and indices for the arg reductions) allocated before the two launches and
+ * freed after them, a block a partial and then a block a row. The ref backend never
+ * splits. */
+static int32_t kernels_of(ic_context *ctx, const char *be, const char *text, ic_program **keep) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_parse(text, &g));
+  ic_compile_options o = {.struct_size = sizeof o, .backend = be, .flags = IC_COMPILE_STRICT};
+  ic_program *p;
+  ic_status s = ic_compile(ctx, g, &o, &p);
+  ck_assert_msg(s == IC_OK, "%s: %s", text, ic_last_error());
+  ic_graph_destroy(g);
+  int32_t n = ic_program_kernel_count(p);
+  if (keep) *keep = p;
+  else ic_program_release(p);
+  return n;
+}
+
+START_TEST(test_two_stage_split) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  ic_program *p;
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", &p), 2);
+  int64_t n = (int64_t)1 << 28;
+  int32_t launches = 0, temps = 0, kinds[8], nsteps = ic_program_step_count(p);
+  ck_assert_int_le(nsteps, 8);
+  for (int32_t i = 0; i < nsteps; i++) {
+    ic_step st;
+    IC_OK_OR_FAIL(ic_program_step(p, i, &st));
+    kinds[i] = st.kind;
+    if (st.kind != IC_STEP_LAUNCH) continue;
+    int64_t grid;
+    IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, &n, &grid));
+    ck_assert_int_eq(grid, launches++ == 0 ? 4096 : 1); /* G = 1024 at 2^28 elements */
+    ck_assert_int_eq(st.block, 256);
+  }
+  ck_assert_int_eq(launches, 2);
+  ck_assert_int_eq(nsteps, 5);
+  ck_assert(kinds[0] == IC_STEP_OUTPUT && kinds[1] == IC_STEP_ALLOC && kinds[2] == IC_STEP_LAUNCH &&
+            kinds[3] == IC_STEP_LAUNCH && kinds[4] == IC_STEP_FREE);
+  for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
+    ic_buffer_info bi;
+    IC_OK_OR_FAIL(ic_program_buffer(p, b, &bi));
+    if (bi.kind != IC_BUFFER_TEMP) continue;
+    temps++;
+    ck_assert_int_eq(bi.dtype, IC_F32);
+    int64_t bytes;
+    IC_OK_OR_FAIL(ic_program_eval(p, bi.bytes_expr, &n, &bytes));
+    ck_assert_int_eq(bytes, 4096 * 4);
+    n = 5; /* G = 1 for short rows: U = 4 */
+    IC_OK_OR_FAIL(ic_program_eval(p, bi.bytes_expr, &n, &bytes));
+    ck_assert_int_eq(bytes, 4 * 4);
+  }
+  ck_assert_int_eq(temps, 1);
+  char *dump = NULL;
+  IC_OK_OR_FAIL(ic_program_dump(p, &dump));
+  ck_assert_ptr_nonnull(strstr(dump, "strategy partials: 256 threads a block"));
+  ck_assert_ptr_nonnull(strstr(dump, "strategy combine: 256 threads a row"));
+  ic_string_free(dump);
+  ic_program_release(p);
+  /* argmax: values and indices */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : bf16[3, n]\ny = argmax(x, [1])\noutput y\n", &p), 2);
+  temps = 0;
+  for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
+    ic_buffer_info bi;
+    IC_OK_OR_FAIL(ic_program_buffer(p, b, &bi));
+    if (bi.kind == IC_BUFFER_TEMP) ck_assert_int_eq(bi.dtype, temps++ == 0 ? IC_F32 : IC_I64);
+  }
+  ck_assert_int_eq(temps, 2);
+  ic_program_release(p);
+  /* prologue and epilogue with row values: still two */
+  ck_assert_int_eq(kernels_of(ctx, NULL,
+                              "symbol n\ninput x : f32[4, n]\ninput s : f32[4, 1]\nq = mul(x, s)\nr = sum(q, [1], keepdim)\n"
+                              "y = mul(r, s)\noutput y\n", NULL), 2);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 300000]\ny = max(x, [1])\noutput y\n", NULL), 2);
+  /* one stage: a constant row of one lane group, many rows, two reductions, element
+   * stores, columns, the ref backend */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 262144]\ny = sum(x, [1])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = sum(x, [1])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 64]\ny = sum(x, [1])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  /* NVRTC: the stages of every accepted reduction of every dtype (eager: a kernel each) */
+  for (int di = 0; di < RC_NDTYPES; di++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", rc_dtypes[di], 1, (ic_dim[]){ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+    for (int k = 0; k < RC_NDEFS; k++)
+      if (rc_accepts(&rc_defs[k], rc_dtypes[di]))
+        IC_OK_OR_FAIL(ic_graph_output(g, rc_defs[k].name, rc_build(g, &rc_defs[k], x, 0, NULL, 0)));
+    ic_compile_options o = {.struct_size = sizeof o, .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT};
+    ic_program *pe;
+    ic_status s = ic_compile(ctx, g, &o, &pe);
+    ck_assert_msg(s == IC_OK, "two stages of %s: %s", ic_dtype_name(rc_dtypes[di]), ic_last_error());
+    ic_program_release(pe);
+    ic_graph_destroy(g);
+  }
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- NVRTC */
 
 /* Every accepted reduction (and mean_correction, var, std) of every matrix dtype over
@@ -788,6 +909,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_special_values, 900, setup, teardown);
   CHECK_CASE(s, test_symbolic_sizes, 900, setup, teardown);
   CHECK_CASE(s, test_summation_order_long_rows, 900, setup, teardown);
+  CHECK_CASE(s, test_two_stage_cases_ref, 900, setup, teardown);
+  CHECK_CASE(s, test_two_stage_split, 900, setup, teardown);
   CHECK_CASE(s, test_shorthands, 900, setup, teardown);
   CHECK_CASE(s, test_sibling_reductions_fuse, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_ref, 600, setup, teardown);

@@ -82,6 +82,23 @@ START_TEST(test_summation_order_long_rows) {
 }
 END_TEST
 
+/* Few long rows as two kernels (a partial and a combine stage) against the ref backend
+ * bit for bit: every kind of op and accumulator, prologue and epilogue row values, ties
+ * across partials; rows of 1 to 2.1 million elements (G = 1 to 9), one and three rows. */
+START_TEST(test_two_stage) {
+  static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
+      {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F64, IC_REDUCE_PROD}, {IC_I32, IC_REDUCE_SUM},
+      {IC_F32, IC_REDUCE_ARGMAX}, {IC_I32, IC_REDUCE_ARGMIN}, {IC_F16, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY},
+      {IC_U8, IC_REDUCE_ALL}, {IC_F8E4M3, IC_REDUCE_MIN}};
+  static const int64_t sizes[][2] = {{1, 1}, {3, 1001}, {1, 262144}, {3, 300001}, {1, 2100003}};
+  for (int c = 0; c < RC_COUNT(cases); c++) {
+    rc_eager = c < 2; /* eager == fused through the stages (NVRTC time: two cases) */
+    for (int z = 0; z < RC_COUNT(sizes); z++) rc_two_stage_case(cases[c].dt, cases[c].op, sizes[z][0], sizes[z][1]);
+  }
+  rc_eager = false;
+}
+END_TEST
+
 /* softmax, log_softmax, layer_norm (with and without weight and bias) and rms_norm in
  * f32 and bf16 (and f16, f64) against float64 references; sum then divide then multiply
  * back bit for bit. */
@@ -122,6 +139,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_special_values, 1500, setup, teardown);
   CHECK_CASE(s, test_symbolic_sizes, 1500, setup, teardown);
   CHECK_CASE(s, test_summation_order_long_rows, 1500, setup, teardown);
+  CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
   CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
