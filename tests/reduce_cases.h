@@ -1228,13 +1228,13 @@ static inline hv rc_small(int v) {
 }
 
 /* Few long rows, which the cuda backend splits into a partial and a combine kernel
- * (kir.h, "two-stage reductions"): op over the rows of x * s (s a per-row value the
- * partial stage reads; `and` for bool), then times s (the combine stage reads it) when
- * the result has x's dtype. The row's largest value is planted twice, in different partials (at n/3
- * and 2n/3), with the smallest at n/2 and 3n/4, so arg reductions must keep the first.
- * Checked by rc_check (eager == fused, two runs, ref == cuda bit for bit with
- * rc_cross_ref; argmax and argmin against the planted index); on cuda the fused program
- * must be the two stages. */
+ * (kir.h, "two-stage reductions"): op over the rows of x * s (`and` for bool; s a per-row
+ * value that the partial stage reads), then times s again (read by the combine stage)
+ * when the result has x's dtype. The row's largest value is planted twice, in different
+ * partials (at n/3 and 2n/3), and the smallest at n/2 and 3n/4, so the arg reductions
+ * must keep the first of each. Checked by rc_check (eager == fused, two runs, ref == cuda
+ * bit for bit with rc_cross_ref; argmax and argmin against the planted index); on cuda
+ * the fused program must be the two stages. */
 static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows, int64_t n) {
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_create(&g));
