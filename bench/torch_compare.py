@@ -252,6 +252,37 @@ def row_sum() -> Workload:
                     lambda x: x.sum(-1), graph)
 
 
+def log_softmax() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        g, x, _ = row_graph(ins, ic.f32)
+        g.output("y", ic.log_softmax(x, -1))
+        return g
+
+    return Workload("log_softmax", "f32 [8192, 32000]", lambda q: [randn((rows(q, 8192), 32000), torch.float32)],
+                    lambda x: torch.log_softmax(x, -1), graph)
+
+
+def col_sum() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        g, x, _ = row_graph(ins, ic.f32)
+        g.output("y", ic.sum(x, 0))
+        return g
+
+    return Workload("col_sum", "f32 [4096, 32768] over dim 0",
+                    lambda q: [randn((rows(q, 4096), 32768), torch.float32)], lambda x: x.sum(0), graph)
+
+
+def full_sum() -> Workload:
+    def graph(ins: List[Any]) -> ic.Graph:
+        require_reductions()
+        g = ic.Graph()
+        g.output("y", ic.sum(g.input("x", ic.f32, (g.symbol("n"),))))
+        return g
+
+    return Workload("full_sum", "f32 2^28", lambda q: [randn((pick(q, 1 << 28, 1 << 24, 1000),), torch.float32)],
+                    lambda x: x.sum(), graph)
+
+
 def add_transposed() -> Workload:
     def make(quick: bool) -> List[Any]:
         n = pick(quick, 8192, 2048, 64)
@@ -340,8 +371,8 @@ def launch_chain() -> Workload:
                     chain_torch, graph, launch_bound=True)
 
 
-WORKLOADS = [gelu_bias, swiglu, adam, softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, add_transposed, rope,
-             scale_fp8, outer_add, launch_chain]
+WORKLOADS = [gelu_bias, swiglu, adam, softmax, log_softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, col_sum, full_sum,
+             add_transposed, rope, scale_fp8, outer_add, launch_chain]
 
 
 # ---------------------------------------------------------------- measuring

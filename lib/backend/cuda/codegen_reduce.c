@@ -44,6 +44,10 @@ typedef struct red_gen {
    * memory once. cache_k 0: no cache. */
   int32_t cache_k;
   bool *cached;
+  /* Cached loads of dtypes narrower than 4 bytes keep their storage words instead
+   * (ic_u32 c<i>[K][words]: half or a quarter of the registers), unpacked again by each
+   * pass that reads them (the raw bits, so NaN payloads stay as memory has them). */
+  bool *packed;
   int32_t *first_pass;
   /* Column kernels (the innermost dim is kept): a block holds 32 consecutive rows, one a
    * lane of each of its `ywarps` warps, so every load of a warp reads 32 neighbouring
@@ -205,9 +209,18 @@ static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
     red_name(rg, in->args[0], g, sizeof g);
     sbuf_printf(o, "%s ? ", g);
   }
-  sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
-  cg_address(rg->cg, in, NULL);
-  sbuf_puts(o, "))");
+  if (rg->packed[i]) {
+    /* the raw bits into the packed cache (packed loads are unguarded element loads) */
+    int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype), bits = 32 / per_word;
+    sbuf_printf(o, "ic_unpack_%s(ic_keep_bits(c%" PRId32 "[k][e / %" PRId32 "], (e %% %" PRId32 ") * %d, 0x%xu, ic_ld_s%s(",
+                cg_dtname(in->dtype), i, per_word, per_word, bits, (unsigned)((1ull << bits) - 1), cg_scalar_width(in->dtype));
+    cg_address(rg->cg, in, NULL);
+    sbuf_puts(o, ")))");
+  } else {
+    sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+    cg_address(rg->cg, in, NULL);
+    sbuf_puts(o, "))");
+  }
   if (kir_is_guarded_load(in)) sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
   sbuf_puts(o, ";\n");
 }
@@ -234,6 +247,7 @@ static void red_vector_load(red_gen *rg, int32_t i) {
     sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
   }
   const char *dt = cg_dtname(in->dtype);
+  if (rg->packed[i]) sbuf_printf(o, "        for (int q = 0; q < %" PRId32 "; q++) c%" PRId32 "[k][q] = w[q];\n", words, i);
   if (ic_dtype_size(in->dtype) == 8) {
     sbuf_printf(o, "        for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(((ic_u64)w[2 * e + 1] << 32) | w[2 * e]); }\n",
                 i, dt);
@@ -350,8 +364,13 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     load[i] = need[i] && k->instrs.items[i].kind == KIR_LOAD && !red_from_cache(rg, p, i);
-    if (need[i] && red_from_cache(rg, p, i))
+    if (need[i] && red_from_cache(rg, p, i) && rg->packed[i]) {
+      int32_t per_word = 4 / (int32_t)ic_dtype_size(k->instrs.items[i].dtype);
+      sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(c%" PRId32 "[k][e / %" PRId32 "] >> (e %% %" PRId32 ") * %d);\n",
+                  i, cg_dtname(k->instrs.items[i].dtype), i, per_word, per_word, 32 / per_word);
+    } else if (need[i] && red_from_cache(rg, p, i)) {
       sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = c%" PRId32 "[k][e];\n", i, i);
+    }
   }
   /* loads and ranges */
   bool vec = false;
@@ -383,12 +402,17 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     const kir_instr *in = &k->instrs.items[i];
     if ((need[i] && in->kind == KIR_RANGE) || load[i])
       sbuf_printf(o, "          v%" PRId32 "[e] = (%s)0;\n", i, cg_ctype(in->dtype));
+    if (load[i] && rg->packed[i]) {
+      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype), bits = 32 / per_word;
+      sbuf_printf(o, "          ic_keep_bits(c%" PRId32 "[k][e / %" PRId32 "], (e %% %" PRId32 ") * %d, 0x%xu, 0u);\n", i,
+                  per_word, per_word, bits, (unsigned)((1ull << bits) - 1));
+    }
   }
   sbuf_puts(o, "        }\n      }\n");
   if (vec) sbuf_puts(o, "      }\n");
   /* the first pass to read a cached load keeps it */
   for (int32_t i = 0; i < k->instrs.count; i++)
-    if (load[i] && rg->cache_k > 0 && rg->cached[i])
+    if (load[i] && rg->cache_k > 0 && rg->cached[i] && !rg->packed[i])
       sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
   free(load);
   /* the ops, element by element */
@@ -776,9 +800,13 @@ static void red_plan_cache(red_gen *rg, int32_t per_thread) {
       if (!rg->element[i] || in->kind != (pick == 0 ? KIR_LOAD : KIR_OP) || rg->first_pass[i] < 0) continue;
       bool later = false;
       for (int32_t p = rg->first_pass[i] + 1; p <= rg->nreduce; p++) later |= rg->need[(size_t)p * (size_t)n + (size_t)i];
-      if (!later || values + per_thread * KIR_REDUCE_CHUNK > RED_CACHE_VALUES) continue;
+      bool packed = in->kind == KIR_LOAD && ic_dtype_size(in->dtype) < 4 && !kir_is_guarded_load(in) &&
+                    rg->cg->mode[i] != ACCESS_SPLAT;
+      int32_t regs = per_thread * (packed ? red_words(in->dtype) : KIR_REDUCE_CHUNK);
+      if (!later || values + regs > RED_CACHE_VALUES) continue;
       rg->cached[i] = true;
-      values += per_thread * KIR_REDUCE_CHUNK;
+      rg->packed[i] = packed;
+      values += regs;
     }
   }
   if (values == 0) return;
@@ -913,7 +941,9 @@ static void red_kernel(red_gen *rg) {
   int32_t slots = rg->columns ? rg->ywarps : rg->lanes_per_thread;
   sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", 64 * (slots > 1 ? slots : 1));
   for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++)
-    if (rg->cached[i])
+    if (rg->packed[i])
+      sbuf_printf(o, "  ic_u32 c%" PRId32 "[%" PRId32 "][%" PRId32 "];\n", i, rg->cache_k, red_words(k->instrs.items[i].dtype));
+    else if (rg->cached[i])
       sbuf_printf(o, "  %s c%" PRId32 "[%" PRId32 "][8];\n", cg_ctype(k->instrs.items[i].dtype), i, rg->cache_k);
   if (k->stage == KIR_STAGE_PARTIAL) {
     red_kernel_partial(rg);
@@ -989,10 +1019,17 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     rg.ywarps = strategy.threads;
     rg.block = 32 * rg.ywarps;
   }
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    cg.mode[i] = ACCESS_ELEMENT;
+    if ((in->kind == KIR_LOAD || in->kind == KIR_STORE) && rg.element[i]) cg.mode[i] = red_classify(&rg, in);
+    rg.any_vector |= cg.mode[i] == ACCESS_VECTOR;
+  }
   /* persistent rows: loads read by several passes stay in registers */
   rg.cached = calloc(n, sizeof(bool));
+  rg.packed = calloc(n, sizeof(bool));
   rg.first_pass = calloc(n, sizeof(int32_t));
-  if (!rg.cached || !rg.first_pass) {
+  if (!rg.cached || !rg.packed || !rg.first_pass) {
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
@@ -1002,12 +1039,6 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     int32_t per_thread = rg.lanes_per_thread * (int32_t)(per_lane > 0 ? per_lane : 1);
     red_plan_cache(&rg, per_thread);
     if (rg.lanes_per_thread > 1 || rg.cache_k > 0) rg.kloop = per_thread;
-  }
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    cg.mode[i] = ACCESS_ELEMENT;
-    if ((in->kind == KIR_LOAD || in->kind == KIR_STORE) && rg.element[i]) cg.mode[i] = red_classify(&rg, in);
-    rg.any_vector |= cg.mode[i] == ACCESS_VECTOR;
   }
   sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
   sbuf_puts(&cg.out, cuda_prelude);
@@ -1026,6 +1057,7 @@ done:
   free(rg.element);
   free(rg.need);
   free(rg.cached);
+  free(rg.packed);
   free(rg.first_pass);
   free(cg.mode);
   free(cg.aligned.items);

@@ -295,6 +295,12 @@ __device__ __forceinline__ ic_i64 ic_bfly(ic_i64 v, int o) {
   return (ic_i64)(((ic_u64)ic_bfly32((ic_u32)(u >> 32), o) << 32) | ic_bfly32((ic_u32)u, o));
 }
 __device__ __forceinline__ double ic_bfly(double v, int o) { return __longlong_as_double(ic_bfly(__double_as_longlong(v), o)); }
+/* Persistent rows of narrow dtypes keep storage words: the low bits (mask) of raw go into
+ * word w at bit shift; returns raw. */
+__device__ __forceinline__ ic_u32 ic_keep_bits(ic_u32 &w, int shift, ic_u32 mask, ic_u32 raw) {
+  w = (w & ~(mask << shift)) | ((raw & mask) << shift);
+  return raw;
+}
 template <class T> __device__ __forceinline__ void ic_arg_step(bool max, T &v, ic_i64 &i, T v2, ic_i64 i2) {
   const bool n1 = v != v, n2 = v2 != v2;
   const bool take = (n1 || n2) ? (n1 && n2 ? i2 < i : n2) : (v2 == v ? i2 < i : (max ? v2 > v : v2 < v));
