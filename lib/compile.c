@@ -81,7 +81,8 @@ static void compile_log_skipped_passes(ic_context *ctx, const ic_program *p) {
   }
 }
 
-/* Compiles every kernel. *failed_group: the group whose fusion failed (-1 if none). */
+/* Compiles every kernel. *failed_group: the schedule group whose fusion failed (-1 if
+ * none). */
 static ic_status compile_kernels(ic_program *p, const schedule *s, uint32_t flags, int32_t *failed_group) {
   *failed_group = -1;
   /* Batching is an optimisation: without memory for the list, compile one by one. */
@@ -93,14 +94,14 @@ static ic_status compile_kernels(ic_program *p, const schedule *s, uint32_t flag
   ic_status st = IC_OK;
   for (int32_t i = 0; i < p->kernels.count && !st; i++) {
     program_kernel *k = &p->kernels.items[i];
-    bool fused = s->groups[i].count > 1;
+    bool fused = s->groups[k->group].count > 1;
     if (k->kir.params.count > PROGRAM_MAX_PARAMS)
       st = error_set(IC_ERR_UNSUPPORTED, "%s needs %" PRId32 " parameters (at most %d)", k->kir.name,
                         k->kir.params.count, PROGRAM_MAX_PARAMS);
     else
       st = p->backend->compile(p->bs, &k->kir, flags, batch, &k->compiled);
     if (st) {
-      if (st == IC_ERR_COMPILE && fused) *failed_group = i;
+      if (st == IC_ERR_COMPILE && fused) *failed_group = k->group;
       error_prefix("compiling %s", k->kir.name);
     }
   }
@@ -166,8 +167,8 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
     if (!st) st = compile_kernels(p, &s, o.flags, &failed);
     if (st && failed >= 0 && !strict) {
       /* Eager fallback: the failed fusion's nodes become kernels of their own. */
-      log_msg(&ctx->log, IC_LOG_WARN, "fused kernel %s failed to compile; running its %" PRId32 " ops as eager kernels: %s",
-             p->kernels.items[failed].kir.name, s.groups[failed].count, ic_last_error());
+      log_msg(&ctx->log, IC_LOG_WARN, "fused kernel ic_k%" PRId32 " failed to compile; running its %" PRId32
+              " ops as eager kernels: %s", failed, s.groups[failed].count, ic_last_error());
       for (int32_t j = 0; j < s.groups[failed].count; j++) split[s.groups[failed].nodes[j]] = true;
       program_destroy(p);
       p = NULL;

@@ -44,6 +44,7 @@ typedef struct program_kernel {
   char *ir_text;
   backend_kernel *compiled;
   ic_step_arg *args; /* the launch ABI for the step walk (kir.params as public args) */
+  int32_t group;     /* the schedule group it computes (a two-stage reduction: two kernels) */
 } program_kernel;
 
 /* A run-time condition: a reduction that needs elements (max, min, argmax, argmin) over

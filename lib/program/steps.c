@@ -45,9 +45,10 @@ static bool program_plan_buffers(ic_program *p, const lowered *l, const schedule
   return true;
 }
 
-/* Adds kernel k (taken over, freed on failure) and a step launching it. */
-static ic_status program_push_kernel(ic_program *p, kir_kernel *k) {
-  program_kernel pk = {.kir = *k};
+/* Adds kernel k of schedule group `group` (taken over, freed on failure) and a step
+ * launching it. */
+static ic_status program_push_kernel(ic_program *p, kir_kernel *k, int32_t group) {
+  program_kernel pk = {.kir = *k, .group = group};
   pk.kir.names = &p->names;
   sbuf text = {0};
   kir_print(&pk.kir, true, &text);
@@ -62,8 +63,8 @@ static ic_status program_push_kernel(ic_program *p, kir_kernel *k) {
 
 /* One stage of a split reduction: a copy of k reading (combine) or writing (partial) the
  * workspace buffers values / indices (-1: none), launched over launch_numel blocks. */
-static ic_status program_push_stage(ic_program *p, const kir_kernel *k, kir_stage stage, int32_t values, int32_t indices,
-                                    sym_id launch_numel) {
+static ic_status program_push_stage(ic_program *p, const kir_kernel *k, int32_t group, kir_stage stage, int32_t values,
+                                    int32_t indices, sym_id launch_numel) {
   kir_kernel s;
   if (!kir_kernel_copy(&s, k)) return IC_ERR_OUT_OF_MEMORY;
   bool written = stage == KIR_STAGE_PARTIAL;
@@ -84,12 +85,12 @@ static ic_status program_push_stage(ic_program *p, const kir_kernel *k, kir_stag
     kir_kernel_free(&s);
     return st;
   }
-  return program_push_kernel(p, &s);
+  return program_push_kernel(p, &s, group);
 }
 
 /* Reduction kernel k as two (kir_split_wanted): the workspace, the partial and the
  * combine stage, the workspace freed. k stays the caller's. */
-static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t *temps) {
+static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t group, int32_t *temps) {
   const kir_instr *reduce = NULL;
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_REDUCE) reduce = &k->instrs.items[i];
@@ -101,8 +102,8 @@ static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t 
   if (values < 0 || (arg && indices < 0) || !program_add_step(p, PROGRAM_STEP_ALLOC, values, -1) ||
       (arg && !program_add_step(p, PROGRAM_STEP_ALLOC, indices, -1)))
     return IC_ERR_OUT_OF_MEMORY;
-  ic_status st = program_push_stage(p, k, KIR_STAGE_PARTIAL, values, indices, sym_mul(p->syms, dims[0], dims[1]));
-  if (!st) st = program_push_stage(p, k, KIR_STAGE_COMBINE, values, indices, dims[0]);
+  ic_status st = program_push_stage(p, k, group, KIR_STAGE_PARTIAL, values, indices, sym_mul(p->syms, dims[0], dims[1]));
+  if (!st) st = program_push_stage(p, k, group, KIR_STAGE_COMBINE, values, indices, dims[0]);
   if (!st && (!program_add_step(p, PROGRAM_STEP_FREE, values, -1) ||
               (arg && !program_add_step(p, PROGRAM_STEP_FREE, indices, -1))))
     st = IC_ERR_OUT_OF_MEMORY;
@@ -126,10 +127,10 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
     if (p->backend->two_stage_reductions && kir_split_wanted(&k)) {
-      st = program_push_split(p, &k, &temps);
+      st = program_push_split(p, &k, g, &temps);
       kir_kernel_free(&k);
     } else {
-      st = program_push_kernel(p, &k);
+      st = program_push_kernel(p, &k, g);
     }
     if (st) return st;
     for (int32_t n = 0; n < l->nodes.count; n++) {
