@@ -113,6 +113,7 @@ START_TEST(test_shorthands) {
   rc_eager = false;
   rc_shorthand_case(IC_F32, 64, 4096, false);
   rc_shorthand_case(IC_BF16, 64, 4096, false);
+  rc_shorthand_case(IC_BF16, 16, 8192, false); /* persistent rows of storage words (8 chunks a thread) */
   rc_shorthand_case(IC_BF16, 7, 1000, true);
   rc_shorthand_case(IC_F16, 7, 1000, false);
   rc_shorthand_case(IC_F64, 5, 3000, false);
