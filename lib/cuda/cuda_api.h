@@ -40,6 +40,10 @@ typedef struct cuda_driver_api {
   PFN_cuMemFree_v3020 cuMemFree;
   PFN_cuMemAllocAsync_v11020 cuMemAllocAsync; /* optional: cuMemAlloc/cuMemFree when absent */
   PFN_cuMemFreeAsync_v11020 cuMemFreeAsync;   /* optional */
+  PFN_cuMemPoolCreate_v11020 cuMemPoolCreate; /* optional, as the next three: ic's own pool */
+  PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy;
+  PFN_cuMemPoolSetAttribute_v11020 cuMemPoolSetAttribute;
+  PFN_cuMemAllocFromPoolAsync_v11020 cuMemAllocFromPoolAsync;
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD;
   PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH;
   PFN_cuMemsetD8_v3020 cuMemsetD8;

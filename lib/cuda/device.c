@@ -27,6 +27,29 @@ static ic_status device_arch(cuda_device *d) {
   return IC_OK;
 }
 
+/* ic's pool (device.h): none when the driver lacks pools or refuses (not an error: the
+ * default pool serves then). */
+static void device_pool(cuda_device *d) {
+  const cuda_driver_api *drv = d->drv;
+  if (!drv->cuMemPoolCreate || !drv->cuMemPoolDestroy || !drv->cuMemPoolSetAttribute || !drv->cuMemAllocFromPoolAsync)
+    return;
+  CUmemPoolProps props;
+  memset(&props, 0, sizeof props);
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = d->ordinal;
+  if (drv->cuMemPoolCreate(&d->pool, &props) != CUDA_SUCCESS) {
+    d->pool = NULL;
+    return;
+  }
+  cuuint64_t keep = ~(cuuint64_t)0;
+  if (drv->cuMemPoolSetAttribute(d->pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) != CUDA_SUCCESS) {
+    drv->cuMemPoolDestroy(d->pool);
+    d->pool = NULL;
+  }
+}
+
 ic_status cuda_device_open(int32_t ordinal, cuda_device **out) {
   *out = NULL;
   const cuda_driver_api *drv = cuda_driver_get();
@@ -49,12 +72,14 @@ ic_status cuda_device_open(int32_t ordinal, cuda_device **out) {
     cuda_device_close(d);
     return s;
   }
+  device_pool(d);
   *out = d;
   return IC_OK;
 }
 
 void cuda_device_close(cuda_device *d) {
   if (!d) return;
+  if (d->pool) d->drv->cuMemPoolDestroy(d->pool); /* released once its last allocation is freed */
   if (d->cuctx) d->drv->cuDevicePrimaryCtxRelease(d->device);
   free(d);
 }

@@ -29,6 +29,10 @@
   X(cuMemFree, 3020, false)                \
   X(cuMemAllocAsync, 11020, true)          \
   X(cuMemFreeAsync, 11020, true)           \
+  X(cuMemPoolCreate, 11020, true)          \
+  X(cuMemPoolDestroy, 11020, true)         \
+  X(cuMemPoolSetAttribute, 11020, true)    \
+  X(cuMemAllocFromPoolAsync, 11020, true)  \
   X(cuMemcpyHtoD, 3020, false)             \
   X(cuMemcpyDtoH, 3020, false)             \
   X(cuMemsetD8, 3020, false)               \

@@ -447,13 +447,25 @@ static void cuda_leave(backend_state *bs) {
   if (cs->device) cuda_device_leave(cs->device);
 }
 
-/* Stream-ordered where the driver has memory pools (CUDA 11.2 on), else plain. */
+/* Stream-ordered where the driver has memory pools (CUDA 11.2 on): from ic's own pool
+ * (cuda_device.pool), else the default one; else plain. */
 static ic_status cuda_mem_alloc(backend_state *bs, size_t bytes, void *stream, void **out) {
-  const cuda_driver_api *drv = ((const cuda_state *)bs)->device->drv;
+  const cuda_device *dev = ((const cuda_state *)bs)->device;
+  const cuda_driver_api *drv = dev->drv;
   CUdeviceptr p = 0;
-  CUresult r = drv->cuMemAllocAsync ? drv->cuMemAllocAsync(&p, bytes, (CUstream)stream) : drv->cuMemAlloc(&p, bytes);
+  CUresult r;
+  const char *what = "cuMemAlloc";
+  if (dev->pool) {
+    r = drv->cuMemAllocFromPoolAsync(&p, bytes, dev->pool, (CUstream)stream);
+    what = "cuMemAllocFromPoolAsync";
+  } else if (drv->cuMemAllocAsync) {
+    r = drv->cuMemAllocAsync(&p, bytes, (CUstream)stream);
+    what = "cuMemAllocAsync";
+  } else {
+    r = drv->cuMemAlloc(&p, bytes);
+  }
   *out = (void *)(uintptr_t)p;
-  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, drv->cuMemAllocAsync ? "cuMemAllocAsync" : "cuMemAlloc");
+  return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, what);
 }
 
 static ic_status cuda_mem_free(backend_state *bs, void *ptr, void *stream) {
