@@ -582,6 +582,65 @@ IC_API ic_value ic_graph_layer_norm(ic_graph *graph, ic_value a, int32_t nlast, 
                                     double eps);
 IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic_value weight, double eps);
 
+/* ---------------------------------------------------------------- inline PTX
+ *
+ * ic_graph_inline_asm runs user PTX elementwise, as Triton's inline_asm_elementwise does,
+ * and fuses with the ops around it. Its n_inputs values (1 to IC_ASM_MAX_OPERANDS, any
+ * dtypes; constants need a dtype) broadcast together like a pointwise op's operands; it
+ * makes n_outputs values (1 to IC_ASM_MAX_OPERANDS) of the broadcast shape, outputs[k]
+ * of desc->output_dtypes[k]. Strided and transposed inputs work as for every op.
+ *
+ * pack: the asm runs once per group of pack elements (1, 2, 4, 8 or 16): consecutive
+ * elements of the last dim of the broadcast shape, from index 0 of every last-dim row; a
+ * row whose length is not a multiple of pack ends with a short group, padded with zeros
+ * that no output keeps. The grouping depends only on the node's shape, so eager and
+ * fused runs group alike.
+ *
+ * Registers: operands are numbered as Triton numbers them: the registers of output 0,
+ * then of output 1, ..., then of input 0, input 1, ...; the asm names them $0, $1, ...
+ * (`$$` is a literal $; a % is a literal percent). constraints lists one letter a
+ * register in that order, comma-separated (spaces ignored), outputs with '=':
+ *   h, r, l   16-, 32- and 64-bit registers holding the elements' storage bits: an
+ *             operand of b-bit elements (bool: 8) holds min(W / b, pack) elements a
+ *             register, element 0 in the low bits, and has pack / that many registers
+ *             ("=r,r" at pack 2 on f16: two f16 in each r); b > W is an error
+ *   f         f32: one element a register, pack registers; an f16 or bf16 input is
+ *             converted to f32 first (exactly), as PyTorch's compiled path does; outputs
+ *             must be f32
+ *   d         f64, one element a register
+ * NVRTC has no 8-bit constraint ('c' is an error): bind 8-bit elements to h or r. Output
+ * bits through h, r and l are taken as the output dtype's storage (an f16 output from h
+ * is that bit pattern; a bool output is its byte != 0).
+ *
+ * is_pure != 0: the asm depends only on its operands; ic may evaluate it once for
+ * several consumers. is_pure == 0: it is emitted as `asm volatile`, never merged with
+ * another node or moved across another impure one. Either way a node is evaluated once
+ * per group of elements, and all its outputs come from that one evaluation.
+ *
+ * Build-time errors (IC_ERR_INVALID_GRAPH, recorded like every builder error, and
+ * returned): no inputs or outputs, too many, a pack that is not a power of two up to 16,
+ * an unknown letter, a constraint count that differs from the operands' registers, a
+ * dtype that does not fit its letter, a $N past the registers, inputs that do not
+ * broadcast. An asm that NVRTC or ptxas rejects fails ic_compile with the compiler's
+ * message (IC_ERR_COMPILE); the ref backend cannot run PTX and refuses graphs with asm
+ * nodes (IC_ERR_UNSUPPORTED). The asm, constraints, dtypes, pack and purity are part of
+ * the kernel and its cache key. In the text format:
+ *   y, s = inline_asm("cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;", "=h,r,f,f", [a, b], [f8e4m3, i32], pack=2)
+ * with `impure` after the pack for is_pure == 0, and C-style escapes in the strings. */
+#define IC_ASM_MAX_OPERANDS 8
+typedef struct ic_inline_asm_desc {
+  uint32_t struct_size;         /* sizeof(ic_inline_asm_desc) */
+  const char *asm_text;         /* PTX, one or more lines */
+  const char *constraints;      /* "=r,=h,r,f" */
+  const ic_dtype *output_dtypes; /* n_outputs of them */
+  int32_t is_pure;
+  int32_t pack;
+} ic_inline_asm_desc;
+/* Fills outputs[0 .. n_outputs) (IC_INVALID_VALUE on error) and returns IC_OK or the
+ * error, which the graph also records. */
+IC_API ic_status ic_graph_inline_asm(ic_graph *graph, const ic_inline_asm_desc *desc, int32_t n_inputs,
+                                     const ic_value *inputs, int32_t n_outputs, ic_value *outputs);
+
 /* Marks a value as a named program output (names are unique). Returns IC_OK or the
  * graph's error status. */
 IC_API ic_status ic_graph_output(ic_graph *graph, const char *name, ic_value value);

@@ -3,11 +3,15 @@
  * nothing (views the call would have added are rolled back). */
 #include "graph/graph.h"
 
+#include <stddef.h>
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ops/asm.h"
 
 /* Records the graph's first error (and the thread's last error) with its status:
  * IC_ERR_INVALID_GRAPH for a wrong call, IC_ERR_UNSUPPORTED for what the graph could mean
@@ -57,6 +61,11 @@ void ic_graph_destroy(ic_graph *g) {
   free(g->symbols.items);
   free(g->outputs.items);
   free(g->concat_parts.items);
+  for (int32_t i = 0; i < g->asms.count; i++) {
+    free(g->asms.items[i].text);
+    free(g->asms.items[i].constraints);
+  }
+  free(g->asms.items);
   free(g->error_message);
   sym_arena_destroy(g->syms);
   free(g);
@@ -93,6 +102,8 @@ static ic_value graph_append(ic_graph *g, const graph_node *n) {
 static const graph_node *graph_arg(ic_graph *g, const char *what, ic_value v) {
   const graph_node *n = graph_node_get(g, v);
   if (!n) graph_fail(g, "%s: argument %" PRId32 " is not a value of this graph", what, v);
+  else if (n->kind == GRAPH_ASM)
+    return graph_fail(g, "%s: argument %" PRId32 " is an inline_asm node, not a value: use its outputs", what, v), NULL;
   return n;
 }
 
@@ -958,4 +969,95 @@ ic_value ic_graph_rms_norm(ic_graph *g, ic_value a, int32_t nlast, ic_value weig
   ic_value inv = graph_un(g, IC_OP_RSQRT, graph_bin(g, IC_OP_ADD, ms, ic_graph_constant(g, eps, dt)));
   ic_value v = graph_norm_affine(g, graph_bin(g, IC_OP_MUL, a, inv), weight, IC_INVALID_VALUE);
   return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
+}
+
+/* ---------------------------------------------------------------- inline PTX */
+
+/* After a failed inline_asm call (the graph has recorded it): no outputs, the status. */
+static ic_status graph_asm_fail(ic_status st, int32_t n_outputs, ic_value *outputs) {
+  for (int32_t k = 0; outputs && k < n_outputs && k < IC_ASM_MAX_OPERANDS; k++) outputs[k] = IC_INVALID_VALUE;
+  return st;
+}
+
+ic_status ic_graph_inline_asm(ic_graph *g, const ic_inline_asm_desc *desc, int32_t n_inputs, const ic_value *inputs,
+                              int32_t n_outputs, ic_value *outputs) {
+  static const char what[] = "inline_asm";
+  for (int32_t k = 0; outputs && k < n_outputs && k < IC_ASM_MAX_OPERANDS; k++) outputs[k] = IC_INVALID_VALUE;
+  if (!g) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_inline_asm: graph is NULL");
+  if (!desc || desc->struct_size < offsetof(ic_inline_asm_desc, pack) + sizeof(int32_t) ||
+      desc->struct_size > sizeof(ic_inline_asm_desc) || !desc->asm_text || !desc->constraints || !outputs ||
+      (n_inputs > 0 && !inputs) || (n_outputs > 0 && !desc->output_dtypes)) {
+    graph_fail(g, "%s: a NULL argument, or a desc whose struct_size ic does not know", what);
+    return graph_asm_fail(IC_ERR_INVALID_GRAPH, 0, NULL);
+  }
+  if (n_inputs < 1 || n_inputs > IC_ASM_MAX_OPERANDS || n_outputs < 1 || n_outputs > IC_ASM_MAX_OPERANDS) {
+    graph_fail(g, "%s: takes 1 to %d inputs and 1 to %d outputs, got %" PRId32 " and %" PRId32, what,
+               IC_ASM_MAX_OPERANDS, IC_ASM_MAX_OPERANDS, n_inputs, n_outputs);
+    return graph_asm_fail(IC_ERR_INVALID_GRAPH, n_outputs, outputs);
+  }
+  int32_t mark = g->nodes.count, parts_mark = g->concat_parts.count;
+  ic_dtype in_dt[IC_ASM_MAX_OPERANDS];
+  int32_t ndim = 0;
+  sym_id dims[IC_MAX_DIMS];
+  for (int32_t i = 0; i < n_inputs; i++) {
+    const graph_node *n = graph_arg(g, what, inputs[i]);
+    if (!n) return graph_asm_fail(IC_ERR_INVALID_GRAPH, n_outputs, outputs);
+    if (n->kind == GRAPH_CONST && n->weak) {
+      graph_fail(g, "%s: input %" PRId32 " is a constant without a dtype (give it one)", what, i);
+      return graph_asm_fail(IC_ERR_INVALID_GRAPH, n_outputs, outputs);
+    }
+    in_dt[i] = n->dtype;
+    graph_node acc = {.ndim = ndim};
+    memcpy(acc.dims, dims, sizeof dims);
+    if (i == 0) {
+      ndim = n->ndim;
+      memcpy(dims, n->dims, sizeof dims);
+    } else if (!graph_broadcast_shape(g, what, &acc, n, &ndim, dims)) {
+      return graph_asm_fail(IC_ERR_INVALID_GRAPH, n_outputs, outputs);
+    }
+  }
+  for (int32_t k = 0; k < n_outputs; k++)
+    if (!graph_check_dtype(g, what, desc->output_dtypes[k])) return graph_asm_fail(IC_ERR_INVALID_GRAPH, n_outputs, outputs);
+  asm_layout layout;
+  ic_status st = asm_plan(what, desc->asm_text, desc->constraints, desc->pack, n_outputs, desc->output_dtypes, n_inputs,
+                          in_dt, &layout);
+  if (st) {
+    graph_fail_with(g, st, "%s", ic_last_error());
+    return graph_asm_fail(st, n_outputs, outputs);
+  }
+  graph_asm a = {.noutputs = n_outputs, .pure = desc->is_pure != 0, .pack = desc->pack};
+  memcpy(a.outputs, desc->output_dtypes, sizeof(ic_dtype) * (size_t)n_outputs);
+  a.text = str_dup(desc->asm_text);
+  a.constraints = str_dup(desc->constraints);
+  bool ok = a.text && a.constraints && VEC_PUSH(g->asms, a);
+  if (!ok) {
+    free(a.text);
+    free(a.constraints);
+    graph_oom(g);
+    return graph_asm_fail(IC_ERR_OUT_OF_MEMORY, n_outputs, outputs);
+  }
+  graph_node node = {.kind = GRAPH_ASM, .dtype = desc->output_dtypes[0], .ndim = ndim, .nargs = n_inputs,
+                     .asm_index = g->asms.count - 1, .parts = g->concat_parts.count};
+  memcpy(node.dims, dims, sizeof dims);
+  ic_value args[IC_ASM_MAX_OPERANDS];
+  for (int32_t i = 0; i < n_inputs && ok; i++) ok = (args[i] = graph_broadcast_to(g, inputs[i], ndim, dims)) >= 0;
+  for (int32_t i = 0; i < n_inputs && ok; i++) ok = VEC_PUSH(g->concat_parts, args[i]);
+  ic_value v = ok ? graph_append(g, &node) : IC_INVALID_VALUE;
+  for (int32_t k = 0; k < n_outputs && v >= 0; k++) {
+    graph_node r = {.kind = GRAPH_ASM_RESULT, .dtype = desc->output_dtypes[k], .ndim = ndim, .nargs = 1, .args = {v},
+                    .result = k};
+    memcpy(r.dims, dims, sizeof dims);
+    if ((outputs[k] = graph_append(g, &r)) < 0) v = IC_INVALID_VALUE;
+  }
+  if (v < 0) {
+    /* roll back: nodes, operands and the asm entry */
+    g->nodes.count = mark;
+    g->concat_parts.count = parts_mark;
+    g->asms.count--;
+    free(a.text);
+    free(a.constraints);
+    graph_oom(g);
+    return graph_asm_fail(IC_ERR_OUT_OF_MEMORY, n_outputs, outputs);
+  }
+  return IC_OK;
 }

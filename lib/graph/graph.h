@@ -18,8 +18,21 @@ typedef enum graph_node_kind {
   GRAPH_SLICE,  /* point i of dim axis reads source point first + i * step */
   GRAPH_CONCAT, /* operands in g->concat_parts; each point reads one of them */
   GRAPH_PAD,    /* points outside the source read `value` */
-  GRAPH_REDUCE  /* reduce `reduce` of args[0] over the dims in axes (a bit per operand dim) */
+  GRAPH_REDUCE, /* reduce `reduce` of args[0] over the dims in axes (a bit per operand dim) */
+  GRAPH_ASM,    /* inline PTX g->asms.items[asm] over its nargs inputs (g->concat_parts from
+                   parts), broadcast to its shape; not a value: its results are */
+  GRAPH_ASM_RESULT /* output `result` of the GRAPH_ASM args[0] */
 } graph_node_kind;
+
+/* An inline_asm node's own data (ic_graph_inline_asm), owned by the graph. */
+typedef struct graph_asm {
+  char *text;
+  char *constraints;
+  int32_t noutputs;
+  ic_dtype outputs[IC_ASM_MAX_OPERANDS];
+  bool pure;
+  int32_t pack;
+} graph_asm;
 
 typedef struct graph_node {
   graph_node_kind kind;
@@ -43,6 +56,8 @@ typedef struct graph_node {
   ic_reduce_op reduce; /* GRAPH_REDUCE (value: mean's correction) */
   uint32_t axes;       /* GRAPH_REDUCE: bit d set = operand dim d is reduced */
   bool keepdim;        /* GRAPH_REDUCE: reduced dims stay with size 1 */
+  int32_t asm_index;   /* GRAPH_ASM: its g->asms entry */
+  int32_t result;      /* GRAPH_ASM_RESULT: which output */
 } graph_node;
 
 typedef struct graph_output {
@@ -56,14 +71,16 @@ struct ic_graph {
   struct { ic_value *items; int32_t count, cap; } inputs; /* node of each input */
   struct { char **items; int32_t count, cap; } symbols;   /* symbol k's name */
   struct { graph_output *items; int32_t count, cap; } outputs;
-  struct { ic_value *items; int32_t count, cap; } concat_parts; /* GRAPH_CONCAT operands */
+  struct { ic_value *items; int32_t count, cap; } concat_parts; /* GRAPH_CONCAT and GRAPH_ASM operands */
+  struct { graph_asm *items; int32_t count, cap; } asms;
   ic_status error;
   char *error_message;
 };
 
-/* Operand i of node n (< n->nargs): concat keeps its any number of operands apart. */
+/* Operand i of node n (< n->nargs): concat and asm keep their any number of operands
+ * apart. */
 static inline ic_value graph_node_arg(const ic_graph *g, const graph_node *n, int32_t i) {
-  return n->kind == GRAPH_CONCAT ? g->concat_parts.items[n->parts + i] : n->args[i];
+  return n->kind == GRAPH_CONCAT || n->kind == GRAPH_ASM ? g->concat_parts.items[n->parts + i] : n->args[i];
 }
 
 /* The node of a value, NULL when v is not a value of g. */

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "graph/graph.h"
+#include "ops/asm.h"
 
 
 /* ---------------------------------------------------------------- printer */
@@ -64,8 +65,36 @@ static void print_number(double v, sbuf *out) {
   else sbuf_printf(out, "%.17g", v);
 }
 
+/* r0, r1 = inline_asm("asm", "constraints", [inputs], [output dtypes], pack=P[, impure]):
+ * the results are the nodes right after the asm node. */
+static void print_asm(const ic_graph *g, ic_value v, sbuf *out) {
+  const graph_node *n = &g->nodes.items[v];
+  const graph_asm *a = &g->asms.items[n->asm_index];
+  for (int32_t k = 0; k < a->noutputs; k++) {
+    if (k) sbuf_puts(out, ", ");
+    print_value_ref(g, v + 1 + k, out);
+  }
+  sbuf_puts(out, " = inline_asm(\"");
+  asm_quote(a->text, out);
+  sbuf_puts(out, "\", \"");
+  asm_quote(a->constraints, out);
+  sbuf_puts(out, "\", [");
+  for (int32_t i = 0; i < n->nargs; i++) {
+    if (i) sbuf_puts(out, ", ");
+    print_value_ref(g, graph_node_arg(g, n, i), out);
+  }
+  sbuf_puts(out, "], [");
+  for (int32_t k = 0; k < a->noutputs; k++) sbuf_printf(out, "%s%s", k ? ", " : "", ic_dtype_name(a->outputs[k]));
+  sbuf_printf(out, "], pack=%" PRId32 "%s)\n", a->pack, a->pure ? "" : ", impure");
+}
+
 static void print_node(const ic_graph *g, ic_value v, sbuf *out) {
   const graph_node *n = &g->nodes.items[v];
+  if (n->kind == GRAPH_ASM) {
+    print_asm(g, v, out);
+    return;
+  }
+  if (n->kind == GRAPH_ASM_RESULT) return; /* named on its asm's line */
   if (n->kind == GRAPH_INPUT) {
     sbuf_printf(out, "input %s : ", n->name);
     graph_print_type(g, n->dtype, n->ndim, n->dims, out);
@@ -153,7 +182,7 @@ static void print_node(const ic_graph *g, ic_value v, sbuf *out) {
     sbuf_puts(out, ")");
     break;
   }
-  case GRAPH_INPUT: break;
+  case GRAPH_INPUT: case GRAPH_ASM: case GRAPH_ASM_RESULT: break;
   }
   sbuf_puts(out, "\n");
 }
@@ -213,7 +242,8 @@ typedef enum tok_kind {
   TOK_NAME,    /* [A-Za-z_%][A-Za-z0-9_%.]* */
   TOK_NUMBER,  /* a digit and the name characters after it, checked when read */
   TOK_PUNCT,   /* one of = : , ( ) [ ] ? * + - / */
-  TOK_BAD      /* any other character */
+  TOK_STRING,  /* "..." on one line, with C escapes (read by parse_string) */
+  TOK_BAD      /* any other character; an unterminated string */
 } tok_kind;
 
 typedef struct token {
@@ -268,6 +298,13 @@ static token lex(lexer *lx) {
     const char *e = s + 1;
     while (is_name_char(*e) || ((*e == '+' || *e == '-') && (e[-1] == 'e' || e[-1] == 'E'))) e++;
     t.kind = TOK_NUMBER;
+    t.len = lex_span(s, e);
+    lx->p = e;
+  } else if (*s == '"') {
+    const char *e = s + 1;
+    while (*e && *e != '"' && *e != '\n') e += e[0] == '\\' && e[1] && e[1] != '\n' ? 2 : 1;
+    t.kind = *e == '"' ? TOK_STRING : TOK_BAD;
+    if (*e == '"') e++;
     t.len = lex_span(s, e);
     lx->p = e;
   } else {
@@ -953,6 +990,157 @@ static bool parse_const(parser *ps, ic_value *out) {
   return true;
 }
 
+/* ---------------------------------------------------------------- inline_asm */
+
+static int hex_digit(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A string token's bytes (malloc'd, *out): escapes \\ \" \n \t \r \xHH \ooo; no NUL. */
+static bool parse_string(parser *ps, const char *what, char **out) {
+  *out = NULL;
+  token t = ps->tok;
+  if (t.kind == TOK_BAD && t.start[0] == '"') return fail_at(ps, &t, "unterminated string (strings end on their line)");
+  if (t.kind != TOK_STRING) return fail_expected(ps, what);
+  const int32_t last = t.len - 2; /* the last byte before the closing quote */
+  sbuf sb = {0};
+  sbuf_puts(&sb, ""); /* "" is a string too */
+  for (int32_t i = 1; i <= last; i++) {
+    char c = t.start[i];
+    if (c != '\\') {
+      sbuf_printf(&sb, "%c", c);
+      continue;
+    }
+    int32_t at = i++;
+    int v = -1;
+    switch (t.start[i]) {
+    case '\\': v = '\\'; break;
+    case '"': v = '"'; break;
+    case 'n': v = '\n'; break;
+    case 't': v = '\t'; break;
+    case 'r': v = '\r'; break;
+    case 'x':
+      if (i + 2 <= last && hex_digit(t.start[i + 1]) >= 0 && hex_digit(t.start[i + 2]) >= 0) {
+        v = hex_digit(t.start[i + 1]) * 16 + hex_digit(t.start[i + 2]);
+        i += 2;
+      }
+      break;
+    default:
+      if (t.start[i] >= '0' && t.start[i] <= '7') {
+        v = 0;
+        for (int k = 0; k < 3 && i <= last && t.start[i] >= '0' && t.start[i] <= '7'; k++) v = v * 8 + (t.start[i++] - '0');
+        i--;
+        if (v > 255) v = -1;
+      }
+      break;
+    }
+    if (v <= 0) {
+      token bad = t;
+      bad.col += at;
+      sbuf_free(&sb);
+      return fail_at(ps, &bad, v == 0 ? "a string cannot hold a NUL byte"
+                                      : "unknown escape in a string (\\\\, \\\", \\n, \\t, \\r, \\xHH or octal \\ooo)");
+    }
+    sbuf_printf(&sb, "%c", (char)v);
+  }
+  if (!(*out = sbuf_take(&sb))) return fail_oom(ps, &t);
+  advance(ps);
+  return true;
+}
+
+typedef struct dtype_list {
+  ic_dtype dtypes[IC_ASM_MAX_OPERANDS];
+} dtype_list;
+
+static bool parse_dtype_item(parser *ps, int32_t i, void *ctx) { return parse_dtype(ps, &((dtype_list *)ctx)->dtypes[i]); }
+
+/* inline_asm("asm", "constraints", [inputs], [dtypes] [, pack=N] [, impure]) for the
+ * ntargets names targets. */
+static bool parse_inline_asm(parser *ps, const token *op, const token *targets, int32_t ntargets) {
+  char *text = NULL, *constraints = NULL;
+  arg_list args;
+  dtype_list dl = {{IC_DTYPE_INVALID}};
+  int32_t nin = 0, nout = 0;
+  int64_t pack = 1;
+  bool pure = true, ok = false;
+  const char *what = "the asm, the constraints, a list of inputs and a list of output dtypes";
+  if (!expect_punct(ps, '(') || !parse_string(ps, "the asm (a string)", &text) || !expect_next_arg(ps, op, what) ||
+      !parse_string(ps, "the constraints (a string)", &constraints) || !expect_next_arg(ps, op, what) ||
+      !parse_list(ps, '[', ']', IC_ASM_MAX_OPERANDS, "inputs", parse_arg_item, &args, &nin) ||
+      !expect_next_arg(ps, op, what) ||
+      !parse_list(ps, '[', ']', IC_ASM_MAX_OPERANDS, "outputs", parse_dtype_item, &dl, &nout))
+    goto done;
+  while (tok_is_punct(&ps->tok, ',')) {
+    advance(ps);
+    token opt = ps->tok;
+    if (tok_is_word(&opt, "pack")) {
+      advance(ps);
+      if (!expect_punct(ps, '=') || !parse_integer(ps, &pack)) goto done;
+      if (pack > ASM_MAX_PACK) pack = 0; /* the builder names the bad value */
+    } else if (tok_is_word(&opt, "impure")) {
+      advance(ps);
+      pure = false;
+    } else {
+      fail_expected(ps, "pack=N or impure");
+      goto done;
+    }
+  }
+  if (!expect_punct(ps, ')')) goto done;
+  if (nout != ntargets) {
+    fail_at(ps, &targets[0], "inline_asm makes %" PRId32 " outputs (one a dtype), the statement names %" PRId32, nout,
+            ntargets);
+    goto done;
+  }
+  ic_inline_asm_desc desc = {.struct_size = sizeof desc, .asm_text = text, .constraints = constraints,
+                             .output_dtypes = dl.dtypes, .is_pure = pure, .pack = (int32_t)pack};
+  ic_value outs[IC_ASM_MAX_OPERANDS];
+  ic_status st = ic_graph_inline_asm(ps->g, &desc, nin, args.values, nout, outs);
+  if (st) {
+    fail_builder(ps, &targets[0]);
+    goto done;
+  }
+  ok = true;
+  for (int32_t k = 0; k < ntargets && ok; k++) {
+    if (!tok_is_label(&targets[k])) {
+      char *name = tok_strdup(&targets[k]);
+      ic_status ns = name ? ic_graph_name_value(ps->g, outs[k], name) : IC_ERR_OUT_OF_MEMORY;
+      free(name);
+      if (ns == IC_ERR_OUT_OF_MEMORY) ok = fail_oom(ps, &targets[k]);
+      else if (ns != IC_OK) ok = fail_builder(ps, &targets[k]);
+    }
+    if (ok && !names_add(ps, &targets[k], outs[k])) ok = fail_oom(ps, &targets[k]);
+  }
+done:
+  free(text);
+  free(constraints);
+  return ok;
+}
+
+/* NAME {',' NAME} '=' inline_asm(...): the names of an asm node's outputs. */
+static bool parse_multi_assignment(parser *ps) {
+  token targets[IC_ASM_MAX_OPERANDS];
+  int32_t n = 0;
+  for (;;) {
+    token t = ps->tok;
+    if (!tok_is_label(&t) && !check_plain_name(ps, &t, "value")) return false;
+    for (int32_t k = 0; k < n; k++)
+      if (targets[k].len == t.len && memcmp(targets[k].start, t.start, (size_t)t.len) == 0)
+        return fail_at(ps, &t, "duplicate name '%.*s'", (int)t.len, t.start);
+    if (names_find(ps, &t) != IC_INVALID_VALUE) return fail_at(ps, &t, "duplicate name '%.*s'", (int)t.len, t.start);
+    if (n == IC_ASM_MAX_OPERANDS) return fail_at(ps, &t, "too many names (an inline_asm has at most %d outputs)", IC_ASM_MAX_OPERANDS);
+    targets[n++] = t;
+    advance(ps);
+    if (tok_is_punct(&ps->tok, '=')) break;
+    if (!expect_punct(ps, ',')) return false;
+    if (ps->tok.kind != TOK_NAME) return fail_expected(ps, "a name");
+  }
+  advance(ps); /* '=' */
+  token op = ps->tok;
+  if (!tok_is_word(&op, "inline_asm")) return fail_at(ps, &op, "only inline_asm assigns several names");
+  advance(ps);
+  return parse_inline_asm(ps, &op, targets, n);
+}
+
 /* NAME '=' rhs */
 static bool parse_assignment(parser *ps) {
   token target = ps->tok;
@@ -967,6 +1155,7 @@ static bool parse_assignment(parser *ps) {
   bool ok;
   if (op.kind != TOK_NAME) return fail_expected(ps, "an op or 'const'");
   advance(ps);
+  if (tok_is_word(&op, "inline_asm")) return parse_inline_asm(ps, &op, &target, 1);
   if (tok_is_word(&op, "const")) ok = parse_const(ps, &v);
   else if (tok_is_word(&op, "cast")) ok = parse_convert(ps, &op, IC_OP_CAST, &v);
   else if (tok_is_word(&op, "cast_saturate")) ok = parse_convert(ps, &op, IC_OP_CAST_SATURATE, &v);
@@ -1093,6 +1282,7 @@ static bool parse_line(parser *ps) {
   } else {
     token second = peek(ps);
     if (tok_is_punct(&second, '=')) ok = parse_assignment(ps);
+    else if (tok_is_punct(&second, ',')) ok = parse_multi_assignment(ps);
     else if (tok_is_word(&first, "symbol")) ok = parse_symbol(ps);
     else if (tok_is_word(&first, "input")) ok = parse_input(ps);
     else if (tok_is_word(&first, "output")) ok = parse_output(ps);
