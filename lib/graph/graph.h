@@ -3,6 +3,7 @@
 #define IC_GRAPH_H
 
 #include "base/base.h"
+#include "ops/asm.h"
 #include "ops/ops.h"
 #include "sym/sym.h"
 
@@ -24,15 +25,7 @@ typedef enum graph_node_kind {
   GRAPH_ASM_RESULT /* output `result` of the GRAPH_ASM args[0] */
 } graph_node_kind;
 
-/* An inline_asm node's own data (ic_graph_inline_asm), owned by the graph. */
-typedef struct graph_asm {
-  char *text;
-  char *constraints;
-  int32_t noutputs;
-  ic_dtype outputs[IC_ASM_MAX_OPERANDS];
-  bool pure;
-  int32_t pack;
-} graph_asm;
+
 
 typedef struct graph_node {
   graph_node_kind kind;
@@ -72,7 +65,7 @@ struct ic_graph {
   struct { char **items; int32_t count, cap; } symbols;   /* symbol k's name */
   struct { graph_output *items; int32_t count, cap; } outputs;
   struct { ic_value *items; int32_t count, cap; } concat_parts; /* GRAPH_CONCAT and GRAPH_ASM operands */
-  struct { graph_asm *items; int32_t count, cap; } asms;
+  struct { asm_spec *items; int32_t count, cap; } asms; /* GRAPH_ASM's, owned */
   ic_status error;
   char *error_message;
 };

@@ -69,7 +69,7 @@ static void print_number(double v, sbuf *out) {
  * the results are the nodes right after the asm node. */
 static void print_asm(const ic_graph *g, ic_value v, sbuf *out) {
   const graph_node *n = &g->nodes.items[v];
-  const graph_asm *a = &g->asms.items[n->asm_index];
+  const asm_spec *a = &g->asms.items[n->asm_index];
   for (int32_t k = 0; k < a->noutputs; k++) {
     if (k) sbuf_puts(out, ", ");
     print_value_ref(g, v + 1 + k, out);

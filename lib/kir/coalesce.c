@@ -76,10 +76,12 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
     for (int32_t i = 0; i < n; i++)
       if (k->instrs.items[i].kind == KIR_RANGE) ranged[d] |= sym_depends_on(a, k->instrs.items[i].offset, SYM_VAR, d);
   }
+  /* An asm's groups run along the last dim: it stays the last, whatever its size. */
+  bool keep_last = kir_pack(k) > 1 && ndim > 0;
   /* size-1 dims: their var is always 0 */
   for (int32_t d = ndim - 1; d >= 0; d--) {
     int64_t c;
-    if (!sym_is_const(a, dims[d], &c) || c != 1) continue;
+    if (!sym_is_const(a, dims[d], &c) || c != 1 || (keep_last && d == ndim - 1)) continue;
     for (int32_t i = 0; i < n; i++)
       if (kir_is_access(&k->instrs.items[i])) memmove(&acc[i].coeff[d], &acc[i].coeff[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
     memmove(&dims[d], &dims[d + 1], sizeof(sym_id) * (size_t)(ndim - d - 1));
@@ -90,7 +92,7 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc) {
   }
   /* merge an outer dim into its inner neighbour where every access allows it */
   for (int32_t d = ndim - 2; d >= 0; d--) {
-    bool ok = !ranged[d] && !ranged[d + 1] && reduced[d] == reduced[d + 1];
+    bool ok = !ranged[d] && !ranged[d + 1] && reduced[d] == reduced[d + 1] && !(keep_last && d + 1 == ndim - 1);
     for (int32_t i = 0; i < n && ok; i++)
       if (kir_is_access(&k->instrs.items[i])) ok = acc[i].coeff[d] == sym_mul(a, acc[i].coeff[d + 1], dims[d + 1]);
     if (!ok) continue;

@@ -16,6 +16,13 @@ void kir_kernel_free(kir_kernel *k) {
   k->params.items = NULL;
 }
 
+int32_t kir_pack(const kir_kernel *k) {
+  int32_t pack = 1;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_ASM && k->instrs.items[i].spec->pack > pack) pack = k->instrs.items[i].spec->pack;
+  return pack;
+}
+
 bool kir_kernel_copy(kir_kernel *dst, const kir_kernel *src) {
   *dst = *src;
   dst->buffers.items = NULL;
@@ -157,6 +164,23 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
                   in->args[0]);
       if (in->value != 0) sbuf_printf(out, " correction %.17g", in->value);
       sbuf_puts(out, "\n");
+      break;
+    case KIR_ASM: {
+      /* the whole spec: it is part of the kernel's content and cache key */
+      sbuf_printf(out, "  v%" PRId32 " = asm%s pack %" PRId32 " \"", i, in->spec->pure ? "" : ".impure", in->spec->pack);
+      asm_quote(in->spec->text, out);
+      sbuf_puts(out, "\" \"");
+      asm_quote(in->spec->constraints, out);
+      sbuf_puts(out, "\" (");
+      for (int32_t a = 0; a < in->nargs; a++) sbuf_printf(out, a ? ", v%" PRId32 : "v%" PRId32, in->args[a]);
+      sbuf_puts(out, ") -> [");
+      for (int32_t o = 0; o < in->spec->noutputs; o++) sbuf_printf(out, "%s%s", o ? ", " : "", ic_dtype_name(in->spec->outputs[o]));
+      sbuf_puts(out, "]\n");
+      break;
+    }
+    case KIR_ASM_RESULT:
+      sbuf_printf(out, "  v%" PRId32 " = asm_result.%s v%" PRId32 " %" PRId32 "\n", i, ic_dtype_name(in->dtype), in->args[0],
+                  in->result);
       break;
     case KIR_STORE:
       sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);

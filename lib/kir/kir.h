@@ -14,6 +14,7 @@
 #define IC_KIR_H
 
 #include "base/base.h"
+#include "ops/asm.h"
 #include "sym/sym.h"
 
 /* KIR_RANGE is a bool that depends on the point only: lo <= offset < hi, where offset
@@ -24,19 +25,27 @@
  * its value is zero (and never chosen). */
 /* KIR_REDUCE (reduction kernels) reduces its operand, an element value, over the reduced
  * dims into a row value, in the order ic.h states ("reductions"). */
-typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE, KIR_REDUCE } kir_kind;
+/* KIR_ASM runs spec's PTX over its nargs inputs (groups of spec->pack elements along the
+ * last dim: ic.h, "inline PTX"); it is no value itself: KIR_ASM_RESULT is output `result`
+ * of the KIR_ASM args[0]. */
+typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE, KIR_REDUCE, KIR_ASM, KIR_ASM_RESULT } kir_kind;
+
+enum { KIR_MAX_ARGS = IC_ASM_MAX_OPERANDS };
 
 typedef struct kir_instr {
   kir_kind kind;
   ic_dtype dtype;     /* the value's dtype (for stores: the stored value's) */
   ic_op op;           /* KIR_OP */
-  int32_t nargs;      /* KIR_OP operands, KIR_STORE: 1 (the value), LOAD/RANGE: 0 or 1 (guard, parent) */
-  int32_t args[3];    /* earlier instructions */
+  int32_t nargs;      /* KIR_OP operands, KIR_STORE: 1 (the value), LOAD/RANGE: 0 or 1 (guard, parent),
+                         KIR_ASM: its inputs, KIR_ASM_RESULT: 1 */
+  int32_t args[KIR_MAX_ARGS]; /* earlier instructions */
   int32_t buffer;     /* LOAD/STORE: kernel buffer */
   sym_id offset;      /* LOAD/STORE: element offset; RANGE: the index */
   sym_id lo, hi;      /* RANGE: bounds */
   double value;       /* CONST; REDUCE: mean's correction */
   ic_reduce_op reduce; /* REDUCE */
+  const asm_spec *spec; /* ASM (owned by the program's lowered graph) */
+  int32_t result;       /* ASM_RESULT */
 } kir_instr;
 
 /* A LOAD with a guard. */
@@ -112,6 +121,11 @@ typedef struct kir_kernel {
 void kir_kernel_free(kir_kernel *k);
 /* A deep copy of src into dst (which owns nothing yet); false when out of memory. */
 bool kir_kernel_copy(kir_kernel *dst, const kir_kernel *src);
+
+/* The largest pack of the kernel's asm instructions (1 without any): such a kernel keeps
+ * its last dim apart (groups run along it), and its launch covers every last-dim row
+ * padded to a multiple of the pack. */
+int32_t kir_pack(const kir_kernel *k);
 /* Appends the kernel as text ("kernel k0 [n, 4] ..."). Without names, the text leaves
  * out the kernel's name, symbol names and program buffers: it is then the same for every
  * kernel that computes the same thing, whatever program it belongs to. */

@@ -329,6 +329,20 @@ static ic_status lower_inputs(lower_state *st) {
   return IC_OK;
 }
 
+/* A copy of spec owned by l (NULL when out of memory). */
+static const asm_spec *lower_asm_spec(lowered *l, const asm_spec *spec) {
+  asm_spec **grown = realloc(l->asms, sizeof *grown * ((size_t)l->nasms + 1));
+  if (!grown) return NULL;
+  l->asms = grown;
+  asm_spec *c = malloc(sizeof *c);
+  if (!c) return NULL;
+  *c = *spec;
+  c->text = str_dup(spec->text);
+  c->constraints = str_dup(spec->constraints);
+  l->asms[l->nasms++] = c; /* freed by lowered_destroy, complete or not */
+  return c->text && c->constraints ? c : NULL;
+}
+
 static ic_status lower_run(lower_state *st) {
   const ic_graph *g = st->g;
   lowered *l = st->l;
@@ -345,7 +359,8 @@ static ic_status lower_run(lower_state *st) {
   lower_mark_live(g, live);
   for (int32_t v = 0; v < g->nodes.count && !s; v++) {
     const graph_node *n = &g->nodes.items[v];
-    if (!live[v] || (n->kind != GRAPH_OP && n->kind != GRAPH_REDUCE)) continue;
+    bool is_asm = n->kind == GRAPH_ASM || n->kind == GRAPH_ASM_RESULT;
+    if (!live[v] || (n->kind != GRAPH_OP && n->kind != GRAPH_REDUCE && !is_asm)) continue;
     if (!lower_push_node(st, n->op, n->dtype, n->ndim, n->dims)) s = IC_ERR_OUT_OF_MEMORY;
     else {
       st->node_of[v] = l->nodes.count - 1;
@@ -359,8 +374,12 @@ static ic_status lower_run(lower_state *st) {
         ln->in_ndim = src->ndim;
         for (int32_t d = 0; d < src->ndim; d++) ln->in_dims[d] = sym_import(l->syms, g->syms, src->dims[d]);
       }
+      if (n->kind == GRAPH_ASM && !(ln->asm_spec = lower_asm_spec(l, &g->asms.items[n->asm_index]))) s = IC_ERR_OUT_OF_MEMORY;
+      ln->is_asm_result = n->kind == GRAPH_ASM_RESULT;
+      ln->result = n->result;
       ln->nargs = n->nargs;
-      for (int32_t i = 0; i < n->nargs; i++) ln->args[i] = lower_operand(st, n->args[i], l->nodes.count - 1);
+      for (int32_t i = 0; i < n->nargs; i++)
+        ln->args[i] = lower_operand(st, graph_node_arg(g, n, i), l->nodes.count - 1);
     }
   }
   free(live);
@@ -379,7 +398,8 @@ static ic_status lower_run(lower_state *st) {
     const graph_output *go = &g->outputs.items[o];
     const graph_node *n = graph_node_get(g, go->value);
     l->outputs[o].name = str_dup(go->name);
-    bool own = (n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE) && !claimed[st->node_of[go->value]];
+    bool own = (n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT) &&
+               !claimed[st->node_of[go->value]];
     if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims))) {
       s = IC_ERR_OUT_OF_MEMORY;
     } else if (own) {
@@ -424,6 +444,12 @@ void lowered_destroy(lowered *l) {
   for (int32_t i = 0; l->outputs && i < l->noutputs; i++) free(l->outputs[i].name);
   for (int32_t k = 0; l->symbol_names && k < l->nsymbols; k++) free(l->symbol_names[k]);
   free(l->symbol_names);
+  for (int32_t i = 0; i < l->nasms; i++) {
+    free(l->asms[i]->text);
+    free(l->asms[i]->constraints);
+    free(l->asms[i]);
+  }
+  free(l->asms);
   free(l->inputs);
   free(l->outputs);
   free(l->nodes.items);

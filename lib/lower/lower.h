@@ -53,6 +53,8 @@ typedef struct lower_arg {
   int32_t cond, then_arg, else_arg;
 } lower_arg;
 
+enum { LOWER_MAX_ARGS = IC_ASM_MAX_OPERANDS }; /* an op's 3, an asm node's inputs */
+
 typedef struct lower_node {
   ic_op op;
   ic_dtype dtype;
@@ -60,7 +62,7 @@ typedef struct lower_node {
   sym_id dims[IC_MAX_DIMS];
   sym_id numel;
   int32_t nargs;
-  lower_arg args[3];
+  lower_arg args[LOWER_MAX_ARGS];
   /* A reduction (op unused): args[0] is resolved over its operand's space in_dims (vars
    * i0.. of in_dims), reduced over the dims in `axes`; dims are in_dims with those dims
    * made 1 (keepdim) or dropped. value: mean's correction. */
@@ -70,6 +72,13 @@ typedef struct lower_node {
   double correction;
   int32_t in_ndim;
   sym_id in_dims[IC_MAX_DIMS];
+  /* Inline PTX (op unused): an asm node (asm: its spec in lowered.asms; args: its inputs,
+   * at the same point) makes its outputs through asm result nodes (args[0]: the asm
+   * node, same point; result: which output, dtype its dtype). The scheduler keeps an asm
+   * node and its results in one group, and never stores the asm node itself. */
+  const asm_spec *asm_spec;
+  bool is_asm_result;
+  int32_t result;
 } lower_node;
 
 /* True when dims (ndim) are the row form of a reduction over `axes` of space in_dims:
@@ -108,6 +117,8 @@ typedef struct lowered {
   struct { lower_arg *items; int32_t count, cap; } select_args;  /* the branches of SELECTs */
   lower_output *outputs;
   int32_t noutputs;
+  asm_spec **asms; /* the asm nodes' specs (copies owned here, lower_node.asm_spec points in) */
+  int32_t nasms;
 } lowered;
 
 /* The sym param holding the run-time stride of input i, dim d. */

@@ -10,6 +10,17 @@
 
 enum { ASM_MAX_PACK = 16, ASM_MAX_REGS = 2 * IC_ASM_MAX_OPERANDS * ASM_MAX_PACK };
 
+/* An asm node's own data, as ic_graph_inline_asm took it (the graph owns one copy, the
+ * lowered graph another). */
+typedef struct asm_spec {
+  char *text;
+  char *constraints;
+  int32_t noutputs;
+  ic_dtype outputs[IC_ASM_MAX_OPERANDS];
+  bool pure;
+  int32_t pack;
+} asm_spec;
+
 /* One operand (an output or an input): its register letter (h, r, l, f, d), its
  * registers and the elements each holds (elements 0, 1, ... of the pack from the low bits
  * of the first register on), and its element width in bits (bool: 8). */

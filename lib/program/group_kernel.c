@@ -158,6 +158,8 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     kir_instr op = {.kind = KIR_OP, .op = n->op, .dtype = n->dtype, .nargs = n->nargs};
     if (n->is_reduce) op = (kir_instr){.kind = KIR_REDUCE, .reduce = n->reduce, .dtype = n->dtype, .nargs = 1,
                                        .value = n->correction};
+    if (n->asm_spec) op = (kir_instr){.kind = KIR_ASM, .spec = n->asm_spec, .dtype = n->dtype, .nargs = n->nargs};
+    if (n->is_asm_result) op = (kir_instr){.kind = KIR_ASM_RESULT, .result = n->result, .dtype = n->dtype, .nargs = 1};
     for (int32_t a = 0; a < n->nargs; a++)
       if ((op.args[a] = kir_emit_operand(&b, &n->args[a], operand_point)) < 0) goto oom;
     if ((scratch[ni] = kir_emit(&b, &op)) < 0) goto oom;
@@ -165,6 +167,14 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
       kir_instr st = {.kind = KIR_STORE, .dtype = n->dtype, .nargs = 1, .args = {scratch[ni]}, .offset = identity};
       if ((st.buffer = kir_buffer_for(&b, buffer_of[ni], n->dtype, true)) < 0 || kir_emit(&b, &st) < 0) goto oom;
     }
+  }
+  /* asm groups run along the last dim, each row padded to a multiple of the pack: the
+   * launch covers the padded rows */
+  int32_t pack = kir_pack(k);
+  if (pack > 1 && k->ndim > 0) {
+    sym_id p = sym_const(l->syms, pack), padded = sym_mul(l->syms, sym_ceildiv(l->syms, k->dims[k->ndim - 1], p), p);
+    for (int32_t d = 0; d < k->ndim - 1; d++) padded = sym_mul(l->syms, padded, k->dims[d]);
+    k->launch_numel = padded;
   }
   if (!(k->coalesced = kir_coalesce_dims(k))) goto oom;
   k->generalized = KIR_PASS_DONE;

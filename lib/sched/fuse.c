@@ -10,6 +10,9 @@ static bool sched_dims_equal(const sched_group *g, int32_t ndim, const sym_id *d
 
 /* Whether node n may join group g as far as spaces go. */
 static bool sched_fits(const lowered *l, const sched_group *g, const lower_node *n) {
+  /* asm nodes stay out of reduction kernels (their packs group along the last dim, which
+   * a reduction kernel walks in its own order) */
+  if ((n->asm_spec && g->reduces) || (n->is_reduce && g->has_asm)) return false;
   if (n->is_reduce) return sched_dims_equal(g, n->in_ndim, n->in_dims) && (!g->reduces || g->axes == n->axes);
   if (sched_dims_equal(g, n->ndim, n->dims)) return true;
   return g->reduces && lower_is_row_form(l->syms, g->ndim, g->dims, g->axes, n->ndim, n->dims);
@@ -66,7 +69,9 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     const lower_node *node = &l->nodes.items[i];
     int32_t g = -1;
     s->last_use[i] = -1;
-    if (!eager && !(split && split[i])) {
+    if (node->is_asm_result) {
+      g = s->group_of[node->args[0].node]; /* with its asm node, always: the asm runs once */
+    } else if (!eager && !(split && split[i])) {
       for (int32_t c = sched_min_group(l, s, node); c < s->count && g < 0; c++) {
         const sched_group *grp = &s->groups[c];
         bool alone = split && grp->count == 1 && split[grp->nodes[0]];
@@ -85,6 +90,7 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       grp->reduces = true;
       grp->axes = node->axes;
     }
+    grp->has_asm |= node->asm_spec != NULL;
     if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;

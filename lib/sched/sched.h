@@ -11,6 +11,7 @@ typedef struct sched_group {
    * (element nodes) or on the row form of dims (lower_is_row_form: row nodes). */
   bool reduces;
   uint32_t axes;
+  bool has_asm;       /* holds an asm node (then no reduction joins it) */
   int32_t *nodes;     /* lowered nodes in dependency order */
   int32_t count, cap;
 } sched_group;

@@ -852,7 +852,7 @@ static void red_row_instr(red_gen *rg, int32_t i) {
     red_scalar_store(rg, i, "    ");
     sbuf_puts(o, "  }\n");
     break;
-  case KIR_REDUCE: break;
+  case KIR_REDUCE: case KIR_ASM: case KIR_ASM_RESULT: break; /* asm: never in reduction kernels (sched) */
   }
 }
 

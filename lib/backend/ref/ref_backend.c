@@ -54,6 +54,10 @@ static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t fl
   *out = NULL;
   if (k->stage != KIR_STAGE_WHOLE) /* backend_ref.two_stage_reductions is false */
     return error_set(IC_ERR_INTERNAL, "ref: %s is a stage of a two-stage reduction", k->name);
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_ASM)
+      return error_set(IC_ERR_UNSUPPORTED, "the ref backend cannot run PTX: kernel %s holds an inline_asm node "
+                       "(compile it for cuda)", k->name);
   backend_kernel *bk = calloc(1, sizeof *bk);
   ref_kernel *rk = calloc(1, sizeof *rk);
   if (bk) bk->impl = rk;
@@ -171,7 +175,7 @@ static void ref_eval(const ref_kernel *rk, ref_launch *rl, int32_t i, bool *okp)
     case KIR_STORE:
       ref_store(in->dtype, rl->buffers[in->buffer], ref_offset(rk, rl, i, &ok), rl->values[in->args[0]]);
       break;
-    case KIR_REDUCE: break;
+    case KIR_REDUCE: case KIR_ASM: case KIR_ASM_RESULT: break; /* asm: refused by ref_compile */
     }
   }
   *okp = ok;
