@@ -199,36 +199,56 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
   if (round) sbuf_puts(o, ")");
 }
 
-/* __device__ void <name>_body(loads..., stores&...): the ops of one point. */
+/* __device__ void <name>_body(loads..., stores&...): the ops of one point, or of P
+ * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop). */
 static void cg_body(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
+  const int32_t P = cg->pack;
   sbuf_printf(o, "__device__ __forceinline__ void %s_body(", cg->entry);
   const char *sep = "";
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) sbuf_printf(o, "%sconst %s v%" PRId32, sep, cg_ctype(in->dtype), i);
-    else if (in->kind == KIR_STORE) sbuf_printf(o, "%s%s &r%" PRId32, sep, cg_ctype(in->dtype), i);
+    const char *t = cg_ctype(in->dtype);
+    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) sbuf_printf(o, P > 1 ? "%sconst %s *v%" PRId32 : "%sconst %s v%" PRId32, sep, t, i);
+    else if (in->kind == KIR_STORE) sbuf_printf(o, P > 1 ? "%s%s *r%" PRId32 : "%s%s &r%" PRId32, sep, t, i);
     else continue;
     sep = ", ";
   }
   sbuf_puts(o, ") {\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_CONST || in->kind == KIR_OP)
-      sbuf_printf(o, "  const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
-    if (in->kind == KIR_CONST) cg_const(cg, in);
-    else if (in->kind == KIR_OP) {
+    const char *t = cg_ctype(in->dtype);
+    bool array = P > 1 && in->kind != KIR_CONST;
+    if (in->kind == KIR_ASM) {
+      cg_asm_block(cg, i);
+      continue;
+    }
+    if (in->kind == KIR_CONST || in->kind == KIR_OP || in->kind == KIR_ASM_RESULT) {
+      if (array) sbuf_printf(o, "  %s v%" PRId32 "[%" PRId32 "];\n#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) v%" PRId32 "[q] = ", t, i, P, P, i);
+      else sbuf_printf(o, "  const %s v%" PRId32 " = ", t, i);
+    }
+    if (in->kind == KIR_CONST) {
+      cg_const(cg, in);
+    } else if (in->kind == KIR_ASM_RESULT) {
+      sbuf_printf(o, array ? "a%" PRId32 "_o%" PRId32 "[q]" : "a%" PRId32 "_o%" PRId32, in->args[0], in->result);
+    } else if (in->kind == KIR_OP) {
       kir_instr args[3] = {{0}};
       for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
       /* where's data operands carry the dtype, not the condition */
       if (in->op == IC_OP_WHERE) args[0] = args[1];
-      char names[3][24];
-      for (int32_t j = 0; j < 3; j++) snprintf(names[j], sizeof names[j], "v%" PRId32, in->args[j]);
+      char names[3][32];
+      for (int32_t j = 0; j < 3; j++)
+        snprintf(names[j], sizeof names[j], P > 1 && j < in->nargs && args[j].kind != KIR_CONST ? "v%" PRId32 "[q]" : "v%" PRId32,
+                 in->args[j]);
+      if (in->op == IC_OP_WHERE && P > 1 && k->instrs.items[in->args[0]].kind != KIR_CONST)
+        snprintf(names[0], sizeof names[0], "v%" PRId32 "[q]", in->args[0]);
       const char *const refs[3] = {names[0], names[1], names[2]};
       cg_op(cg, in, args, refs);
     } else if (in->kind == KIR_STORE) {
-      sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
+      bool src_const = k->instrs.items[in->args[0]].kind == KIR_CONST;
+      if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) r%" PRId32 "[q] = v%" PRId32 "%s", P, i, in->args[0], src_const ? "" : "[q]");
+      else sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
     } else {
       continue;
     }
@@ -333,15 +353,25 @@ static void cg_vector_path(codegen *cg) {
       sbuf_printf(o, ")) : (%s)0; }\n", ct);
     } else if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
-      cg_address(cg, in, NULL);
+      if (words > 4) { /* asm packs wider than 16 bytes: 16-byte pieces */
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n", words);
+        for (int32_t q = 0; q < words; q += 4) {
+          sbuf_puts(o, "      ic_ld_w4((");
+          cg_address(cg, in, NULL);
+          sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+        }
+      } else {
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
+        cg_address(cg, in, NULL);
+        sbuf_puts(o, ", w);\n");
+      }
       if (ic_dtype_size(in->dtype) == 8) {
-        sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
+        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
                           "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
                        V, i, dt);
       } else {
         int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        sbuf_printf(o, ", w);\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
+        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
                           "] >> (k %% %" PRId32 ") * %d); }\n",
                        V, i, dt, per_word, per_word, 32 / per_word);
       }
@@ -361,8 +391,13 @@ static void cg_vector_path(codegen *cg) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
   }
-  sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
-  cg_body_call(cg, "[k]");
+  if (cg->pack > 1) {
+    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k += %" PRId32 ") ", V, cg->pack);
+    cg_body_call(cg, " + k");
+  } else {
+    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
+    cg_body_call(cg, "[k]");
+  }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_STORE) continue;
@@ -371,16 +406,23 @@ static void cg_vector_path(codegen *cg) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
       if (ic_dtype_size(in->dtype) == 8) {
         sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n      for (int k = 0; k < %" PRId32 "; k++) { const ic_u64 p = ic_pack_%s(r%" PRId32
-                          "[k]); w[2 * k] = (ic_u32)p; w[2 * k + 1] = (ic_u32)(p >> 32); }\n      ic_st_w%" PRId32 "(",
-                       words, V, dt, i, words);
+                          "[k]); w[2 * k] = (ic_u32)p; w[2 * k + 1] = (ic_u32)(p >> 32); }\n",
+                       words, V, dt, i);
       } else {
         int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
         sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
-                          "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n      ic_st_w%" PRId32 "(",
-                       words, V, per_word, dt, i, per_word, 32 / per_word, words);
+                          "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n",
+                       words, V, per_word, dt, i, per_word, 32 / per_word);
       }
-      cg_address(cg, in, NULL);
-      sbuf_puts(o, ", w); }\n");
+      /* one vector store, or 16-byte pieces (asm packs wider than 16 bytes) */
+      for (int32_t q = 0; q < words; q += 4) {
+        sbuf_printf(o, "      ic_st_w%" PRId32 "(", words < 4 ? words : 4);
+        if (words > 4) sbuf_puts(o, "(");
+        cg_address(cg, in, NULL);
+        if (words > 4) sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+        else sbuf_puts(o, ", w);");
+      }
+      sbuf_puts(o, words > 4 ? "    }\n" : " }\n");
     } else {
       sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
                      k->ndim - 1, cg_scalar_width(in->dtype));

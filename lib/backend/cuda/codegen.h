@@ -17,9 +17,11 @@ typedef struct codegen {
   sym_arena *a;
   sbuf out;
   int32_t vec;                      /* V */
+  int32_t pack;                     /* P: the body's elements a call (kir_pack; 1: one point) */
   access_mode *mode;                /* per instruction (loads and stores) */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
   bool oom;
+  bool bad; /* something the layers above promised does not hold (IC_ERR_INTERNAL) */
 } codegen;
 
 /* The compute type of a dtype (the prelude's overloads): bool, int, ic_i64, float, double. */
@@ -46,6 +48,10 @@ void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char
 /* The entry point's signature (the kernel's params, as sym_print names them) with
  * __launch_bounds__(block), the opening brace, and d<i> for every dim. */
 void cg_kernel_head(codegen *cg, int32_t block);
+
+/* The statements of asm instruction i in the body (codegen_asm.c): its outputs'
+ * elements in a<i>_o<k> (arrays of cg->pack, scalars at pack 1). */
+void cg_asm_block(codegen *cg, int32_t i);
 
 /* Reduction kernels (codegen_reduce.c). */
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res);

@@ -1,0 +1,117 @@
+/* CUDA C for inline PTX (KIR_ASM): one C asm statement a group of pack elements, its
+ * registers built from the inputs' elements and taken apart into the outputs' (ic.h,
+ * "inline PTX"; the layout is ops/asm.c's, the one the builder checked). */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "backend/cuda/codegen.h"
+
+/* The C type of a register of letter c. */
+static const char *asm_reg_type(char c) {
+  switch (c) {
+  case 'h': return "ic_u16";
+  case 'r': return "ic_u32";
+  case 'l': return "ic_u64";
+  case 'f': return "float";
+  default: return "double";
+  }
+}
+
+/* Element `e` (a C expression of the element index within the body's P) of instruction
+ * j, as the body names it: a scalar for P == 1 and for constants, else v<j>[e]. */
+static void asm_elem(codegen *cg, int32_t j, const char *e, char *buf, size_t size) {
+  if (cg->pack == 1 || cg->k->instrs.items[j].kind == KIR_CONST) snprintf(buf, size, "v%" PRId32, j);
+  else snprintf(buf, size, "v%" PRId32 "[%s]", j, e);
+}
+
+void cg_asm_block(codegen *cg, int32_t i) {
+  const kir_kernel *k = cg->k;
+  const kir_instr *in = &k->instrs.items[i];
+  const asm_spec *spec = in->spec;
+  sbuf *o = &cg->out;
+  ic_dtype in_dt[IC_ASM_MAX_OPERANDS];
+  for (int32_t a = 0; a < in->nargs; a++) in_dt[a] = k->instrs.items[in->args[a]].dtype;
+  asm_layout lay;
+  if (asm_plan("inline_asm", spec->text, spec->constraints, spec->pack, spec->noutputs, spec->outputs, in->nargs, in_dt,
+               &lay) != IC_OK) {
+    cg->bad = true; /* the builder checked it: a spec that fails here is an internal error */
+    return;
+  }
+  int32_t P = cg->pack, p = spec->pack;
+  /* the outputs' element values, P of them (scalars at P == 1) */
+  for (int32_t out = 0; out < spec->noutputs; out++) {
+    if (P == 1) sbuf_printf(o, "  %s a%" PRId32 "_o%" PRId32 ";\n", cg_ctype(spec->outputs[out]), i, out);
+    else sbuf_printf(o, "  %s a%" PRId32 "_o%" PRId32 "[%" PRId32 "];\n", cg_ctype(spec->outputs[out]), i, out, P);
+  }
+  if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q0 = 0; q0 < %" PRId32 "; q0 += %" PRId32 ") {\n", P, p);
+  else sbuf_puts(o, "  {\n    const int q0 = 0;\n    (void)q0;\n");
+  /* registers x<n>, numbered as the asm numbers them */
+  int32_t reg = 0;
+  for (int32_t op = 0; op < lay.noutputs + lay.ninputs; op++) {
+    const asm_operand *ao = &lay.ops[op];
+    bool input = op >= lay.noutputs;
+    for (int32_t r = 0; r < ao->regs; r++, reg++) {
+      const char *t = asm_reg_type(ao->letter);
+      if (!input) {
+        sbuf_printf(o, "    %s x%" PRId32 ";\n", t, reg);
+        continue;
+      }
+      int32_t src = in->args[op - lay.noutputs];
+      sbuf_printf(o, "    const %s x%" PRId32 " = ", t, reg);
+      if (ao->letter == 'f' || ao->letter == 'd') {
+        char e[32], name[48];
+        snprintf(e, sizeof e, "q0 + %" PRId32, r);
+        asm_elem(cg, src, e, name, sizeof name);
+        sbuf_printf(o, "(%s)%s;\n", t, name); /* f16 and bf16 compute as f32 already: exact */
+        continue;
+      }
+      uint64_t mask = ao->bits == 64 ? ~0ull : (1ull << ao->bits) - 1;
+      sbuf_printf(o, "(%s)(", t);
+      for (int32_t e = 0; e < ao->per_reg; e++) {
+        char idx[32], name[48];
+        snprintf(idx, sizeof idx, "q0 + %" PRId32, r * ao->per_reg + e);
+        asm_elem(cg, src, idx, name, sizeof name);
+        sbuf_printf(o, "%s(((ic_u64)ic_pack_%s(%s) & 0x%" PRIx64 "ull) << %" PRId32 ")", e ? " | " : "",
+                    cg_dtname(ao->dtype), name, mask, e * ao->bits);
+      }
+      sbuf_puts(o, ");\n");
+    }
+  }
+  /* the statement: outputs first, then inputs, in register order */
+  sbuf_printf(o, "    asm%s(\"", spec->pure ? "" : " volatile");
+  sbuf tmpl = {0};
+  asm_c_template(spec->text, &tmpl);
+  if (tmpl.data) asm_quote(tmpl.data, o);
+  cg->oom |= tmpl.oom;
+  sbuf_free(&tmpl);
+  sbuf_puts(o, "\"\n        :");
+  reg = 0;
+  for (int32_t op = 0; op < lay.noutputs + lay.ninputs; op++) {
+    const asm_operand *ao = &lay.ops[op];
+    if (op == lay.noutputs) sbuf_puts(o, "\n        :");
+    for (int32_t r = 0; r < ao->regs; r++, reg++)
+      sbuf_printf(o, "%s \"%s%c\"(x%" PRId32 ")", r == 0 && (op == 0 || op == lay.noutputs) ? "" : ",",
+                  op < lay.noutputs ? "=" : "", ao->letter, reg);
+  }
+  sbuf_puts(o, ");\n");
+  /* the outputs' elements */
+  reg = 0;
+  for (int32_t out = 0; out < lay.noutputs; out++) {
+    const asm_operand *ao = &lay.ops[out];
+    for (int32_t r = 0; r < ao->regs; r++, reg++) {
+      for (int32_t e = 0; e < ao->per_reg; e++) {
+        int32_t idx = r * ao->per_reg + e;
+        if (P == 1) sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 " = ", i, out);
+        else sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "[q0 + %" PRId32 "] = ", i, out, idx);
+        if (ao->letter == 'f' || ao->letter == 'd') {
+          sbuf_printf(o, "x%" PRId32 ";\n", reg);
+        } else {
+          uint64_t mask = ao->bits == 64 ? ~0ull : (1ull << ao->bits) - 1;
+          sbuf_printf(o, "ic_unpack_%s((%s)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",
+                      cg_dtname(ao->dtype), ao->bits == 64 ? "ic_u64" : "ic_u32", reg, e * ao->bits, mask);
+        }
+      }
+    }
+  }
+  sbuf_puts(o, "  }\n");
+}
