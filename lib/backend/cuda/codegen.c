@@ -330,7 +330,8 @@ static void cg_vector_path(codegen *cg) {
     sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
   }
   if (k->ndim > 1) sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && ", k->ndim - 1, V);
-  sbuf_printf(o, "e0 + %" PRId32 " <= n) {\n", V);
+  /* asm groups: n counts the padded rows; a 1-d slot must lie in the real elements */
+  sbuf_printf(o, "e0 + %" PRId32 " <= %s) {\n", V, cg->pack > 1 && k->ndim == 1 ? "d0" : "n");
   cg_decompose(cg, "e0", "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -488,17 +489,90 @@ void cg_kernel_head(codegen *cg, int32_t block) {
   }
 }
 
+/* The vars of padded point e (cg->pack > 1: the last dim padded to Dp), and ok: a real
+ * point (below n and inside the real last dim). */
+static void cg_decompose_padded(codegen *cg, const char *indent) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  int32_t last = k->ndim - 1;
+  sbuf_printf(o, "%sconst ic_i64 j = e %% Dp;\n%sic_i64 rem = e / Dp;\n", indent, indent);
+  if (last >= 0) sbuf_printf(o, "%sconst ic_i64 i%" PRId32 " = j;\n", indent, last);
+  for (int32_t d = last - 1; d > 0; d--)
+    sbuf_printf(o, "%sconst ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", indent, d, d, d);
+  if (last > 0) sbuf_printf(o, "%sconst ic_i64 i0 = rem;\n", indent);
+  sbuf_printf(o, "%s(void)rem;\n", indent);
+  if (last >= 0) sbuf_printf(o, "%sconst bool ok = e < n && j < d%" PRId32 ";\n", indent, last);
+  else sbuf_printf(o, "%sconst bool ok = e < n && j < 1;\n", indent);
+}
+
+/* The slot's points as P-element groups (cg->pack > 1): padding points read nothing
+ * (their values are zeros) and store nothing; every group goes to the body whole. */
+static void cg_scalar_path_packed(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t V = cg->vec, P = cg->pack, last = k->ndim - 1;
+  if (last >= 0)
+    sbuf_printf(o, "  const ic_i64 Dp = (d%" PRId32 " + %" PRId32 ") / %" PRId32 " * %" PRId32 ";\n", last, P - 1, P, P);
+  else
+    sbuf_printf(o, "  const ic_i64 Dp = %" PRId32 ";\n", P);
+  sbuf_printf(o, "  bool okk[%" PRId32 "];\n", V);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD || in->kind == KIR_RANGE || in->kind == KIR_STORE)
+      sbuf_printf(o, "  %s %c%" PRId32 "[%" PRId32 "];\n", in->kind == KIR_RANGE ? "bool" : cg_ctype(in->dtype),
+                  in->kind == KIR_STORE ? 'r' : 'v', i, V);
+  }
+  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n", V);
+  cg_decompose_padded(cg, "    ");
+  sbuf_puts(o, "    okk[k] = ok;\n");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_RANGE) {
+      sbuf_printf(o, "    v%" PRId32 "[k] = ok && ", i);
+      cg_range(cg, in, NULL, "[k]");
+      sbuf_puts(o, ";\n");
+    } else if (in->kind == KIR_LOAD) {
+      sbuf_printf(o, "    v%" PRId32 "[k] = ok", i);
+      if (kir_is_guarded_load(in)) sbuf_printf(o, " && v%" PRId32 "[k]", in->args[0]);
+      sbuf_printf(o, " ? ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+      cg_address(cg, in, NULL);
+      sbuf_printf(o, ")) : (%s)0;\n", cg_ctype(in->dtype));
+    }
+  }
+  sbuf_puts(o, "  }\n");
+  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k += %" PRId32 ") ", V, P);
+  cg_body_call(cg, " + k");
+  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    if (!okk[k]) continue;\n    const ic_i64 e = e0 + k;\n", V);
+  cg_decompose_padded(cg, "    ");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_STORE) continue;
+    sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
+    cg_address(cg, in, NULL);
+    sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k]));\n", cg_dtname(in->dtype), i);
+  }
+  sbuf_puts(o, "    (void)ok;\n  }\n");
+}
+
 static void cg_kernel(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   cg_kernel_head(cg, CUDA_BLOCK);
   sbuf_puts(o, "  const ic_i64 n = ");
-  cg_expr(cg, k->numel, NULL);
+  if (cg->pack > 1) {
+    /* every last-dim row padded to a multiple of P (the launch's kir.launch_numel) */
+    if (k->ndim == 0) sbuf_printf(o, "%" PRId32, cg->pack);
+    else sbuf_printf(o, "(d%" PRId32 " + %" PRId32 ") / %" PRId32 " * %" PRId32, k->ndim - 1, cg->pack - 1, cg->pack, cg->pack);
+    for (int32_t d = 0; d + 1 < k->ndim; d++) sbuf_printf(o, " * d%" PRId32, d);
+  } else {
+    cg_expr(cg, k->numel, NULL);
+  }
   sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n", CUDA_BLOCK,
                  cg->vec);
   sbuf_puts(o, "  if (e0 >= n) return;\n");
-  if (cg->vec > 1) cg_vector_path(cg);
-  cg_scalar_path(cg);
+  if (cg->vec > 1 && k->ndim > 0) cg_vector_path(cg);
+  if (cg->pack > 1) cg_scalar_path_packed(cg);
+  else cg_scalar_path(cg);
   sbuf_puts(o, "}\n");
 }
 
@@ -510,7 +584,10 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
     size_t s = ic_dtype_size(k->buffers.items[i].dtype);
     if (s > widest) widest = s;
   }
+  /* asm groups: P points a body call, at least P a slot */
+  cg.pack = kir_pack(k);
   cg.vec = k->ndim == 0 ? 1 : (int32_t)(16 / widest);
+  if (cg.vec < cg.pack) cg.vec = cg.pack;
   cg.mode = calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
   if (!cg.mode) return error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -528,6 +605,11 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   free(cg.aligned.items);
   res->source = sbuf_take(&cg.out);
   res->per_thread = cg.vec;
+  if (cg.bad) {
+    free(res->source);
+    res->source = NULL;
+    return error_set(IC_ERR_INTERNAL, "codegen: kernel %s: an asm node's operands do not fit its constraints", k->name);
+  }
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;

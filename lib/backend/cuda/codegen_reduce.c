@@ -984,6 +984,9 @@ static void red_kernel(red_gen *rg) {
 }
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_ASM) /* the scheduler keeps asm out of reduction kernels */
+      return error_set(IC_ERR_INTERNAL, "codegen: reduction kernel %s holds an asm node", k->name);
   codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK};
   red_gen rg = {.cg = &cg, .k = k, .inner = -1};
   size_t n = (size_t)k->instrs.count + 1;
