@@ -360,6 +360,43 @@ static ic_status cuda_cached(const cuda_state *cs, const cuda_source *src, cuda_
   return cuda_nvrtc_compile(cs, src->entry, src->source, binary, size);
 }
 
+/* After a failed compile of a kernel with inline PTX: the asm lines that the compiler's
+ * complaints name (a 'quoted' token of an error line found in a line of the asm) are
+ * appended to the message, so the user sees their own line, not generated PTX. */
+static void cuda_quote_asm(const kir_kernel *k) {
+  bool any_asm = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) any_asm |= k->instrs.items[i].kind == KIR_ASM;
+  if (!any_asm) return;
+  char *msg = str_dup(ic_last_error());
+  if (!msg) return;
+  sbuf quotes = {0};
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_ASM) continue;
+    const char *text = in->spec->text;
+    int32_t line = 1;
+    for (const char *ls = text; *ls; line++) {
+      const char *le = strchr(ls, '\n');
+      size_t len = le ? (size_t)(le - ls) : strlen(ls);
+      /* does an error line quote a token of this asm line? */
+      bool hit = false;
+      for (const char *q = strchr(msg, '\''); q && !hit; q = strchr(q + 1, '\'')) {
+        const char *e = strchr(q + 1, '\'');
+        if (!e) break;
+        size_t tl = (size_t)(e - q - 1);
+        for (size_t at = 0; tl > 1 && at + tl <= len && !hit; at++) hit = memcmp(ls + at, q + 1, tl) == 0;
+        q = e;
+      }
+      if (hit) sbuf_printf(&quotes, "\n  inline_asm line %" PRId32 ": %.*s", line, (int)len, ls);
+      ls = le ? le + 1 : ls + len;
+    }
+  }
+  if (quotes.len > 0 && quotes.data)
+    error_set(IC_ERR_COMPILE, "%s\nthe inline_asm the compiler refuses:%s", msg, quotes.data);
+  sbuf_free(&quotes);
+  free(msg);
+}
+
 static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t flags, void *batch,
                               backend_kernel **out) {
   const cuda_state *cs = (const cuda_state *)bs;
@@ -396,6 +433,7 @@ static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t f
               batch_origin >= 0 ? ", in a batch CUBIN from " : "", batch_origin >= 0 ? from[batch_origin] : "");
   }
   free(own.source);
+  if (s == IC_ERR_COMPILE) cuda_quote_asm(k);
   /* bk->binary is the CUBIN holding bk->name: the kernel's own or its whole batch. */
   if (!s && cs->device) s = cuda_load(cs, bk);
   if (s) {
