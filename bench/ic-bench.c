@@ -18,7 +18,10 @@
  *                        shapes (the same reduced lengths) for a smoke test; --ref runs
  *                        the table on the ref backend, on the host (no GPU: checks the
  *                        graphs and the bench itself; its times are the interpreter's).
- *   ic-bench all         every table (--quick applies to the reductions table only).
+ *   ic-bench asm         inline PTX: bf16 [16384, 8192] times a given per-row scale, packed to
+ *                        f8e4m3 by one cvt.rn.satfinite.e4m3x2.f32 asm at pack 2, fused and
+ *                        eager, against the same graph with cast_saturate (same bits).
+ *   ic-bench all         every table (--quick applies to the reductions and asm tables only).
  *
  * Without a GPU the GPU tables exit 77 (after the compile table, for all).
  *
@@ -795,7 +798,9 @@ typedef enum red_kind {
   RED_FP8_QUANT,
   RED_ROW_SUM,
   RED_COL_SUM,
-  RED_FULL_SUM
+  RED_FULL_SUM,
+  RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
+  RED_CAST_FP8
 } red_kind;
 
 typedef struct red_case {
@@ -817,6 +822,14 @@ static const red_case red_cases[] = {
     {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
     {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
     {"softmax, rows of 262144", RED_SOFTMAX, IC_F32, 256, 262144, 8},
+};
+
+/* ic-bench asm: bf16 x [n, 8192] times a given f32 scale a row, packed to f8e4m3 by one
+ * cvt.rn.satfinite.e4m3x2.f32 asm at pack 2, against the same graph with cast_saturate
+ * (the same bits: ic's cast_saturate to e4m3 is that cvt's rule). */
+static const red_case asm_cases[] = {
+    {"FP8 packing: inline PTX e4m3x2 at pack 2", RED_ASM_FP8, IC_BF16, 16384, 8192, 512},
+    {"FP8 packing: cast_saturate (the same graph)", RED_CAST_FP8, IC_BF16, 16384, 8192, 512},
 };
 
 /* Rows (column sum: columns) the ref backend recomputes to check the cuda results. */
@@ -944,6 +957,23 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -1, 1);
     ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){1}, 0));
     break;
+  case RED_ASM_FP8:
+  case RED_CAST_FP8: {
+    ic_value sc = ic_graph_input(g, "s", IC_F32, 2, (ic_dim[]){sym, 1}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -6, 6);
+    red_input(&in[(*nin)++], "s", IC_F32, 2, (int64_t[]){n, 1}, 0, 20, 120); /* some values saturate */
+    ic_value v = ic_graph_binary(g, IC_OP_MUL, ic_graph_cast(g, x, IC_F32), sc), q = IC_INVALID_VALUE;
+    if (c->kind == RED_CAST_FP8) {
+      q = ic_graph_cast_saturate(g, v, IC_F8E4M3);
+    } else {
+      ic_inline_asm_desc d = {.struct_size = sizeof d, .asm_text = "cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;",
+                              .constraints = "=h,f,f", .output_dtypes = (const ic_dtype[]){IC_F8E4M3}, .is_pure = 1,
+                              .pack = 2};
+      ic_graph_inline_asm(g, &d, 1, &v, 1, &q); /* an error stays in the graph */
+    }
+    ic_graph_output(g, "values", q);
+    break;
+  }
   default: break;
   }
   return g;
@@ -1186,6 +1216,10 @@ static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, r
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
   int64_t k = c->kind == RED_FULL_SUM || n < RED_CHECK_N ? n : RED_CHECK_N;
   snprintf(row->same_ref, sizeof row->same_ref, "not checked");
+  if (c->kind == RED_ASM_FP8) {
+    snprintf(row->same_ref, sizeof row->same_ref, "no ref (PTX)");
+    return;
+  }
   ic_compile_options o = {.struct_size = sizeof o, .backend = "ref"};
   ic_program *p = NULL;
   ic_status s = ic_compile(b->ctx, g, &o, &p);
@@ -1431,7 +1465,17 @@ static bool red_workload(bench *b, const red_case *c, int idx, bool quick, doubl
 }
 
 /* The reductions table; returns the number of rows that failed or mismatched. */
+static int bench_table(bench *b, bool quick, const char *title, const red_case *cases, size_t ncases);
+
 static int bench_reductions(bench *b, bool quick) {
+  return bench_table(b, quick, "reductions", red_cases, sizeof red_cases / sizeof red_cases[0]);
+}
+
+static int bench_asm(bench *b, bool quick) {
+  return bench_table(b, quick, "inline PTX", asm_cases, sizeof asm_cases / sizeof asm_cases[0]);
+}
+
+static int bench_table(bench *b, bool quick, const char *title, const red_case *cases, size_t ncases) {
   /* the floor: cuMemcpyDtoD, 512 MiB read + 512 MiB written (--quick: 32 + 32; --ref: memcpy) */
   size_t cbytes = quick ? (size_t)32 << 20 : (size_t)512 << 20;
   int reps = quick ? 5 : 20, warm = quick ? 1 : 3;
@@ -1465,7 +1509,7 @@ static int bench_reductions(bench *b, bool quick) {
   }
   double copy_gbs = 2.0 * (double)cbytes / copy_ms / 1e6;
 
-  printf("\n## reductions%s: fused and eager against %s (%s)\n\n", quick ? " (--quick shapes)" : "",
+  printf("\n## %s%s: fused and eager against %s (%s)\n\n", title, quick ? " (--quick shapes)" : "",
          b->ref ? "memcpy" : "cuMemcpyDtoD", b->ref ? "ref backend, on the host" : ic_context_arch(b->ctx));
   printf("Every graph has a size symbol n (rows; the column sum's columns, the full sum's elements),\n"
          "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
@@ -1480,10 +1524,9 @@ static int bench_reductions(bench *b, bool quick) {
          b->ref ? "memcpy" : "cuMemcpyDtoD", cbytes >> 20, (2 * cbytes) >> 20, copy_ms, copy_gbs);
   fflush(stdout);
   int failed = 0;
-  for (size_t i = 0; i < sizeof red_cases / sizeof red_cases[0]; i++)
-    if (!red_workload(b, &red_cases[i], (int)i, quick, copy_gbs)) failed++;
-  if (failed) printf("\n%d of %zu workloads failed or mismatched (see notes)\n", failed,
-                     sizeof red_cases / sizeof red_cases[0]);
+  for (size_t i = 0; i < ncases; i++)
+    if (!red_workload(b, &cases[i], (int)i, quick, copy_gbs)) failed++;
+  if (failed) printf("\n%d of %zu workloads failed or mismatched (see notes)\n", failed, ncases);
   return failed;
 }
 
@@ -1501,9 +1544,9 @@ int main(int argc, char **argv) {
   if (!what) what = "all";
   bool all = strcmp(what, "all") == 0;
   bool pointwise = all || strcmp(what, "pointwise") == 0, compile = all || strcmp(what, "compile") == 0,
-       reductions = all || strcmp(what, "reductions") == 0;
-  if ((!pointwise && !compile && !reductions) || (ref && strcmp(what, "reductions") != 0)) {
-    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|all] [--quick]\n"
+       reductions = all || strcmp(what, "reductions") == 0, asm_table = all || strcmp(what, "asm") == 0;
+  if ((!pointwise && !compile && !reductions && !asm_table) || (ref && strcmp(what, "reductions") != 0)) {
+    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|asm|all] [--quick]\n"
                     "       ic-bench reductions --ref [--quick]\n"
                     "  --quick  the reductions table on small shapes (a smoke test)\n"
                     "  --ref    the reductions table on the ref backend, on the host: no GPU needed;\n"
@@ -1523,7 +1566,7 @@ int main(int argc, char **argv) {
   char why[512] = "";
   bool have_cu = cu_open(why, sizeof why);
   if (compile) bench_compile();
-  if (!pointwise && !reductions) return 0;
+  if (!pointwise && !reductions && !asm_table) return 0;
 
   bench b = {.d = &g_cu};
   BENCH_CHECK(ic_context_create(NULL, &b.ctx)); /* device 0, as the driver calls below */
@@ -1559,6 +1602,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   if (pointwise) bench_pointwise(&b);
   int failed = reductions ? bench_reductions(&b, quick) : 0;
+  if (asm_table) failed += bench_asm(&b, quick);
   d->cuEventDestroy(b.start);
   d->cuEventDestroy(b.stop);
   d->cuStreamDestroy(b.stream);
