@@ -585,7 +585,8 @@ IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic
 /* ---------------------------------------------------------------- inline PTX
  *
  * ic_graph_inline_asm runs user PTX elementwise, as Triton's inline_asm_elementwise does,
- * and fuses with the ops around it. Its n_inputs values (1 to IC_ASM_MAX_OPERANDS, any
+ * and fuses with the pointwise ops around it (not yet into reduction kernels: an asm
+ * feeding or fed by a reduction is a pointwise kernel of its own). Its n_inputs values (1 to IC_ASM_MAX_OPERANDS, any
  * dtypes; constants need a dtype) broadcast together like a pointwise op's operands; it
  * makes n_outputs values (1 to IC_ASM_MAX_OPERANDS) of the broadcast shape, outputs[k]
  * of desc->output_dtypes[k]. Strided and transposed inputs work as for every op.
