@@ -248,7 +248,21 @@ _PROTOTYPES: dict[str, Tuple[Any, List[Any]]] = {
 # Functions that arrived within 0.1 (reductions): declared when the library has them, so
 # that the binding still loads an earlier 0.1 library (calling one then raises
 # UnsupportedError). New builder calls go here: a prototype and a function in _ops.py.
+class InlineAsmDesc(Structure):
+    """ic_inline_asm_desc (ic.h, "inline PTX")."""
+
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("asm_text", c_char_p),
+        ("constraints", c_char_p),
+        ("output_dtypes", _P(c_int)),
+        ("is_pure", c_int32),
+        ("pack", c_int32),
+    ]
+
+
 _OPTIONAL: dict[str, Tuple[Any, List[Any]]] = {
+    "ic_graph_inline_asm": (c_int, [_VP, _P(InlineAsmDesc), c_int32, _P(c_int32), c_int32, _P(c_int32)]),
     "ic_reduce_name": (c_char_p, [c_int]),
     "ic_graph_reduce": (c_int32, [_VP, c_int, c_int32, c_int32, _P(c_int32), c_int]),
     "ic_graph_mean_correction": (c_int32, [_VP, c_int32, c_int32, _P(c_int32), c_double, c_int]),

@@ -12,12 +12,12 @@ INT = u8 i8 i16 i32 i64; NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
 
 from __future__ import annotations
 
-from ctypes import c_int32
-from typing import Any, Callable, List, Optional, Sequence
+from ctypes import byref, c_int, c_int32, sizeof
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
-from ._dtypes import DTypeLike
+from ._dtypes import DType, DTypeLike, to_dtype
 from ._graph import CONVERSIONS, OP_ARITY, OP_CODES, Axes, Dim, Value, ValueLike, apply_op, graph_of, reduce_value
-from ._lib import api
+from ._lib import InlineAsmDesc, api
 
 __all__ = [
     "neg",
@@ -126,6 +126,7 @@ __all__ = [
     "slice",
     "pad",
     "concat",
+    "inline_asm",
 ]
 
 # ---------------------------------------------------------------- elementwise ops
@@ -689,6 +690,35 @@ def concat(values: Sequence[Value], dim: int = 0) -> Value:
     g = graph_of(vals, "concat")
     handles = (c_int32 * len(vals))(*[v.handle for v in vals])
     return g._build(api.ic_graph_concat, len(vals), handles, int(dim))
+
+
+def inline_asm(asm: str, constraints: str, inputs: Sequence[Value],
+               dtypes: Union[DTypeLike, Sequence[DTypeLike]], *, pack: int = 1,
+               is_pure: bool = True) -> Union[Value, Tuple[Value, ...]]:
+    """User PTX run elementwise over the broadcast inputs, as Triton's
+    inline_asm_elementwise (ic.h, "inline PTX"): $0.. name the outputs' registers, then
+    the inputs'; constraints list one letter a register ("=r,r"); pack groups elements
+    along the last dim. One Value for a single dtype, a tuple for a list of them."""
+    if isinstance(dtypes, (str, DType)):
+        single, dts = True, [to_dtype(dtypes)]
+    else:
+        single, dts = False, [to_dtype(d) for d in dtypes]
+    ins = list(inputs)
+    for v in ins:
+        _value(v, "inline_asm")
+    g = graph_of(ins, "inline_asm")
+    fn = api.ic_graph_inline_asm
+    if fn is None:
+        raise NotImplementedError("inline_asm: the loaded libic has no ic_graph_inline_asm")
+    out_dt = (c_int * (len(dts) or 1))(*[int(d) for d in dts])
+    desc = InlineAsmDesc(sizeof(InlineAsmDesc), asm.encode(), constraints.encode(), out_dt, int(bool(is_pure)),
+                         int(pack))
+    handles = (c_int32 * (len(ins) or 1))(*[v.handle for v in ins])
+    outs = (c_int32 * (len(dts) or 1))()
+    if int(fn(g._h(), byref(desc), len(ins), handles, len(dts), outs)) != 0:
+        g._builder_error()
+    values = tuple(Value(g, int(outs[k])) for k in range(len(dts)))
+    return values[0] if single else values
 
 
 def _value(x: Any, what: str) -> Value:

@@ -225,6 +225,38 @@ def _indexer(key: Tuple[Any, ...]) -> Callable[[ic.Value], ic.Value]:
     return lambda x: x[key]
 
 
+class InlineAsmTest(unittest.TestCase):
+    def test_outputs_text_and_errors(self) -> None:
+        g = ic.Graph()
+        n = g.symbol("n")
+        x = g.input("x", ic.f32, (n, 8))
+        q = ic.inline_asm("cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;", "=h,f,f", [x], ic.f8e4m3, pack=2)
+        self.assertIsInstance(q, ic.Value)
+        pair = ic.inline_asm("mov.b32 $0, $2;\ncvt.rzi.s32.f32 $1, $2;", "=f,=r,f", [x], [ic.f32, "i32"],
+                             is_pure=False)
+        self.assertIsInstance(pair, tuple)
+        a, b = pair
+        self.assertEqual((a.dtype, b.dtype), (ic.f32, ic.i32))
+        g.output("q", q)  # type: ignore[arg-type]
+        g.output("b", b)
+        text = str(g)
+        self.assertIn('inline_asm("cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;", "=h,f,f", [x], [f8e4m3], pack=2)', text)
+        self.assertIn("[f32, i32], pack=1, impure)", text)
+        self.assertEqual(str(ic.Graph.parse(text)), text)
+        with self.assertRaises(ic.InvalidGraphError) as cm:
+            ic.inline_asm("mov.b32 $0, $1;", "=r", [x], ic.f32)
+        self.assertIn("input 0 needs more", str(cm.exception))
+        with self.assertRaises(ic.InvalidGraphError):
+            ic.inline_asm("mov.b32 $0, $1;", "=r,r", [x], ic.f32, pack=3)
+        # the ref backend cannot run PTX
+        g2 = ic.Graph()
+        y = g2.input("y", ic.f32, (4,))
+        g2.output("z", ic.inline_asm("mov.b32 $0, $1;", "=r,r", [y], ic.f32))  # type: ignore[arg-type]
+        with self.assertRaises(ic.UnsupportedError) as ce:
+            g2.compile(backend="ref")
+        self.assertIn("cannot run PTX", str(ce.exception))
+
+
 class ViewTest(unittest.TestCase):
     """Views and indexing, checked by running them on ref against Python slicing."""
 
