@@ -34,7 +34,7 @@ static ic_status try_asm(const char *text, const char *cons, int32_t pack, int32
   OK(ic_graph_create(&g));
   ic_value ins[IC_ASM_MAX_OPERANDS + 1], res[IC_ASM_MAX_OPERANDS + 1];
   for (int32_t i = 0; i < nin; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "x%d", (int)i);
     ins[i] = ic_graph_input(g, name, dts[i], 2, (ic_dim[]){4, 8}, IC_LAYOUT_CONTIGUOUS);
   }
@@ -288,13 +288,13 @@ START_TEST(test_nvrtc_every_case) {
     ic_dim n = ic_graph_symbol(g, "n");
     ic_value ins[3], outs[2];
     for (int32_t k = 0; k < ac->nin; k++) {
-      char name[8];
+      char name[16];
       snprintf(name, sizeof name, "x%d", (int)k);
       ins[k] = ic_graph_input(g, name, ac->in[k], 2, (ic_dim[]){n, 37}, IC_LAYOUT_CONTIGUOUS);
     }
     ck_assert_msg(ac_build(g, ac, ins, outs) == IC_OK, "%s: %s", ac->name, ic_last_error());
     for (int32_t o = 0; o < ac->nout; o++) {
-      char name[8];
+      char name[16];
       snprintf(name, sizeof name, "y%d", (int)o);
       OK(ic_graph_output(g, name, outs[o]));
     }

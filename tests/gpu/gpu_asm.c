@@ -95,13 +95,13 @@ static void check_asm_case(const asm_case *c, int64_t d, double scale) {
   ic_dim n = ic_graph_symbol(g, "n");
   ic_value xs[3], ys[2];
   for (int32_t k = 0; k < c->nin; k++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "x%d", (int)k);
     xs[k] = ic_graph_input(g, name, c->in[k], 2, (ic_dim[]){n, d}, IC_LAYOUT_CONTIGUOUS);
   }
   IC_OK_OR_FAIL(ac_build(g, c, xs, ys));
   for (int32_t o = 0; o < c->nout; o++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "y%d", (int)o);
     IC_OK_OR_FAIL(ic_graph_output(g, name, ys[o]));
   }
@@ -224,7 +224,7 @@ START_TEST(test_shapes) {
     tensor ins[3];
     const void *src[3];
     for (int32_t k = 0; k < c->nin; k++) {
-      char name[8];
+      char name[16];
       snprintf(name, sizeof name, "x%d", (int)k);
       xs[k] = ic_graph_input(g, name, c->in[k], nd, (ic_dim[]){2, 3, 4, 5}, IC_LAYOUT_CONTIGUOUS);
       ins[k] = (tensor){.dt = c->in[k], .ndim = nd, .storage = n};
