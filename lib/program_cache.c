@@ -263,6 +263,17 @@ static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
     key_feed_i64(st, n->keepdim);
     key_feed(st, &n->value, sizeof n->value);
     break;
+  case GRAPH_ASM: { /* the whole spec: asms that differ are different programs */
+    const asm_spec *a = &g->asms.items[n->asm_index];
+    key_feed_str(st, a->text);
+    key_feed_str(st, a->constraints);
+    key_feed_i64(st, a->noutputs);
+    for (int32_t k = 0; k < a->noutputs; k++) key_feed_i64(st, a->outputs[k]);
+    key_feed_i64(st, a->pure);
+    key_feed_i64(st, a->pack);
+    break;
+  }
+  case GRAPH_ASM_RESULT: key_feed_i64(st, n->result); break;
   default: break;
   }
   key_feed_i64(st, n->nargs);

@@ -256,7 +256,7 @@ START_TEST(test_symbolic_sizes_one_compile) {
   IC_OK_OR_FAIL(ac_build(g, &ac_cases[13], (ic_value[]){x, x}, &y)); /* f16x2 add at pack 2 */
   IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
   ic_program *p = compile(g, IC_MODE_FUSED);
-  ic_cache_stats before, after;
+  ic_cache_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
   IC_OK_OR_FAIL(ic_cache_stats_get(ctx, &before));
   static const int64_t sizes[] = {50, 100, 200};
   for (int i = 0; i < 3; i++) {
