@@ -20,7 +20,8 @@
  *                        graphs and the bench itself; its times are the interpreter's).
  *   ic-bench asm         inline PTX: bf16 [16384, 8192] times a given per-row scale, packed to
  *                        f8e4m3 by one cvt.rn.satfinite.e4m3x2.f32 asm at pack 2, fused and
- *                        eager, against the same graph with cast_saturate (same bits).
+ *                        eager, against the same graph with cast_saturate (same bits); and
+ *                        the row-wise quantization with the amax in the same kernel.
  *   ic-bench all         every table (--quick applies to the reductions and asm tables only).
  *
  * Without a GPU the GPU tables exit 77 (after the compile table, for all).
@@ -800,7 +801,8 @@ typedef enum red_kind {
   RED_COL_SUM,
   RED_FULL_SUM,
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
-  RED_CAST_FP8
+  RED_CAST_FP8,
+  RED_ASM_ROWQUANT /* RED_FP8_QUANT with the values packed by the asm */
 } red_kind;
 
 typedef struct red_case {
@@ -830,6 +832,8 @@ static const red_case red_cases[] = {
 static const red_case asm_cases[] = {
     {"FP8 packing: inline PTX e4m3x2 at pack 2", RED_ASM_FP8, IC_BF16, 16384, 8192, 512},
     {"FP8 packing: cast_saturate (the same graph)", RED_CAST_FP8, IC_BF16, 16384, 8192, 512},
+    {"FP8 row quantization, amax in the kernel: e4m3x2 asm", RED_ASM_ROWQUANT, IC_BF16, 16384, 8192, 512},
+    {"FP8 row quantization, amax in the kernel: cast_saturate", RED_FP8_QUANT, IC_BF16, 16384, 8192, 512},
 };
 
 /* Rows (column sum: columns) the ref backend recomputes to check the cuda results. */
@@ -939,7 +943,8 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     ic_graph_output(g, "y", ic_graph_rms_norm(g, x, 1, w, 1e-6));
     break;
   }
-  case RED_FP8_QUANT: {
+  case RED_FP8_QUANT:
+  case RED_ASM_ROWQUANT: {
     /* amax = max |x| over the row (in f32: x is bf16, the scales are f32); scale =
      * max(amax, 1e-12) / 448, so an all-zero row gets a tiny scale and zero values
      * instead of 0 / 0 (torchao's floor); values = x / scale saturated to f8e4m3. */
@@ -948,7 +953,15 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     ic_value amax = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, xf), 1, (int32_t[]){1}, 1);
     amax = ic_graph_binary(g, IC_OP_MAXIMUM, amax, ic_graph_constant(g, 1e-12, IC_DTYPE_AUTO));
     ic_value scale = ic_graph_binary(g, IC_OP_DIV, amax, ic_graph_constant(g, 448, IC_DTYPE_AUTO));
-    ic_value values = ic_graph_cast_saturate(g, ic_graph_binary(g, IC_OP_DIV, xf, scale), IC_F8E4M3);
+    ic_value v = ic_graph_binary(g, IC_OP_DIV, xf, scale), values = IC_INVALID_VALUE;
+    if (c->kind == RED_FP8_QUANT) {
+      values = ic_graph_cast_saturate(g, v, IC_F8E4M3);
+    } else {
+      ic_inline_asm_desc d = {.struct_size = sizeof d, .asm_text = "cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;",
+                              .constraints = "=h,f,f", .output_dtypes = (const ic_dtype[]){IC_F8E4M3}, .is_pure = 1,
+                              .pack = 2};
+      ic_graph_inline_asm(g, &d, 1, &v, 1, &values); /* an error stays in the graph */
+    }
     ic_graph_output(g, "values", values);
     ic_graph_output(g, "scales", scale);
     break;
@@ -1216,7 +1229,7 @@ static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, r
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
   int64_t k = c->kind == RED_FULL_SUM || n < RED_CHECK_N ? n : RED_CHECK_N;
   snprintf(row->same_ref, sizeof row->same_ref, "not checked");
-  if (c->kind == RED_ASM_FP8) {
+  if (c->kind == RED_ASM_FP8 || c->kind == RED_ASM_ROWQUANT) {
     snprintf(row->same_ref, sizeof row->same_ref, "no ref (PTX)");
     return;
   }
@@ -1461,7 +1474,7 @@ static bool red_workload(bench *b, const red_case *c, int idx, bool quick, doubl
   ic_program_release(eager);
   ic_graph_destroy(g);
   return fused_ok && eager_ok && !row.err[0] && strcmp(row.same_eager, "yes") == 0 &&
-         (strncmp(row.same_ref, "yes", 3) == 0 || c->kind == RED_ASM_FP8); /* ref cannot run PTX */
+         (strncmp(row.same_ref, "yes", 3) == 0 || c->kind == RED_ASM_FP8 || c->kind == RED_ASM_ROWQUANT); /* no PTX on ref */
 }
 
 /* The reductions table; returns the number of rows that failed or mismatched. */

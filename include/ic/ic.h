@@ -585,8 +585,11 @@ IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic
 /* ---------------------------------------------------------------- inline PTX
  *
  * ic_graph_inline_asm runs user PTX elementwise, as Triton's inline_asm_elementwise does,
- * and fuses with the pointwise ops around it (not yet into reduction kernels: an asm
- * feeding or fed by a reduction is a pointwise kernel of its own). Its n_inputs values (1 to IC_ASM_MAX_OPERANDS, any
+ * and fuses with the ops around it: pointwise ops, and reductions (prologue and
+ * epilogue) when the asm is pure and its pack is 1, or its pack is at most 8 and the
+ * reduction is over the last dim alone (a reduction kernel walks rows in chunks of 8
+ * and may evaluate an element in several passes). Other asm nodes next to a reduction
+ * run as pointwise kernels of their own. Its n_inputs values (1 to IC_ASM_MAX_OPERANDS, any
  * dtypes; constants need a dtype) broadcast together like a pointwise op's operands; it
  * makes n_outputs values (1 to IC_ASM_MAX_OPERANDS) of the broadcast shape, outputs[k]
  * of desc->output_dtypes[k]. Strided and transposed inputs work as for every op.
@@ -611,7 +614,8 @@ IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic
  *   d         f64, one element a register
  * NVRTC has no 8-bit constraint ('c' is an error): bind 8-bit elements to h or r. Output
  * bits through h, r and l are taken as the output dtype's storage (an f16 output from h
- * is that bit pattern; a bool output is its byte != 0).
+ * is that bit pattern; a bool output is its byte != 0; a NaN of a float dtype is stored
+ * as ic's canonical NaN, as every op's NaN is).
  *
  * is_pure != 0: the asm depends only on its operands; ic may evaluate it once for
  * several consumers. is_pure == 0: it is emitted as `asm volatile`, never merged with

@@ -171,7 +171,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
   /* asm groups run along the last dim, each row padded to a multiple of the pack: the
    * launch covers the padded rows */
   int32_t pack = kir_pack(k);
-  if (pack > 1 && k->ndim > 0) {
+  if (pack > 1 && k->ndim > 0 && !k->reduces) { /* a reduction's launch counts rows */
     sym_id p = sym_const(l->syms, pack), padded = sym_mul(l->syms, sym_ceildiv(l->syms, k->dims[k->ndim - 1], p), p);
     for (int32_t d = 0; d < k->ndim - 1; d++) padded = sym_mul(l->syms, padded, k->dims[d]);
     k->launch_numel = padded;

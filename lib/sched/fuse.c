@@ -9,10 +9,27 @@ static bool sched_dims_equal(const sched_group *g, int32_t ndim, const sym_id *d
 }
 
 /* Whether node n may join group g as far as spaces go. */
+/* The chunk of ic.h's summation order (kir.h's KIR_REDUCE_CHUNK; the kir layer sits
+ * beside this one, not below). */
+enum { SCHED_CHUNK = 8 };
+
+/* Whether an asm of this pack and purity may share a reduction kernel reducing `axes` of
+ * an ndim space, as an element node (else: a row node). A reduction kernel walks a row
+ * in chunks of 8 elements and may recompute element values in each pass: a pack groups
+ * along the last dim only when that is the one reduced dim and the pack divides the
+ * chunk; an impure asm must run once. */
+static bool sched_asm_fits(int32_t pack, bool pure, uint32_t axes, int32_t ndim, bool element) {
+  if (!pure) return false;
+  if (pack == 1) return true;
+  return element && pack <= SCHED_CHUNK && ndim > 0 && axes == 1u << (ndim - 1);
+}
+
 static bool sched_fits(const lowered *l, const sched_group *g, const lower_node *n) {
-  /* asm nodes stay out of reduction kernels (their packs group along the last dim, which
-   * a reduction kernel walks in its own order) */
-  if ((n->asm_spec && g->reduces) || (n->is_reduce && g->has_asm)) return false;
+  if (n->asm_spec && g->reduces &&
+      !sched_asm_fits(n->asm_spec->pack, n->asm_spec->pure, g->axes, g->ndim, sched_dims_equal(g, n->ndim, n->dims)))
+    return false;
+  if (n->is_reduce && g->has_asm && !sched_asm_fits(g->asm_pack, !g->asm_impure, n->axes, n->in_ndim, true))
+    return false;
   if (n->is_reduce) return sched_dims_equal(g, n->in_ndim, n->in_dims) && (!g->reduces || g->axes == n->axes);
   if (sched_dims_equal(g, n->ndim, n->dims)) return true;
   return g->reduces && lower_is_row_form(l->syms, g->ndim, g->dims, g->axes, n->ndim, n->dims);
@@ -90,7 +107,11 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       grp->reduces = true;
       grp->axes = node->axes;
     }
-    grp->has_asm |= node->asm_spec != NULL;
+    if (node->asm_spec) {
+      grp->has_asm = true;
+      if (node->asm_spec->pack > grp->asm_pack) grp->asm_pack = node->asm_spec->pack;
+      grp->asm_impure |= !node->asm_spec->pure;
+    }
     if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;

@@ -11,7 +11,9 @@ typedef struct sched_group {
    * (element nodes) or on the row form of dims (lower_is_row_form: row nodes). */
   bool reduces;
   uint32_t axes;
-  bool has_asm;       /* holds an asm node (then no reduction joins it) */
+  bool has_asm;       /* holds an asm node: its largest pack, whether one is impure */
+  int32_t asm_pack;
+  bool asm_impure;
   int32_t *nodes;     /* lowered nodes in dependency order */
   int32_t count, cap;
 } sched_group;
@@ -31,8 +33,11 @@ typedef struct schedule {
  * reduced axes) and other reductions of the same axes of the same space.
  * A node joins the earliest group, at or after every group its operands come from
  * (strictly after, for operands read through a moved index), that has its iteration
- * space (or, for a reduction group, its row form); else it opens a new group. Nodes with split[n] set (may be NULL), and all nodes
- * in eager mode, get a group of their own. */
+ * space (or, for a reduction group, its row form); else it opens a new group. Nodes with
+ * split[n] set (may be NULL), and all nodes in eager mode, get a group of their own.
+ * The results of an asm node always join its group. An asm shares a reduction's group
+ * only when it is pure and its pack is 1, or (an element node) its pack divides 8 and
+ * the one reduced dim is the last: its groups then line up with the kernel's chunks. */
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *out);
 void schedule_free(schedule *s);
 

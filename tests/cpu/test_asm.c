@@ -278,6 +278,44 @@ START_TEST(test_fusion_and_eager) {
 }
 END_TEST
 
+/* Which asm nodes share a reduction's kernel (ic.h): pure, pack 1 anywhere; pack <= 8
+ * as an element node of a reduction over the last dim alone. Each compiles (NVRTC). */
+START_TEST(test_asm_in_reductions) {
+  struct { const char *text; int32_t want; } cases[] = {
+      /* prologue, pack 2, rows: one kernel */
+      {"symbol n\ninput x : f16[n, 1001]\nd = inline_asm(\"add.f16x2 $0, $1, $1;\", \"=r,r\", [x], [f16], pack=2)\n"
+       "s = sum(d, [1])\noutput s\n", 1},
+      /* row-wise FP8: amax, then the e4m3x2 asm in the epilogue: one kernel */
+      {"symbol n\ninput x : f32[n, 1000]\na = abs(x)\nm = max(a, [1], keepdim)\nv = div(x, m)\n"
+       "q = inline_asm(\"cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;\", \"=h,f,f\", [v], [f8e4m3], pack=2)\noutput q\noutput m\n", 1},
+      /* pack 2 over a column reduction: its groups cross the kernel's rows */
+      {"symbol n\ninput x : f16[n, 64]\nd = inline_asm(\"add.f16x2 $0, $1, $1;\", \"=r,r\", [x], [f16], pack=2)\n"
+       "s = sum(d, [0])\noutput s\n", 2},
+      /* pack 1 over a column reduction: fine */
+      {"symbol n\ninput x : f32[n, 64]\nd = inline_asm(\"add.f32 $0, $1, $1;\", \"=f,f\", [x], [f32])\n"
+       "s = sum(d, [0])\noutput s\n", 1},
+      /* impure: runs once, in a kernel of its own */
+      {"symbol n\ninput x : f32[n, 64]\nd = inline_asm(\"add.f32 $0, $1, $1;\", \"=f,f\", [x], [f32], pack=1, impure)\n"
+       "s = sum(d, [1])\noutput s\n", 2},
+      /* pack 16 does not divide the chunk of 8 */
+      {"symbol n\ninput x : u8[n, 64]\nd = inline_asm(\"mov.b32 $0, $1; mov.b32 $2, $3; mov.b32 $4, $5; mov.b32 $6, $7;\", "
+       "\"=r,=r,=r,=r,r,r,r,r\", [x], [u8], pack=16)\ns = sum(d, [1])\noutput s\n", 2},
+      /* pack 1 on a row value (epilogue of the reduced value) */
+      {"symbol n\ninput x : f32[n, 64]\ns = sum(x, [1], keepdim)\nd = inline_asm(\"add.f32 $0, $1, $1;\", \"=f,f\", [s], [f32])\n"
+       "y = div(x, d)\noutput y\n", 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ic_graph *g;
+    ic_status st = ic_graph_parse(cases[i].text, &g);
+    ck_assert_msg(st == IC_OK, "case %zu: %s", i, ic_last_error());
+    ck_assert_msg(kernels(ctx, g, IC_MODE_FUSED, NULL, &st) == cases[i].want && st == IC_OK, "case %zu: %s", i,
+                  st ? ic_last_error() : "kernel count");
+    ck_assert_msg(kernels(ctx, g, IC_MODE_EAGER, NULL, &st) > 0 && st == IC_OK, "case %zu eager: %s", i, ic_last_error());
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* Every case compiles through NVRTC for sm_90a, fused and eager, over a symbolic shape;
  * the kernel IR shows the asm; the generated source has the asm statement. */
 START_TEST(test_nvrtc_every_case) {
@@ -398,6 +436,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_text_round_trip, 60, setup, teardown);
   CHECK_CASE(s, test_text_errors, 60, setup, teardown);
   CHECK_CASE(s, test_fusion_and_eager, 300, setup, teardown);
+  CHECK_CASE(s, test_asm_in_reductions, 600, setup, teardown);
   CHECK_CASE(s, test_nvrtc_every_case, 600, setup, teardown);
   CHECK_CASE(s, test_nvrtc_shapes, 300, setup, teardown);
   CHECK_CASE(s, test_nvrtc_fp4_sm100a, 300, setup, teardown);

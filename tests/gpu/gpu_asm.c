@@ -351,6 +351,59 @@ START_TEST(test_fp8_between_ops) {
 }
 END_TEST
 
+/* Asm in reduction kernels (one kernel each): a row-wise FP8 quantization whose e4m3x2
+ * asm follows the amax, against cast_saturate; a pack-2 f16x2 asm feeding a row sum over
+ * rows of 1001 (a padded tail group), against the same sum of ordinary adds; eager ==
+ * fused for both. */
+START_TEST(test_asm_in_reductions) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 1000}, IC_LAYOUT_CONTIGUOUS);
+  ic_value m = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, x), 1, (int32_t[]){1}, 1);
+  ic_value v = ic_graph_binary(g, IC_OP_MUL, ic_graph_binary(g, IC_OP_DIV, x, m), ic_graph_constant(g, 500.0, IC_F32)), q;
+  IC_OK_OR_FAIL(ac_build(g, &ac_cases[16], &v, &q));
+  IC_OK_OR_FAIL(ic_graph_output(g, "q", q));
+  IC_OK_OR_FAIL(ic_graph_output(g, "ref", ic_graph_cast_saturate(g, v, IC_F8E4M3)));
+  ic_graph *h;
+  IC_OK_OR_FAIL(ic_graph_create(&h));
+  ic_dim hn = ic_graph_symbol(h, "n");
+  ic_value y = ic_graph_input(h, "y", IC_F16, 2, (ic_dim[]){hn, 1001}, IC_LAYOUT_CONTIGUOUS), d;
+  IC_OK_OR_FAIL(ac_build(h, &ac_cases[13], (ic_value[]){y, y}, &d));
+  IC_OK_OR_FAIL(ic_graph_output(h, "s", ic_graph_reduce(h, IC_REDUCE_SUM, d, 1, (int32_t[]){1}, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(h, "ref", ic_graph_reduce(h, IC_REDUCE_SUM, ic_graph_binary(h, IC_OP_ADD, y, y), 1,
+                                                          (int32_t[]){1}, 0)));
+  for (int which = 0; which < 2; which++) {
+    ic_graph *gg = which ? h : g;
+    ic_program *fused = compile(gg, IC_MODE_FUSED), *eager = compile(gg, IC_MODE_EAGER);
+    ck_assert_int_eq(ic_program_kernel_count(fused), 1);
+    int64_t rows = 33, d1 = which ? 1001 : 1000;
+    ic_dtype dt = which ? IC_F16 : IC_F32, odt = which ? IC_F16 : IC_F8E4M3;
+    tensor in = {.dt = dt, .ndim = 2, .shape = {rows, d1}, .storage = rows * d1};
+    in.host = random_host(dt, rows * d1, 1.0);
+    tensor outs[2] = {{.dt = odt, .ndim = which ? 1 : 2, .shape = {rows, which ? 0 : d1}},
+                      {.dt = odt, .ndim = which ? 1 : 2, .shape = {rows, which ? 0 : d1}}};
+    tensor eouts[2] = {outs[0], outs[1]};
+    run(fused, &in, 1, outs, 2);
+    run(eager, &in, 1, eouts, 2);
+    int64_t count = which ? rows : rows * d1;
+    int32_t qi = ic_program_output_index(fused, which ? "s" : "q"), ri = ic_program_output_index(fused, "ref");
+    expect_bits(which ? "f16x2 asm then a row sum, against adds" : "row-wise e4m3x2 asm, against cast_saturate", odt,
+                outs[qi].host, outs[ri].host, count);
+    expect_bits("asm in a reduction: eager vs fused", odt, eouts[qi].host, outs[qi].host, count);
+    for (int o = 0; o < 2; o++) {
+      free(outs[o].host);
+      free(eouts[o].host);
+    }
+    free(in.host);
+    ic_program_release(fused);
+    ic_program_release(eager);
+  }
+  ic_graph_destroy(g);
+  ic_graph_destroy(h);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_asm");
   CHECK_CASE(s, test_every_case, 900, setup, teardown);
@@ -358,6 +411,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_symbolic_sizes_one_compile, 300, setup, teardown);
   CHECK_CASE(s, test_asm_mul_add_not_contracted, 300, setup, teardown);
   CHECK_CASE(s, test_fp8_between_ops, 300, setup, teardown);
+  CHECK_CASE(s, test_asm_in_reductions, 300, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }

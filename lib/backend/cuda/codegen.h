@@ -18,6 +18,7 @@ typedef struct codegen {
   sbuf out;
   int32_t vec;                      /* V */
   int32_t pack;                     /* P: the body's elements a call (kir_pack; 1: one point) */
+  const bool *element;              /* reduction kernels: kir_levels (row values are scalars) */
   access_mode *mode;                /* per instruction (loads and stores) */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
   bool oom;

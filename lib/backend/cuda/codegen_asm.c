@@ -18,9 +18,11 @@ static const char *asm_reg_type(char c) {
 }
 
 /* Element `e` (a C expression of the element index within the body's P) of instruction
- * j, as the body names it: a scalar for P == 1 and for constants, else v<j>[e]. */
+ * j, as the body names it: a scalar for P == 1, for constants and for a reduction
+ * kernel's row values, else v<j>[e]. */
 static void asm_elem(codegen *cg, int32_t j, const char *e, char *buf, size_t size) {
-  if (cg->pack == 1 || cg->k->instrs.items[j].kind == KIR_CONST) snprintf(buf, size, "v%" PRId32, j);
+  if (cg->pack == 1 || cg->k->instrs.items[j].kind == KIR_CONST || (cg->element && !cg->element[j]))
+    snprintf(buf, size, "v%" PRId32, j);
   else snprintf(buf, size, "v%" PRId32 "[%s]", j, e);
 }
 

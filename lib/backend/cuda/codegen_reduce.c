@@ -416,21 +416,29 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     if (load[i] && rg->cache_k > 0 && rg->cached[i] && !rg->packed[i])
       sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
   free(load);
-  /* the ops, element by element */
-  bool ops = false;
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    ops |= need[i] && k->instrs.items[i].kind == KIR_OP && !red_from_cache(rg, p, i);
-  if (ops) {
-    sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n");
-    for (int32_t i = 0; i < k->instrs.count; i++) {
-      if (!need[i] || k->instrs.items[i].kind != KIR_OP || red_from_cache(rg, p, i)) continue;
-      sbuf_printf(o, "        v%" PRId32 "[e] = ", i);
-      red_op_expr(rg, i);
-      sbuf_puts(o, ";\n");
-      if (rg->cache_k > 0 && rg->cached[i]) sbuf_printf(o, "        c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+  /* the ops, element by element; an asm runs over the chunk's groups of its pack (the
+   * chunk starts a group: the scheduler lets asm into reductions over the last dim only,
+   * with packs up to 8), between loops of the ops around it */
+  bool open = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    kir_kind kind = k->instrs.items[i].kind;
+    if (!need[i] || red_from_cache(rg, p, i) || (kind != KIR_OP && kind != KIR_ASM && kind != KIR_ASM_RESULT)) continue;
+    if (kind == KIR_ASM) {
+      if (open) sbuf_puts(o, "      }\n");
+      open = false;
+      rg->cg->pack = KIR_REDUCE_CHUNK;
+      cg_asm_block(rg->cg, i);
+      continue;
     }
-    sbuf_puts(o, "      }\n");
+    if (!open) sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n");
+    open = true;
+    sbuf_printf(o, "        v%" PRId32 "[e] = ", i);
+    if (kind == KIR_ASM_RESULT) sbuf_printf(o, "a%" PRId32 "_o%" PRId32 "[e]", k->instrs.items[i].args[0], k->instrs.items[i].result);
+    else red_op_expr(rg, i);
+    sbuf_puts(o, ";\n");
+    if (rg->cache_k > 0 && rg->cached[i]) sbuf_printf(o, "        c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
   }
+  if (open) sbuf_puts(o, "      }\n");
   if (!last) {
     const kir_instr *in = &k->instrs.items[reduce];
     ic_dtype dt = k->instrs.items[in->args[0]].dtype;
@@ -852,7 +860,14 @@ static void red_row_instr(red_gen *rg, int32_t i) {
     red_scalar_store(rg, i, "    ");
     sbuf_puts(o, "  }\n");
     break;
-  case KIR_REDUCE: case KIR_ASM: case KIR_ASM_RESULT: break; /* asm: never in reduction kernels (sched) */
+  case KIR_ASM: /* a row value: the scheduler allows pack 1 only there */
+    rg->cg->pack = 1;
+    cg_asm_block(rg->cg, i);
+    break;
+  case KIR_ASM_RESULT:
+    sbuf_printf(o, "  %s = a%" PRId32 "_o%" PRId32 ";\n", t, in->args[0], in->result);
+    break;
+  case KIR_REDUCE: break;
   }
 }
 
@@ -984,9 +999,6 @@ static void red_kernel(red_gen *rg) {
 }
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    if (k->instrs.items[i].kind == KIR_ASM) /* the scheduler keeps asm out of reduction kernels */
-      return error_set(IC_ERR_INTERNAL, "codegen: reduction kernel %s holds an asm node", k->name);
   codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK};
   red_gen rg = {.cg = &cg, .k = k, .inner = -1};
   size_t n = (size_t)k->instrs.count + 1;
@@ -1000,6 +1012,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     goto done;
   }
   kir_levels(k, rg.element);
+  cg.element = rg.element;
   kir_pass_needs(k, rg.element, NULL, rg.need);
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) rg.inner = d;
@@ -1055,7 +1068,11 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   res->per_thread = 1;
   res->block = rg.block;
   res->per_block = rg.columns ? 32 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
-  if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
+  if (cg.bad && s == IC_OK) {
+    free(res->source);
+    res->source = NULL;
+    s = error_set(IC_ERR_INTERNAL, "codegen: kernel %s: an asm node's operands do not fit its constraints", k->name);
+  } else if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
