@@ -141,6 +141,26 @@ static void red_lift(sbuf *o, ic_reduce_op op, ic_dtype dt, const char *v) {
   }
 }
 
+/* `<ind>T a = <identity>;\n<ind>ic_i64 ai = <no index>;\n`: an accumulator at the
+ * identity (the index past every element: the first index wins ties). */
+static void red_acc_decl(sbuf *o, const char *ind, ic_reduce_op op, ic_dtype dt) {
+  sbuf_printf(o, "%s%s a = ", ind, red_acc_type(op, dt));
+  red_identity(o, op, dt);
+  sbuf_printf(o, ";\n%sic_i64 ai = (ic_i64)9223372036854775807ll;\n", ind);
+}
+
+/* The butterflies over `width` lanes of a warp (distances 1, 2, 4, ...) of a/ai, xi only
+ * for the arg reductions; ind: the loop's indentation. */
+static void red_butterflies(sbuf *o, const char *ind, ic_reduce_op op, ic_dtype dt, const char *a, const char *ai,
+                            int32_t width) {
+  sbuf_printf(o, "%sfor (int o = 1; o < %" PRId32 "; o <<= 1) {\n%s  const %s x = ic_bfly(%s, o);\n", ind, width, ind,
+              red_acc_type(op, dt), a);
+  if (red_arg(op)) sbuf_printf(o, "%s  const ic_i64 xi = ic_bfly(%s, o);\n%s  ", ind, ai, ind);
+  else sbuf_printf(o, "%s  const ic_i64 xi = 0;\n%s  ", ind, ind);
+  red_combine(o, op, dt, a, ai, "x", "xi");
+  sbuf_printf(o, "\n%s  (void)xi;\n%s}\n", ind, ind);
+}
+
 /* ---------------------------------------------------------------- pieces */
 
 /* v<i>[e] for element values, v<i> for row values. */
@@ -505,13 +525,7 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
   bool arg = red_arg(in->reduce);
   sbuf *o = &rg->cg->out;
   int32_t warp_lanes = rg->tpr < 32 ? rg->tpr : 32;
-  if (warp_lanes > 1) {
-    sbuf_printf(o, "    for (int o = 1; o < %" PRId32 "; o <<= 1) {\n      const %s x = ic_bfly(%s, o);\n", warp_lanes, t, a);
-    if (arg) sbuf_printf(o, "      const ic_i64 xi = ic_bfly(%s, o);\n      ", ai);
-    else sbuf_puts(o, "      const ic_i64 xi = 0;\n      ");
-    red_combine(o, in->reduce, dt, a, ai, "x", "xi");
-    sbuf_puts(o, "\n      (void)xi;\n    }\n");
-  }
+  if (warp_lanes > 1) red_butterflies(o, "    ", in->reduce, dt, a, ai, warp_lanes);
   if (rg->tpr <= 32) return;
   int32_t warps = rg->tpr / 32;
   sbuf_printf(o, "    {\n      %s *const sa = (%s *)ic_smem;\n", t, t);
@@ -524,11 +538,8 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n");
   if (arg) sbuf_printf(o, "        %s = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", ai, warps);
-  sbuf_printf(o, "        for (int o = 1; o < %" PRId32 "; o <<= 1) {\n          const %s x = ic_bfly(%s, o);\n", warps, t, a);
-  if (arg) sbuf_printf(o, "          const ic_i64 xi = ic_bfly(%s, o);\n          ", ai);
-  else sbuf_puts(o, "          const ic_i64 xi = 0;\n          ");
-  red_combine(o, in->reduce, dt, a, ai, "x", "xi");
-  sbuf_printf(o, "\n          (void)xi;\n        }\n        if (lane == 0) { sa[0] = %s;", a);
+  red_butterflies(o, "        ", in->reduce, dt, a, ai, warps);
+  sbuf_printf(o, "        if (lane == 0) { sa[0] = %s;", a);
   if (arg) sbuf_printf(o, " sai[0] = %s;", ai);
   sbuf_printf(o, " }\n      }\n      __syncthreads();\n      %s = sa[0];\n", a);
   if (arg) sbuf_printf(o, "      %s = sai[0];\n", ai);
@@ -560,11 +571,8 @@ static void red_block_combine_many(red_gen *rg, int32_t reduce, int32_t m) {
   sbuf *o = &rg->cg->out;
   int32_t warp_lanes = rg->tpr < 32 ? rg->tpr : 32;
   if (warp_lanes > 1) {
-    sbuf_printf(o, "#pragma unroll\n    for (int q = 0; q < %" PRId32 "; q++)\n    for (int o = 1; o < %" PRId32 "; o <<= 1) {\n"
-                   "      const %s x = ic_bfly(am[q], o);\n", m, warp_lanes, t);
-    sbuf_puts(o, arg ? "      const ic_i64 xi = ic_bfly(ami[q], o);\n      " : "      const ic_i64 xi = 0;\n      ");
-    red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "x", "xi");
-    sbuf_puts(o, "\n      (void)xi;\n    }\n");
+    sbuf_printf(o, "#pragma unroll\n    for (int q = 0; q < %" PRId32 "; q++)\n", m);
+    red_butterflies(o, "    ", in->reduce, dt, "am[q]", "ami[q]", warp_lanes);
   }
   if (rg->tpr > 32) {
     int32_t warps = rg->tpr / 32;
@@ -578,10 +586,8 @@ static void red_block_combine_many(red_gen *rg, int32_t reduce, int32_t m) {
     red_identity(o, in->reduce, dt);
     sbuf_puts(o, ";\n");
     if (arg) sbuf_printf(o, "          ami[q] = lane < %" PRId32 " ? sai[q][lane] : (ic_i64)9223372036854775807ll;\n", warps);
-    sbuf_printf(o, "          for (int o = 1; o < %" PRId32 "; o <<= 1) {\n            const %s x = ic_bfly(am[q], o);\n", warps, t);
-    sbuf_puts(o, arg ? "            const ic_i64 xi = ic_bfly(ami[q], o);\n            " : "            const ic_i64 xi = 0;\n            ");
-    red_combine(o, in->reduce, dt, "am[q]", "ami[q]", "x", "xi");
-    sbuf_puts(o, "\n            (void)xi;\n          }\n        }\n");
+    red_butterflies(o, "          ", in->reduce, dt, "am[q]", "ami[q]", warps);
+    sbuf_puts(o, "        }\n");
   }
   red_pairwise(o, in->reduce, dt, "am", "ami", m);
   sbuf_puts(o, "    a = am[0];\n    ai = ami[0];\n");
@@ -666,9 +672,7 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
     sbuf_puts(o, "  {\n    const ic_i64 g = 0;\n");
   }
   int32_t m = rg->lanes_per_thread;
-  sbuf_printf(o, "    %s a = ", t);
-  red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
+  red_acc_decl(o, "    ", in->reduce, dt);
   if (m > 1) {
     sbuf_printf(o, "    %s am[%" PRId32 "]; ic_i64 ami[%" PRId32 "];\n    for (int q = 0; q < %" PRId32 "; q++) { am[q] = a; ami[q] = ai; }\n",
                 t, m, m, m);
@@ -704,9 +708,7 @@ static void red_pass_partial(red_gen *rg, int32_t reduce) {
   const kir_instr *in = red_pass_begin(rg, 0, reduce, &dt, &t);
   const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
-  sbuf_printf(o, "    %s a = ", t);
-  red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n");
+  red_acc_decl(o, "    ", in->reduce, dt);
   char first[32];
   snprintf(first, sizeof first, "u * %d + t", KIR_SPLIT_LANES);
   red_chunk_loop(rg, first, "L");
@@ -736,9 +738,9 @@ static void red_pass_combine(red_gen *rg, int32_t reduce) {
   red_counter_push(o, in->reduce, dt, 0);
   sbuf_puts(o, "  }\n");
   red_counter_collapse(o, in->reduce, dt);
-  sbuf_printf(o, "  {\n    %s a = ", t);
-  red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n    if (n > 0) { a = st[0]; ai = sti[0]; }\n");
+  sbuf_puts(o, "  {\n");
+  red_acc_decl(o, "    ", in->reduce, dt);
+  sbuf_puts(o, "    if (n > 0) { a = st[0]; ai = sti[0]; }\n");
   red_block_combine(rg, reduce, "a", "ai");
   red_finish(rg, reduce);
   sbuf_puts(o, "  }\n  }\n");
@@ -761,16 +763,14 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
   red_counter_push(o, in->reduce, dt, 3);
   sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
-  sbuf_printf(o, "    %s a = ", t);
-  red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n    ic_i64 ai = (ic_i64)9223372036854775807ll;\n    for (ic_i64 c = j; c < C; c += L)\n");
+  red_acc_decl(o, "    ", in->reduce, dt);
+  sbuf_puts(o, "    for (ic_i64 c = j; c < C; c += L)\n");
   red_chunk(rg, p, reduce, "a", "ai");
   red_counter_push(o, in->reduce, dt, 0);
   sbuf_puts(o, "  }\n");
   red_counter_collapse(o, in->reduce, dt);
-  sbuf_printf(o, "  %s a = ", t);
-  red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n  ic_i64 ai = (ic_i64)9223372036854775807ll;\n  if (n > 0) { a = st[0]; ai = sti[0]; }\n");
+  red_acc_decl(o, "  ", in->reduce, dt);
+  sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n");
   /* the warps' results, pairwise over y */
   sbuf_printf(o, "  {\n    %s (*const sa)[32] = (%s (*)[32])ic_smem;\n", t, t);
   bool arg = red_arg(in->reduce);
