@@ -1025,7 +1025,7 @@ ic_status ic_graph_inline_asm(ic_graph *g, const ic_inline_asm_desc *desc, int32
     graph_fail_with(g, st, "%s", ic_last_error());
     return graph_asm_fail(st, n_outputs, outputs);
   }
-  asm_spec a = {.noutputs = n_outputs, .pure = desc->is_pure != 0, .pack = desc->pack};
+  asm_spec a = {.noutputs = n_outputs, .pure = desc->is_pure != 0, .pack = desc->pack, .layout = layout};
   memcpy(a.outputs, desc->output_dtypes, sizeof(ic_dtype) * (size_t)n_outputs);
   a.text = str_dup(desc->asm_text);
   a.constraints = str_dup(desc->constraints);

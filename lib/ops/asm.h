@@ -10,16 +10,7 @@
 
 enum { ASM_MAX_PACK = 16, ASM_MAX_REGS = 2 * IC_ASM_MAX_OPERANDS * ASM_MAX_PACK };
 
-/* An asm node's own data, as ic_graph_inline_asm took it (the graph owns one copy, the
- * lowered graph another). */
-typedef struct asm_spec {
-  char *text;
-  char *constraints;
-  int32_t noutputs;
-  ic_dtype outputs[IC_ASM_MAX_OPERANDS];
-  bool pure;
-  int32_t pack;
-} asm_spec;
+
 
 /* One operand (an output or an input): its register letter (h, r, l, f, d), its
  * registers and the elements each holds (elements 0, 1, ... of the pack from the low bits
@@ -38,6 +29,18 @@ typedef struct asm_layout {
   asm_operand ops[2 * IC_ASM_MAX_OPERANDS]; /* outputs, then inputs */
   int32_t nregs;                            /* registers of every operand together ($0 ..) */
 } asm_layout;
+
+/* An asm node's own data, as ic_graph_inline_asm took it and checked it, with its
+ * register layout (the graph owns one copy, the lowered graph another). */
+typedef struct asm_spec {
+  char *text;
+  char *constraints;
+  int32_t noutputs;
+  ic_dtype outputs[IC_ASM_MAX_OPERANDS];
+  bool pure;
+  int32_t pack;
+  asm_layout layout; /* asm_plan's, from the builder: the backend generates from it */
+} asm_spec;
 
 /* The layout of an asm node with these operands, or a status with the error set
  * (IC_ERR_INVALID_GRAPH: an unknown or unsupported letter, a count that does not match,

@@ -605,11 +605,6 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   free(cg.aligned.items);
   res->source = sbuf_take(&cg.out);
   res->per_thread = cg.vec;
-  if (cg.bad) {
-    free(res->source);
-    res->source = NULL;
-    return error_set(IC_ERR_INTERNAL, "codegen: kernel %s: an asm node's operands do not fit its constraints", k->name);
-  }
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;

@@ -22,7 +22,6 @@ typedef struct codegen {
   access_mode *mode;                /* per instruction (loads and stores) */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
   bool oom;
-  bool bad; /* something the layers above promised does not hold (IC_ERR_INTERNAL) */
 } codegen;
 
 /* The compute type of a dtype (the prelude's overloads): bool, int, ic_i64, float, double. */

@@ -1,6 +1,6 @@
 /* CUDA C for inline PTX (KIR_ASM): one C asm statement a group of pack elements, its
  * registers built from the inputs' elements and taken apart into the outputs' (ic.h,
- * "inline PTX"; the layout is ops/asm.c's, the one the builder checked). */
+ * "inline PTX"; the register layout is the one the builder checked, kept in the spec). */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -31,14 +31,7 @@ void cg_asm_block(codegen *cg, int32_t i) {
   const kir_instr *in = &k->instrs.items[i];
   const asm_spec *spec = in->spec;
   sbuf *o = &cg->out;
-  ic_dtype in_dt[IC_ASM_MAX_OPERANDS];
-  for (int32_t a = 0; a < in->nargs; a++) in_dt[a] = k->instrs.items[in->args[a]].dtype;
-  asm_layout lay;
-  if (asm_plan("inline_asm", spec->text, spec->constraints, spec->pack, spec->noutputs, spec->outputs, in->nargs, in_dt,
-               &lay) != IC_OK) {
-    cg->bad = true; /* the builder checked it: a spec that fails here is an internal error */
-    return;
-  }
+  const asm_layout lay = spec->layout; /* the builder's */
   int32_t P = cg->pack, p = spec->pack;
   /* the outputs' element values, P of them (scalars at P == 1) */
   for (int32_t out = 0; out < spec->noutputs; out++) {

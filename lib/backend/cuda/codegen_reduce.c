@@ -1068,11 +1068,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   res->per_thread = 1;
   res->block = rg.block;
   res->per_block = rg.columns ? 32 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
-  if (cg.bad && s == IC_OK) {
-    free(res->source);
-    res->source = NULL;
-    s = error_set(IC_ERR_INTERNAL, "codegen: kernel %s: an asm node's operands do not fit its constraints", k->name);
-  } else if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
+  if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
