@@ -267,17 +267,22 @@ void kir_pass_needs(const kir_kernel *k, const bool *element, const int32_t *kep
   kir_close_needs(k, element, kept_from, p, &need[(size_t)p * (size_t)n]);
 }
 
+/* The elements a row reduces: the product of the reduced dims. */
+static sym_id kir_reduced_count(const kir_kernel *k) {
+  sym_id count = sym_const(k->syms, 1);
+  for (int32_t d = 0; d < k->ndim; d++)
+    if ((k->axes >> d) & 1u) count = sym_mul(k->syms, count, k->dims[d]);
+  return count;
+}
+
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, LONG_ROW_THREADS = 512,
          LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8 };
   *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .groups = true, .count = -1};
-  sym_id count = sym_const(k->syms, 1);
+  sym_id count = kir_reduced_count(k);
   int32_t inner = -1;
   for (int32_t d = 0; d < k->ndim; d++)
-    if ((k->axes >> d) & 1u) {
-      count = sym_mul(k->syms, count, k->dims[d]);
-      inner = d;
-    }
+    if ((k->axes >> d) & 1u) inner = d;
   int64_t r = 0, chunks = -1;
   if (sym_is_const(k->syms, count, &r)) {
     out->count = r;
@@ -311,13 +316,6 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt) {
   return dtype_is_integer(dt) ? IC_I32 : IC_F32;
 }
 
-static sym_id kir_reduced_count(const kir_kernel *k) {
-  sym_id count = sym_const(k->syms, 1);
-  for (int32_t d = 0; d < k->ndim; d++)
-    if ((k->axes >> d) & 1u) count = sym_mul(k->syms, count, k->dims[d]);
-  return count;
-}
-
 sym_id kir_split_units(const kir_kernel *k) {
   sym_arena *a = k->syms;
   sym_id chunks = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, KIR_REDUCE_CHUNK));
@@ -326,13 +324,12 @@ sym_id kir_split_units(const kir_kernel *k) {
 }
 
 bool kir_split_wanted(const kir_kernel *k) {
-  int64_t rows = 0, count = 0;
+  int64_t rows = 0;
   if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
   if (!sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
-  if (sym_is_const(k->syms, kir_reduced_count(k), &count) && kir_reduce_groups(count) < 2) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
-  if (rs.columns) return false;
+  if (rs.columns || !rs.groups) return false; /* rs.groups: more than one lane group possible */
   /* every store is a row store: the combine stage does them */
   bool *element = malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
   if (!element) return false; /* one stage is as right, only slower */

@@ -1017,10 +1017,6 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) rg.inner = d;
   /* threads per row, from the row length alone (kir_reduce_strategy_of) */
-  sym_id count = sym_const(k->syms, 1);
-  for (int32_t d = 0; d < k->ndim; d++)
-    if (red_reduced(k, d)) count = sym_mul(k->syms, count, k->dims[d]);
-  int64_t r = 0;
   kir_reduce_strategy strategy;
   kir_reduce_strategy_of(k, &strategy);
   rg.groups = strategy.groups;
@@ -1053,7 +1049,8 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
-  if (k->stage == KIR_STAGE_WHOLE && !rg.groups && !rg.columns && sym_is_const(k->syms, count, &r)) {
+  const int64_t r = strategy.count; /* -1: symbolic */
+  if (k->stage == KIR_STAGE_WHOLE && !rg.groups && !rg.columns && r >= 0) {
     int64_t chunks = (r + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK, per_lane = (chunks + KIR_REDUCE_LANES - 1) / KIR_REDUCE_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */
     int32_t per_thread = rg.lanes_per_thread * (int32_t)(per_lane > 0 ? per_lane : 1);
