@@ -178,14 +178,34 @@ def adam() -> Workload:
     return Workload("adam", "f32 [2^26] x 4 in, 3 out", make, adam_torch, graph)
 
 
-def softmax() -> Workload:
+def one_f32_input(name: str, shape: str, n: int, c: int, ic_fn: Callable[[ic.Value], ic.Value],
+                  torch_fn: Callable[[Any], Any]) -> Workload:
+    """A workload of one f32 input x [n, c] (n symbolic) and one output ic_fn(x)."""
     def graph(ins: List[Any]) -> ic.Graph:
         g, x, _ = row_graph(ins, ic.f32)
-        g.output("y", ic.softmax(x, -1))
+        g.output("y", ic_fn(x))
         return g
 
-    return Workload("softmax", "f32 [32768, 4096]", lambda q: [randn((rows(q, 32768), 4096), torch.float32)],
-                    lambda x: torch.softmax(x, -1), graph)
+    return Workload(name, shape, lambda q: [randn((rows(q, n), c), torch.float32)], torch_fn, graph)
+
+
+def softmax() -> Workload:
+    return one_f32_input("softmax", "f32 [32768, 4096]", 32768, 4096, lambda x: ic.softmax(x, -1),
+                         lambda x: torch.softmax(x, -1))
+
+
+def log_softmax() -> Workload:
+    return one_f32_input("log_softmax", "f32 [8192, 32000]", 8192, 32000, lambda x: ic.log_softmax(x, -1),
+                         lambda x: torch.log_softmax(x, -1))
+
+
+def row_sum() -> Workload:
+    return one_f32_input("row_sum", "f32 [32768, 4096]", 32768, 4096, lambda x: ic.sum(x, -1), lambda x: x.sum(-1))
+
+
+def col_sum() -> Workload:
+    return one_f32_input("col_sum", "f32 [4096, 32768] over dim 0", 4096, 32768, lambda x: ic.sum(x, 0),
+                         lambda x: x.sum(0))
 
 
 def layer_norm() -> Workload:
@@ -240,36 +260,6 @@ def fp8_rowquant() -> Workload:
 
     return Workload("fp8_rowquant", "bf16 [16384, 8192] -> e4m3 + f32 scales",
                     lambda q: [randn((rows(q, 16384), 8192), torch.bfloat16)], fp8_rowquant_torch, graph)
-
-
-def row_sum() -> Workload:
-    def graph(ins: List[Any]) -> ic.Graph:
-        g, x, _ = row_graph(ins, ic.f32)
-        g.output("y", ic.sum(x, -1))
-        return g
-
-    return Workload("row_sum", "f32 [32768, 4096]", lambda q: [randn((rows(q, 32768), 4096), torch.float32)],
-                    lambda x: x.sum(-1), graph)
-
-
-def log_softmax() -> Workload:
-    def graph(ins: List[Any]) -> ic.Graph:
-        g, x, _ = row_graph(ins, ic.f32)
-        g.output("y", ic.log_softmax(x, -1))
-        return g
-
-    return Workload("log_softmax", "f32 [8192, 32000]", lambda q: [randn((rows(q, 8192), 32000), torch.float32)],
-                    lambda x: torch.log_softmax(x, -1), graph)
-
-
-def col_sum() -> Workload:
-    def graph(ins: List[Any]) -> ic.Graph:
-        g, x, _ = row_graph(ins, ic.f32)
-        g.output("y", ic.sum(x, 0))
-        return g
-
-    return Workload("col_sum", "f32 [4096, 32768] over dim 0",
-                    lambda q: [randn((rows(q, 4096), 32768), torch.float32)], lambda x: x.sum(0), graph)
 
 
 def full_sum() -> Workload:

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "program/program.h"
 #include "reduce_cases.h"
 
 #include "check_main.h"
@@ -713,6 +714,16 @@ START_TEST(test_two_stage_split) {
     ck_assert_int_eq(bytes, 4 * 4);
   }
   ck_assert_int_eq(temps, 1);
+  /* a stage kernel is the cuda backend's: ref refuses one that reaches it */
+  backend_state *ref = NULL;
+  backend_env env = {0};
+  ck_assert_int_eq(backend_ref.open(&env, &ref), IC_OK);
+  backend_kernel *bk = NULL;
+  ck_assert_int_eq(p->kernels.items[0].kir.stage, KIR_STAGE_PARTIAL);
+  ck_assert_int_eq(backend_ref.compile(ref, &p->kernels.items[0].kir, 0, NULL, &bk), IC_ERR_INTERNAL);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "a stage of a two-stage reduction"));
+  ck_assert_ptr_null(bk);
+  backend_ref.close(ref);
   char *dump = NULL;
   IC_OK_OR_FAIL(ic_program_dump(p, &dump));
   ck_assert_ptr_nonnull(strstr(dump, "strategy partials: 256 threads a block"));
