@@ -221,6 +221,14 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
   return ACCESS_VECTOR;
 }
 
+/* `ic_keep_bits(c<i>[k][e / per_word], (e % per_word) * bits, mask, ` for element e of
+ * packed load i of dtype dt: the caller writes the raw bits and the ')'. */
+static void red_keep_bits(sbuf *o, int32_t i, ic_dtype dt) {
+  int32_t per_word = 4 / (int32_t)ic_dtype_size(dt), bits = 32 / per_word;
+  sbuf_printf(o, "ic_keep_bits(c%" PRId32 "[k][e / %" PRId32 "], (e %% %" PRId32 ") * %d, 0x%xu, ", i, per_word, per_word,
+              bits, (unsigned)((1ull << bits) - 1));
+}
+
 static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
   const kir_instr *in = &rg->k->instrs.items[i];
   sbuf *o = &rg->cg->out;
@@ -232,9 +240,9 @@ static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
   }
   if (rg->packed[i]) {
     /* the raw bits into the packed cache (packed loads are unguarded element loads) */
-    int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype), bits = 32 / per_word;
-    sbuf_printf(o, "ic_unpack_%s(ic_keep_bits(c%" PRId32 "[k][e / %" PRId32 "], (e %% %" PRId32 ") * %d, 0x%xu, ic_ld_s%s(",
-                cg_dtname(in->dtype), i, per_word, per_word, bits, (unsigned)((1ull << bits) - 1), cg_scalar_width(in->dtype));
+    sbuf_printf(o, "ic_unpack_%s(", cg_dtname(in->dtype));
+    red_keep_bits(o, i, in->dtype);
+    sbuf_printf(o, "ic_ld_s%s(", cg_scalar_width(in->dtype));
     cg_address(rg->cg, in, NULL);
     sbuf_puts(o, ")))");
   } else {
@@ -424,9 +432,9 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     if ((need[i] && in->kind == KIR_RANGE) || load[i])
       sbuf_printf(o, "          v%" PRId32 "[e] = (%s)0;\n", i, cg_ctype(in->dtype));
     if (load[i] && rg->packed[i]) {
-      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype), bits = 32 / per_word;
-      sbuf_printf(o, "          ic_keep_bits(c%" PRId32 "[k][e / %" PRId32 "], (e %% %" PRId32 ") * %d, 0x%xu, 0u);\n", i,
-                  per_word, per_word, bits, (unsigned)((1ull << bits) - 1));
+      sbuf_puts(o, "          ");
+      red_keep_bits(o, i, in->dtype);
+      sbuf_puts(o, "0u);\n");
     }
   }
   sbuf_puts(o, "        }\n      }\n");
