@@ -270,6 +270,13 @@ void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
   sbuf_printf(&cg->out, ") * %zu", ic_dtype_size(in->dtype));
 }
 
+/* `ic_unpack_<dt>(ic_ld_s<bits>(address))`: load i's element, last var named last_var. */
+static void cg_load(codegen *cg, const kir_instr *in, const char *last_var) {
+  sbuf_printf(&cg->out, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+  cg_address(cg, in, last_var);
+  sbuf_puts(&cg->out, "))");
+}
+
 /* A range's value: [parent && ](lo <= index && index < hi), the innermost var named
  * last_var (NULL: i<last>), the parent's value suffixed (an array's "[k]"). */
 void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix) {
@@ -348,10 +355,10 @@ static void cg_vector_path(codegen *cg) {
     sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
     if (kir_is_guarded_load(in)) {
       sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
-                        "[k] = v%" PRId32 "[k] ? ic_unpack_%s(ic_ld_s%s(",
-                     V, k->ndim - 1, i, in->args[0], dt, cg_scalar_width(in->dtype));
-      cg_address(cg, in, "j");
-      sbuf_printf(o, ")) : (%s)0; }\n", ct);
+                        "[k] = v%" PRId32 "[k] ? ",
+                     V, k->ndim - 1, i, in->args[0]);
+      cg_load(cg, in, "j");
+      sbuf_printf(o, " : (%s)0; }\n", ct);
     } else if (cg->mode[i] == ACCESS_VECTOR) {
       int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
       if (words > 4) { /* asm packs wider than 16 bytes: 16-byte pieces */
@@ -377,15 +384,14 @@ static void cg_vector_path(codegen *cg) {
                        V, i, dt, per_word, per_word, 32 / per_word);
       }
     } else if (cg->mode[i] == ACCESS_SPLAT) {
-      sbuf_printf(o, "    { const %s t = ic_unpack_%s(ic_ld_s%s(", ct, dt, cg_scalar_width(in->dtype));
-      cg_address(cg, in, NULL);
-      sbuf_printf(o, ")); for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
+      sbuf_printf(o, "    { const %s t = ", ct);
+      cg_load(cg, in, NULL);
+      sbuf_printf(o, "; for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
     } else {
-      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
-                        "[k] = ic_unpack_%s(ic_ld_s%s(",
-                     V, k->ndim - 1, i, dt, cg_scalar_width(in->dtype));
-      cg_address(cg, in, "j");
-      sbuf_puts(o, ")); }\n");
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32 "[k] = ",
+                     V, k->ndim - 1, i);
+      cg_load(cg, in, "j");
+      sbuf_puts(o, "; }\n");
     }
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -449,9 +455,7 @@ static void cg_scalar_path(codegen *cg) {
     } else if (in->kind == KIR_LOAD) {
       sbuf_printf(o, "    const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
       if (kir_is_guarded_load(in)) sbuf_printf(o, "v%" PRId32 " ? ", in->args[0]);
-      sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
-      cg_address(cg, in, NULL);
-      sbuf_puts(o, "))");
+      cg_load(cg, in, NULL);
       if (kir_is_guarded_load(in)) sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
       sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_STORE) {
@@ -534,9 +538,9 @@ static void cg_scalar_path_packed(codegen *cg) {
     } else if (in->kind == KIR_LOAD) {
       sbuf_printf(o, "    v%" PRId32 "[k] = ok", i);
       if (kir_is_guarded_load(in)) sbuf_printf(o, " && v%" PRId32 "[k]", in->args[0]);
-      sbuf_printf(o, " ? ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
-      cg_address(cg, in, NULL);
-      sbuf_printf(o, ")) : (%s)0;\n", cg_ctype(in->dtype));
+      sbuf_puts(o, " ? ");
+      cg_load(cg, in, NULL);
+      sbuf_printf(o, " : (%s)0;\n", cg_ctype(in->dtype));
     }
   }
   sbuf_puts(o, "  }\n");
