@@ -18,10 +18,15 @@ static sym_id lower_dot(sym_arena *a, int32_t ndim, const sym_id *idx, const sym
   return off;
 }
 
+/* The copies lower_inline may make: this many, plus 4 a graph node. */
+enum { LOWER_INLINE_BASE = 64 };
+
 typedef struct lower_state {
   const ic_graph *g;
   lowered *l;
   int32_t *node_of; /* graph value -> lowered node, -1 */
+  bool *is_output;  /* graph value -> an output's value */
+  int32_t inline_budget; /* copies lower_inline may still make */
   bool oom;
 } lower_state;
 
@@ -97,6 +102,7 @@ static int32_t lower_push_select_arg(lower_state *st, lower_arg arg) {
 
 static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_value v, sym_id *idx, int32_t guard,
                                bool viewed);
+static bool lower_push_node(lower_state *st, ic_op op, ic_dtype dt, int32_t ndim, const sym_id *dims, bool imported);
 
 static lower_arg lower_select(lower_state *st, int32_t cond, lower_arg then_arg, lower_arg else_arg) {
   lower_arg arg = {.kind = LOWER_ARG_SELECT, .dtype = then_arg.dtype, .cond = cond, .guard = -1};
@@ -209,6 +215,36 @@ void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, 
   }
 }
 
+/* A pointwise op read through a view (a slice, a concat's or a pad's operand, a permute)
+ * is recomputed in the consumer's space from its own operands, resolved at the moved
+ * index, rather than stored and loaded back: the value is the same op on the same
+ * operand values, so its bits are those of the stored value, and the view costs no
+ * temporary and no kernel boundary. Outputs are stored anyway and are loaded; so are
+ * reductions and asm nodes (computed once), and everything once the budget of copies
+ * (which bounds nested views of one value) is spent. True with *arg set (a NODE of the
+ * copy); false when v is to be loaded. */
+static bool lower_inline(lower_state *st, const lower_consumer *c, ic_value v, const sym_id *idx, int32_t guard,
+                         lower_arg *arg) {
+  const graph_node *n = graph_node_get(st->g, v);
+  if (n->kind != GRAPH_OP || st->is_output[v] || st->inline_budget <= 0) return false;
+  st->inline_budget--;
+  lower_arg args[LOWER_MAX_ARGS] = {{0}};
+  for (int32_t i = 0; i < n->nargs; i++) {
+    sym_id aidx[IC_MAX_DIMS];
+    memcpy(aidx, idx, sizeof aidx);
+    args[i] = lower_resolve(st, c, graph_node_arg(st->g, n, i), aidx, guard, true);
+  }
+  if (!lower_push_node(st, n->op, n->dtype, c->ndim, c->dims, true)) {
+    st->oom = true;
+    return false;
+  }
+  lower_node *ln = &st->l->nodes.items[st->l->nodes.count - 1];
+  ln->nargs = n->nargs;
+  memcpy(ln->args, args, sizeof args);
+  *arg = (lower_arg){.kind = LOWER_ARG_NODE, .node = st->l->nodes.count - 1, .dtype = n->dtype, .guard = -1};
+  return true;
+}
+
 /* Resolves value v at index idx (of v's space; expressions of the consumer's vars, idx
  * is overwritten): follows views to a base. guard: the range a load must sit under;
  * viewed: whether a view has moved the index. */
@@ -259,6 +295,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
     arg.offset = lower_dot(a, p->ndim, idx, str);
     return arg;
   }
+  if (lower_inline(st, c, v, idx, guard, &arg)) return arg;
   arg.kind = LOWER_ARG_LOAD;
   arg.src = (lower_source){false, st->node_of[v]};
   arg.offset = lower_dot(a, p->ndim, idx, str);
@@ -266,13 +303,12 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   return arg;
 }
 
-/* Resolves operand value v of lowered node `consumer` (whose dims are set) over the
- * consumer's space: its dims, or a reduction's operand space. */
-static lower_arg lower_operand(lower_state *st, ic_value v, int32_t consumer) {
+/* Resolves operand value v of a consumer over the consumer's space (its dims, or a
+ * reduction's operand space), graph dims of ndim. */
+static lower_arg lower_operand(lower_state *st, ic_value v, int32_t ndim, const sym_id *graph_dims) {
   sym_arena *a = st->l->syms;
-  const lower_node *cn = &st->l->nodes.items[consumer];
-  lower_consumer c = {.ndim = cn->is_reduce ? cn->in_ndim : cn->ndim};
-  memcpy(c.dims, cn->is_reduce ? cn->in_dims : cn->dims, sizeof c.dims);
+  lower_consumer c = {.ndim = ndim};
+  for (int32_t d = 0; d < ndim; d++) c.dims[d] = sym_import(a, st->g->syms, graph_dims[d]);
   sym_id idx[IC_MAX_DIMS] = {0};
   for (int32_t d = 0; d < c.ndim; d++) idx[d] = sym_var(a, d);
   return lower_resolve(st, &c, v, idx, -1, false);
@@ -287,9 +323,10 @@ void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const l
   lower_arg_leaves(l, &l->select_args.items[arg->else_arg], fn, ctx);
 }
 
-static bool lower_push_node(lower_state *st, ic_op op, ic_dtype dt, int32_t ndim, const sym_id *dims) {
+/* A new node of ndim dims: graph dims, or dims of the lowered arena already (imported). */
+static bool lower_push_node(lower_state *st, ic_op op, ic_dtype dt, int32_t ndim, const sym_id *dims, bool imported) {
   lower_node ln = {.op = op, .dtype = dt, .ndim = ndim};
-  for (int32_t d = 0; d < ndim; d++) ln.dims[d] = sym_import(st->l->syms, st->g->syms, dims[d]);
+  for (int32_t d = 0; d < ndim; d++) ln.dims[d] = imported ? dims[d] : sym_import(st->l->syms, st->g->syms, dims[d]);
   ln.numel = sym_const(st->l->syms, 1);
   for (int32_t d = 0; d < ndim; d++) ln.numel = sym_mul(st->l->syms, ln.numel, ln.dims[d]);
   return VEC_PUSH(st->l->nodes, ln);
@@ -361,26 +398,29 @@ static ic_status lower_run(lower_state *st) {
     const graph_node *n = &g->nodes.items[v];
     bool is_asm = n->kind == GRAPH_ASM || n->kind == GRAPH_ASM_RESULT;
     if (!live[v] || (n->kind != GRAPH_OP && n->kind != GRAPH_REDUCE && !is_asm)) continue;
-    if (!lower_push_node(st, n->op, n->dtype, n->ndim, n->dims)) s = IC_ERR_OUT_OF_MEMORY;
-    else {
-      st->node_of[v] = l->nodes.count - 1;
-      lower_node *ln = &l->nodes.items[l->nodes.count - 1];
-      if (n->kind == GRAPH_REDUCE) {
-        const graph_node *src = graph_node_get(g, n->args[0]);
-        ln->is_reduce = true;
-        ln->reduce = n->reduce;
-        ln->axes = n->axes;
-        ln->correction = n->value;
-        ln->in_ndim = src->ndim;
-        for (int32_t d = 0; d < src->ndim; d++) ln->in_dims[d] = sym_import(l->syms, g->syms, src->dims[d]);
-      }
-      if (n->kind == GRAPH_ASM && !(ln->asm_spec = lower_asm_spec(l, &g->asms.items[n->asm_index]))) s = IC_ERR_OUT_OF_MEMORY;
-      ln->is_asm_result = n->kind == GRAPH_ASM_RESULT;
-      ln->result = n->result;
-      ln->nargs = n->nargs;
-      for (int32_t i = 0; i < n->nargs; i++)
-        ln->args[i] = lower_operand(st, graph_node_arg(g, n, i), l->nodes.count - 1);
+    /* operands first: resolving them may add nodes (lower_inline), which come before */
+    const graph_node *space = n->kind == GRAPH_REDUCE ? graph_node_get(g, n->args[0]) : n;
+    lower_arg args[LOWER_MAX_ARGS] = {{0}};
+    for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
+    if (!lower_push_node(st, n->op, n->dtype, n->ndim, n->dims, false)) {
+      s = IC_ERR_OUT_OF_MEMORY;
+      break;
     }
+    st->node_of[v] = l->nodes.count - 1;
+    lower_node *ln = &l->nodes.items[l->nodes.count - 1];
+    if (n->kind == GRAPH_REDUCE) {
+      ln->is_reduce = true;
+      ln->reduce = n->reduce;
+      ln->axes = n->axes;
+      ln->correction = n->value;
+      ln->in_ndim = space->ndim;
+      for (int32_t d = 0; d < space->ndim; d++) ln->in_dims[d] = sym_import(l->syms, g->syms, space->dims[d]);
+    }
+    if (n->kind == GRAPH_ASM && !(ln->asm_spec = lower_asm_spec(l, &g->asms.items[n->asm_index]))) s = IC_ERR_OUT_OF_MEMORY;
+    ln->is_asm_result = n->kind == GRAPH_ASM_RESULT;
+    ln->result = n->result;
+    ln->nargs = n->nargs;
+    memcpy(ln->args, args, sizeof args);
   }
   free(live);
   if (s) return s;
@@ -400,7 +440,9 @@ static ic_status lower_run(lower_state *st) {
     l->outputs[o].name = str_dup(go->name);
     bool own = (n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT) &&
                !claimed[st->node_of[go->value]];
-    if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims))) {
+    lower_arg copied = {0};
+    if (!own && l->outputs[o].name) copied = lower_operand(st, go->value, n->ndim, n->dims);
+    if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false))) {
       s = IC_ERR_OUT_OF_MEMORY;
     } else if (own) {
       l->outputs[o].node = st->node_of[go->value];
@@ -408,13 +450,60 @@ static ic_status lower_run(lower_state *st) {
     } else {
       lower_node *ln = &l->nodes.items[l->nodes.count - 1];
       ln->nargs = 1;
-      ln->args[0] = lower_operand(st, go->value, l->nodes.count - 1);
+      ln->args[0] = copied;
       l->outputs[o].node = l->nodes.count - 1;
     }
   }
   free(claimed);
   if (!s && (st->oom || sym_arena_failed(l->syms))) s = IC_ERR_OUT_OF_MEMORY;
   return s;
+}
+
+/* Node indices in an arg's leaves, renumbered (old -> new). */
+static void lower_renumber_leaf(lower_arg *a, const int32_t *new_index) {
+  if (a->kind == LOWER_ARG_NODE) a->node = new_index[a->node];
+  else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) a->src.index = new_index[a->src.index];
+}
+
+typedef struct lower_live_visit {
+  bool *live;
+} lower_live_visit;
+
+static void lower_mark_leaf(const lower_arg *a, void *ctx) {
+  bool *live = ((lower_live_visit *)ctx)->live;
+  if (a->kind == LOWER_ARG_NODE) live[a->node] = true;
+  else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) live[a->src.index] = true;
+}
+
+/* Drops the nodes no output depends on: those every reader recomputes (lower_inline). */
+static ic_status lower_drop_dead(lowered *l) {
+  int32_t n = l->nodes.count;
+  bool *live = calloc((size_t)n + 1, sizeof(bool));
+  int32_t *new_index = malloc(((size_t)n + 1) * sizeof(int32_t));
+  if (!live || !new_index) {
+    free(live);
+    free(new_index);
+    return IC_ERR_OUT_OF_MEMORY;
+  }
+  lower_live_visit visit = {live};
+  for (int32_t o = 0; o < l->noutputs; o++) live[l->outputs[o].node] = true;
+  for (int32_t i = n - 1; i >= 0; i--)
+    for (int32_t j = 0; live[i] && j < l->nodes.items[i].nargs; j++) lower_arg_leaves(l, &l->nodes.items[i].args[j], lower_mark_leaf, &visit);
+  int32_t kept = 0;
+  for (int32_t i = 0; i < n; i++) {
+    new_index[i] = live[i] ? kept : -1;
+    if (live[i]) l->nodes.items[kept++] = l->nodes.items[i];
+  }
+  l->nodes.count = kept;
+  for (int32_t i = 0; i < kept; i++)
+    for (int32_t j = 0; j < l->nodes.items[i].nargs; j++)
+      if (l->nodes.items[i].args[j].kind != LOWER_ARG_SELECT) lower_renumber_leaf(&l->nodes.items[i].args[j], new_index);
+  /* select branches of dropped nodes may name dropped nodes: -1, never read */
+  for (int32_t i = 0; i < l->select_args.count; i++) lower_renumber_leaf(&l->select_args.items[i], new_index);
+  for (int32_t o = 0; o < l->noutputs; o++) l->outputs[o].node = new_index[l->outputs[o].node];
+  free(live);
+  free(new_index);
+  return IC_OK;
 }
 
 ic_status lower_graph(const ic_graph *g, lowered **out) {
@@ -426,10 +515,14 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
     lowered_destroy(l);
     return error_set(IC_ERR_OUT_OF_MEMORY, "lowering: out of memory");
   }
+  bool *is_output = calloc((size_t)g->nodes.count + 1, sizeof(bool));
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
-  lower_state st = {g, l, node_of, false};
-  ic_status s = lower_run(&st);
+  for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
+  lower_state st = {g, l, node_of, is_output, LOWER_INLINE_BASE + 4 * g->nodes.count, false};
+  ic_status s = is_output ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
+  if (!s) s = lower_drop_dead(l);
   free(node_of);
+  free(is_output);
   if (s) {
     lowered_destroy(l);
     return error_set(s, "lowering: out of memory");

@@ -4,10 +4,12 @@
  * A lowered node computes one op at every point of its iteration space (vars i0..i{r-1}
  * of the arena). Each operand is the value of another node at the same point (NODE), a
  * load from an input or from another node's materialized buffer at an offset expression
- * of the vars (LOAD), or a constant (CONST). A node read through a view that changes the
- * index (permute, reshape, broadcast) is only reachable by LOAD, so it must be
- * materialized: the scheduler never fuses across such an edge, which keeps every value
- * computed once.
+ * of the vars (LOAD), or a constant (CONST). A pointwise op read through a view that
+ * moves the index (permute, reshape, slice, a concat's or pad's operand) is recomputed in
+ * the consumer's space from its operands at the moved index (a copy of the node: same op,
+ * same operand values, same bits), so views of computed values fuse; outputs, reductions
+ * and asm nodes (computed once) are loaded instead, and a load of a node's buffer is an
+ * edge the scheduler never fuses across.
  *
  * Concat and pad are index remaps with a choice: an operand read through them is a
  * SELECT tree whose conditions are index ranges (lo <= index < hi, expressions of the

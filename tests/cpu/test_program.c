@@ -25,8 +25,9 @@ static void setup(void) {
 
 static void teardown(void) { ic_context_destroy(ctx); }
 
-/* d = sqrt(permute(exp(permute(neg(permute(relu(x))))))) over x [n, n]: every permute
- * reads a computed value, so a, b, c are temporaries of the same size [n, n]. */
+/* d = sqrt(permute(exp(permute(neg(permute(relu(x))))))) over x [n, n]. Fused, it is one
+ * kernel (each permuted value is recomputed from x); eager (compile_ref), four, with
+ * temporaries a, b, c of the same size [n, n]. */
 static ic_graph *chain_graph(void) {
   ic_graph *g;
   OK(ic_graph_create(&g));
@@ -42,7 +43,7 @@ static ic_graph *chain_graph(void) {
 }
 
 static ic_program *compile_ref(ic_graph *g) {
-  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref"};
+  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref", .mode = IC_MODE_EAGER};
   ic_program *p;
   OK(ic_compile(ctx, g, &o, &p));
   return p;
@@ -68,7 +69,9 @@ START_TEST(test_memory_plan_reuses_slots) {
   OK(ic_program_dump(p, &dump));
   ck_assert_msg(strstr(dump, "alloc buf4 in slot 0 (reused)") != NULL, "%s", dump);
   ck_assert_msg(strstr(dump, "2 temporary slots") != NULL, "%s", dump);
-  ck_assert_msg(strstr(dump, "kernel ic_k3 [n, n]") != NULL, "%s", dump);
+  /* eager: the first kernel reads x transposed (relu recomputed there), the rest in place */
+  ck_assert_msg(strstr(dump, "kernel ic_k0 [n, n]") != NULL, "%s", dump);
+  ck_assert_msg(strstr(dump, "kernel ic_k3 [size0]") != NULL, "%s", dump);
   ic_string_free(dump);
 
   /* the plan is right: run it on ref and compare with a direct computation */
@@ -108,11 +111,19 @@ START_TEST(test_step_walk) {
       int64_t blocks;
       OK(ic_program_eval(p, st.grid_expr, &n, &blocks));
       ck_assert_int_eq(blocks, (n * n + st.block - 1) / st.block);
-      /* args: the buffers it reads and writes, then the symbol n */
+      /* args: the buffers it reads and writes, then the symbol n (the transposed first
+       * kernel) or the size n * n (the others, coalesced to one dim) */
       ck_assert_int_eq(st.nargs, 3);
       ck_assert_int_eq(st.args[0].kind, IC_ARG_BUFFER);
-      ck_assert_int_eq(st.args[2].kind, IC_ARG_SYMBOL);
-      ck_assert_int_eq(st.args[2].index, 0);
+      if (launches == 1) {
+        ck_assert_int_eq(st.args[2].kind, IC_ARG_SYMBOL);
+        ck_assert_int_eq(st.args[2].index, 0);
+      } else {
+        ck_assert_int_eq(st.args[2].kind, IC_ARG_SIZE);
+        int64_t size;
+        OK(ic_program_eval(p, st.args[2].index, &n, &size));
+        ck_assert_int_eq(size, n * n);
+      }
     } else if (st.kind == IC_STEP_ALLOC) {
       allocs++;
       ic_buffer_info bi;
@@ -148,6 +159,10 @@ START_TEST(test_step_walk_cuda) {
   ic_graph *g = chain_graph();
   ic_program *p;
   OK(ic_compile(ctx, g, NULL, &p));
+  ck_assert_int_eq(ic_program_kernel_count(p), 1); /* fused: the permuted values recomputed */
+  ic_program_release(p);
+  ic_compile_options eager = {.struct_size = sizeof eager, .mode = IC_MODE_EAGER};
+  OK(ic_compile(ctx, g, &eager, &p));
   int launches = 0;
   for (int32_t i = 0; i < ic_program_step_count(p); i++) {
     ic_step st;
