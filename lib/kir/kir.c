@@ -93,6 +93,14 @@ static const char *const kir_param_names[KIR_MAX_PARAM_INDEX] = {
     [KIR_SIZE_PARAM_BASE] = "size0", [KIR_SIZE_PARAM_BASE + 1] = "size1", [KIR_SIZE_PARAM_BASE + 2] = "size2",
     [KIR_SIZE_PARAM_BASE + 3] = "size3"};
 
+/* A pointwise kernel's load or store: how it moves memory (kir_instr_access). */
+static void kir_print_access(const kir_kernel *k, const kir_pointwise_strategy *ps, bool pointwise, int32_t i, sbuf *out) {
+  if (!pointwise) return;
+  sym_id checks[IC_MAX_DIMS + 1];
+  int32_t n;
+  sbuf_printf(out, "  (%s)", kir_access_name(kir_instr_access(k, ps, i, checks, &n)));
+}
+
 void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   sym_names named = {.params = kir_param_names, .nparams = KIR_MAX_PARAM_INDEX};
   if (with_names && k->names) {
@@ -124,6 +132,13 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sbuf_printf(out, ", %" PRId32 " lanes a thread", rs.lanes_per_thread);
     if (k->stage == KIR_STAGE_WHOLE && rs.groups) sbuf_puts(out, ", lane groups in turn");
   }
+  kir_pointwise_strategy ps;
+  kir_pointwise_strategy_of(k, &ps);
+  const bool pointwise = !k->reduces && k->ndim > 0;
+  if (pointwise) {
+    sbuf_printf(out, "\n  strategy vector: %" PRId32 " points a thread", ps.vec);
+    if (ps.uniform_ranges) sbuf_puts(out, ", ranges once a slot");
+  }
   sbuf_puts(out, "\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {
     sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
@@ -139,6 +154,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sym_print(k->syms, in->offset, names, out);
       sbuf_puts(out, "]");
       if (in->nargs == 1) sbuf_printf(out, " if v%" PRId32, in->args[0]);
+      kir_print_access(k, &ps, pointwise, i, out);
       sbuf_puts(out, "\n");
       break;
     case KIR_RANGE:
@@ -185,7 +201,9 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     case KIR_STORE:
       sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
       sym_print(k->syms, in->offset, names, out);
-      sbuf_printf(out, "] = v%" PRId32 "\n", in->args[0]);
+      sbuf_printf(out, "] = v%" PRId32, in->args[0]);
+      kir_print_access(k, &ps, pointwise, i, out);
+      sbuf_puts(out, "\n");
       break;
     }
   }

@@ -200,6 +200,33 @@ sym_id kir_split_units(const kir_kernel *k);
  * max and min of integers in i32 or i64, of bool in bool); partials are stored in it. */
 ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
 
+/* Pointwise kernels (access.c): how threads cover the points, printed with the kernel.
+ *   vector  a thread takes a slot of V consecutive points of the flattened space; V is
+ *           16 bytes of the narrowest tensor that moves along the slot, at most 64 bytes
+ *           of the widest (splat operands, read once a slot, do not count), halved
+ *           until it divides a constant last dim, at least the kernel's asm pack
+ *   uniform_ranges  every concat/pad range is monotone along a slot: a slot whose ranges
+ *           agree at both its ends evaluates them once, and its guarded loads stay
+ *           vectors; a slot across a boundary goes point by point */
+typedef struct kir_pointwise_strategy {
+  int32_t vec;
+  bool uniform_ranges;
+} kir_pointwise_strategy;
+void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out);
+
+/* How an access at element offset `offset` (elements of `elem` bytes) moves a slot of vec
+ * points: one vector (its offset is the last var plus multiples of vec: those that are
+ * not constants go to checks, at most IC_MAX_DIMS + 1, to hold at run time), one element
+ * for the slot (splat: it does not read the last var), or element by element. */
+typedef enum kir_access { KIR_ACCESS_VECTOR, KIR_ACCESS_SPLAT, KIR_ACCESS_ELEMENT } kir_access;
+kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t elem, sym_id *checks,
+                         int32_t *nchecks);
+const char *kir_access_name(kir_access a);
+/* The access of load or store instruction i under strategy ps (kir_access_of; guarded
+ * loads element by element unless the ranges are uniform over slots). */
+kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,
+                            int32_t *nchecks);
+
 /* Passes (coalesce.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);
 kir_pass_result kir_generalize_sizes(kir_kernel *k);

@@ -130,16 +130,17 @@ START_TEST(test_kernel_ir_and_program_text) {
   OK(ic_compile(ctx, g, NULL, &p));
   ck_assert_str_eq(ic_program_kernel_ir(p, 0),
                    "kernel ic_k0 [n, 4]\n"
+                   "  strategy vector: 4 points a thread\n"
                    "  buffer b0 : f16 in (program buffer 0)\n"
                    "  buffer b1 : f16 in (program buffer 1)\n"
                    "  buffer b2 : f32 out (program buffer 2)\n"
-                   "  v0 = load.f16 b0[i1 + i0 * p0]\n"
-                   "  v1 = load.f16 b1[i1]\n"
+                   "  v0 = load.f16 b0[i1 + i0 * p0]  (vector)\n"
+                   "  v1 = load.f16 b1[i1]  (vector)\n"
                    "  v2 = add.f16 v0, v1\n"
                    "  v3 = const.f16 0\n"
                    "  v4 = maximum.f16 v2, v3\n"
                    "  v5 = cast.f32 v4\n"
-                   "  store.f32 b2[4 * i0 + i1] = v5\n");
+                   "  store.f32 b2[4 * i0 + i1] = v5  (vector)\n");
   ck_assert_ptr_null(ic_program_kernel_ir(p, 1));
   ck_assert_ptr_null(ic_program_kernel_source(p, -1));
   ck_assert_int_eq(ic_program_input_index(p, "b"), 1);

@@ -60,35 +60,6 @@ void cg_require_aligned(codegen *cg, sym_id e) {
   if (!VEC_PUSH(cg->aligned, e)) cg->oom = true;
 }
 
-/* Vector when the offset is affine in every var, with coefficient 1 for the innermost
- * and multiples of V elsewhere (constant or checked at run time). */
-access_mode cg_classify(codegen *cg, sym_id offset, size_t elem) {
-  int32_t last = cg->k->ndim - 1;
-  if (last < 0 || cg->vec == 1) return ACCESS_ELEMENT;
-  if (!sym_depends_on(cg->a, offset, SYM_VAR, last)) return ACCESS_SPLAT;
-  if ((size_t)cg->vec * elem < 4) return ACCESS_ELEMENT; /* vectors move whole 32-bit words */
-  sym_id coeff[IC_MAX_DIMS], rest = offset;
-  for (int32_t d = cg->k->ndim - 1; d >= 0; d--) {
-    sym_id r;
-    if (!sym_affine_in_var(cg->a, rest, d, &coeff[d], &r)) return ACCESS_ELEMENT;
-    rest = r;
-  }
-  int64_t c;
-  if (!sym_is_const(cg->a, coeff[last], &c) || c != 1) return ACCESS_ELEMENT;
-  sym_id checks[IC_MAX_DIMS + 1];
-  int32_t n = 0;
-  for (int32_t d = 0; d <= last; d++) {
-    sym_id e = d == last ? rest : coeff[d];
-    if (sym_is_const(cg->a, e, &c)) {
-      if (c % cg->vec != 0) return ACCESS_ELEMENT;
-    } else {
-      checks[n++] = e;
-    }
-  }
-  for (int32_t i = 0; i < n; i++) cg_require_aligned(cg, checks[i]);
-  return ACCESS_VECTOR;
-}
-
 /* ---------------------------------------------------------------- the body function */
 
 void cg_const(codegen *cg, const kir_instr *in) {
@@ -293,15 +264,30 @@ void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char
   sbuf_puts(o, ")");
 }
 
-/* Index vars of point `e` (a C variable name), innermost first. */
+/* Index vars of point `e` (a C variable name), innermost first: in 32-bit arithmetic
+ * when the launch's points fit (n, and so every dim, below 2^32: decided at run time,
+ * uniform over the grid), where a division is a few instructions, not a long sequence. */
 static void cg_decompose(codegen *cg, const char *e, const char *indent) {
   const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
   if (k->ndim == 0) return;
-  sbuf_printf(&cg->out, "%sic_i64 rem = %s;\n", indent, e);
-  for (int32_t d = k->ndim - 1; d > 0; d--)
-    sbuf_printf(&cg->out, "%sconst ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", indent, d,
-                   d, d);
-  sbuf_printf(&cg->out, "%sconst ic_i64 i0 = rem;\n", indent);
+  if (k->ndim == 1) {
+    sbuf_printf(o, "%sconst ic_i64 i0 = %s;\n", indent, e);
+    return;
+  }
+  sbuf_printf(o, "%sic_i64 i0", indent);
+  for (int32_t d = 1; d < k->ndim; d++) sbuf_printf(o, ", i%" PRId32, d);
+  sbuf_puts(o, ";\n");
+  for (int32_t wide = 0; wide < 2; wide++) {
+    const char *t = wide ? "ic_i64" : "ic_u32";
+    if (wide) sbuf_printf(o, "%s} else {\n", indent);
+    else sbuf_printf(o, "%sif (n <= 4294967295ll) {\n", indent);
+    sbuf_printf(o, "%s  %s rem = (%s)%s;\n", indent, t, t, e);
+    for (int32_t d = k->ndim - 1; d > 0; d--)
+      sbuf_printf(o, "%s  i%" PRId32 " = rem %% (%s)d%" PRId32 "; rem /= (%s)d%" PRId32 ";\n", indent, d, t, d, t, d);
+    sbuf_printf(o, "%s  i0 = rem;\n", indent);
+  }
+  sbuf_printf(o, "%s}\n", indent);
 }
 
 static void cg_body_call(codegen *cg, const char *index) {
@@ -315,6 +301,73 @@ static void cg_body_call(codegen *cg, const char *index) {
     sep = ", ";
   }
   sbuf_puts(&cg->out, ");\n");
+}
+
+/* Load i's V elements as one vector (or 16-byte pieces) into v<i>[]. */
+static void cg_vector_load(codegen *cg, int32_t i) {
+  const kir_instr *in = &cg->k->instrs.items[i];
+  sbuf *o = &cg->out;
+  const int32_t V = cg->vec;
+  const char *dt = cg_dtname(in->dtype);
+  int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
+      if (words > 4) { /* asm packs wider than 16 bytes: 16-byte pieces */
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n", words);
+        for (int32_t q = 0; q < words; q += 4) {
+          sbuf_puts(o, "      ic_ld_w4((");
+          cg_address(cg, in, NULL);
+          sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+        }
+      } else {
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
+        cg_address(cg, in, NULL);
+        sbuf_puts(o, ", w);\n");
+      }
+      if (ic_dtype_size(in->dtype) == 8) {
+        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
+                          "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
+                       V, i, dt);
+      } else {
+        int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
+                          "] >> (k %% %" PRId32 ") * %d); }\n",
+                       V, i, dt, per_word, per_word, 32 / per_word);
+      }
+}
+
+/* Uniform ranges (kir_pointwise_strategy): each range at the slot's two ends; the slot
+ * stays on the vector path (`if (slot_ok) {`, closed by the caller) when every range is
+ * the same at both ends, or false at both on one side (monotone indices: then it is the
+ * same at every point); u<i> is its value for the slot, v<i>[] the body's copies. */
+static void cg_slot_ranges(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  char last[48];
+  snprintf(last, sizeof last, "(i%" PRId32 " + %" PRId32 ")", k->ndim - 1, cg->vec - 1);
+  sbuf_puts(o, "    bool slot_ok = true;\n");
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_RANGE) sbuf_printf(o, "    bool u%" PRId32 ";\n", i);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_RANGE) continue;
+    sbuf_printf(o, "    {\n      const ic_i64 lo = ");
+    cg_expr(cg, in->lo, NULL);
+    sbuf_puts(o, ", hi = ");
+    cg_expr(cg, in->hi, NULL);
+    sbuf_puts(o, ", xa = ");
+    cg_expr(cg, in->offset, NULL);
+    sbuf_puts(o, ", xb = ");
+    cg_expr(cg, in->offset, last);
+    sbuf_puts(o, ";\n      const bool ina = lo <= xa && xa < hi, inb = lo <= xb && xb < hi;\n"
+                 "      slot_ok = slot_ok && ina == inb && (ina || (xa < lo) == (xb < lo));\n");
+    sbuf_printf(o, "      u%" PRId32 " = ", i);
+    if (in->nargs == 1) sbuf_printf(o, "u%" PRId32 " && ", in->args[0]);
+    sbuf_puts(o, "ina;\n    }\n");
+  }
+  sbuf_puts(o, "    if (slot_ok) {\n");
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_RANGE)
+      sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = u%" PRId32 ";\n",
+                  i, cg->vec, cg->vec, i, i);
 }
 
 static void cg_vector_path(codegen *cg) {
@@ -340,9 +393,10 @@ static void cg_vector_path(codegen *cg) {
   /* asm groups: n counts the padded rows; a 1-d slot must lie in the real elements */
   sbuf_printf(o, "e0 + %" PRId32 " <= %s) {\n", V, cg->pack > 1 && k->ndim == 1 ? "d0" : "n");
   cg_decompose(cg, "e0", "    ");
+  if (cg->uniform_ranges) cg_slot_ranges(cg);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_RANGE) {
+    if (in->kind == KIR_RANGE && !cg->uniform_ranges) {
       sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
                         " + k; v%" PRId32 "[k] = ",
                      i, V, V, k->ndim - 1, i);
@@ -351,38 +405,21 @@ static void cg_vector_path(codegen *cg) {
       continue;
     }
     if (in->kind != KIR_LOAD) continue;
-    const char *dt = cg_dtname(in->dtype), *ct = cg_ctype(in->dtype);
+    const char *ct = cg_ctype(in->dtype);
     sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
-    if (kir_is_guarded_load(in)) {
+    if (kir_is_guarded_load(in) && cg->mode[i] == ACCESS_VECTOR) {
+      /* the guard holds at every point of the slot or at none */
+      sbuf_printf(o, "    if (u%" PRId32 ") {\n", in->args[0]);
+      cg_vector_load(cg, i);
+      sbuf_printf(o, "    } else {\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = (%s)0;\n    }\n", V, i, ct);
+    } else if (kir_is_guarded_load(in)) {
       sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
                         "[k] = v%" PRId32 "[k] ? ",
                      V, k->ndim - 1, i, in->args[0]);
       cg_load(cg, in, "j");
       sbuf_printf(o, " : (%s)0; }\n", ct);
     } else if (cg->mode[i] == ACCESS_VECTOR) {
-      int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      if (words > 4) { /* asm packs wider than 16 bytes: 16-byte pieces */
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n", words);
-        for (int32_t q = 0; q < words; q += 4) {
-          sbuf_puts(o, "      ic_ld_w4((");
-          cg_address(cg, in, NULL);
-          sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
-        }
-      } else {
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
-        cg_address(cg, in, NULL);
-        sbuf_puts(o, ", w);\n");
-      }
-      if (ic_dtype_size(in->dtype) == 8) {
-        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
-                          "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
-                       V, i, dt);
-      } else {
-        int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
-                          "] >> (k %% %" PRId32 ") * %d); }\n",
-                       V, i, dt, per_word, per_word, 32 / per_word);
-      }
+      cg_vector_load(cg, i);
     } else if (cg->mode[i] == ACCESS_SPLAT) {
       sbuf_printf(o, "    { const %s t = ", ct);
       cg_load(cg, in, NULL);
@@ -437,7 +474,7 @@ static void cg_vector_path(codegen *cg) {
       sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k])); }\n", dt, i);
     }
   }
-  sbuf_puts(o, "    return;\n  }\n");
+  sbuf_puts(o, cg->uniform_ranges ? "    return;\n    }\n  }\n" : "    return;\n  }\n");
 }
 
 static void cg_scalar_path(codegen *cg) {
@@ -583,22 +620,21 @@ static void cg_kernel(codegen *cg) {
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
   if (k->reduces) return cuda_codegen_reduce(k, entry, res);
   codegen cg = {.k = k, .entry = entry, .a = k->syms};
-  size_t widest = 1;
-  for (int32_t i = 0; i < k->buffers.count; i++) {
-    size_t s = ic_dtype_size(k->buffers.items[i].dtype);
-    if (s > widest) widest = s;
-  }
-  /* asm groups: P points a body call, at least P a slot */
-  cg.pack = kir_pack(k);
-  cg.vec = k->ndim == 0 ? 1 : (int32_t)(16 / widest);
-  if (cg.vec < cg.pack) cg.vec = cg.pack;
+  kir_pointwise_strategy ps;
+  kir_pointwise_strategy_of(k, &ps);
+  cg.pack = kir_pack(k); /* asm groups: P points a body call, at least P a slot */
+  cg.vec = ps.vec;
+  cg.uniform_ranges = ps.uniform_ranges;
   cg.mode = calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
   if (!cg.mode) return error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    /* a guarded load reads element by element, each under its own point's guard */
-    if (kir_is_guarded_load(in)) cg.mode[i] = ACCESS_ELEMENT;
-    else if (in->kind == KIR_LOAD || in->kind == KIR_STORE) cg.mode[i] = cg_classify(&cg, in->offset, ic_dtype_size(in->dtype));
+    if (in->kind != KIR_LOAD && in->kind != KIR_STORE) continue;
+    sym_id checks[IC_MAX_DIMS + 1];
+    int32_t n;
+    kir_access acc = kir_instr_access(k, &ps, i, checks, &n);
+    cg.mode[i] = acc == KIR_ACCESS_VECTOR ? ACCESS_VECTOR : acc == KIR_ACCESS_SPLAT ? ACCESS_SPLAT : ACCESS_ELEMENT;
+    for (int32_t c = 0; acc == KIR_ACCESS_VECTOR && c < n; c++) cg_require_aligned(&cg, checks[c]);
   }
   sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
   sbuf_puts(&cg.out, cuda_prelude);

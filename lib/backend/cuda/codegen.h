@@ -18,6 +18,7 @@ typedef struct codegen {
   sbuf out;
   int32_t vec;                      /* V */
   int32_t pack;                     /* P: the body's elements a call (kir_pack; 1: one point) */
+  bool uniform_ranges;              /* pointwise: kir_pointwise_strategy's */
   const bool *element;              /* reduction kernels: kir_levels (row values are scalars) */
   access_mode *mode;                /* per instruction (loads and stores) */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
@@ -32,8 +33,6 @@ bool cg_rounds(ic_dtype dt);
 /* An index expression in C; the innermost var named last_var (NULL: i<ndim-1>). */
 void cg_expr(codegen *cg, sym_id e, const char *last_var);
 void cg_require_aligned(codegen *cg, sym_id e);
-/* How an access of an element of `elem` bytes can move cg->vec points at once. */
-access_mode cg_classify(codegen *cg, sym_id offset, size_t elem);
 void cg_const(codegen *cg, const kir_instr *in);
 void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v);
 /* The C expression of op instruction in, whose operands are args (dtypes; where's data

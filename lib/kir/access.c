@@ -1,0 +1,110 @@
+/* How a pointwise kernel's threads cover its points (kir_pointwise_strategy_of) and how
+ * each of its accesses moves memory (kir_access_of): decided from the kernel alone, so
+ * the kernel IR dump can say why a kernel is fast or slow. */
+#include "kir/kir.h"
+
+#include <stdlib.h>
+
+/* Bytes of one vector access, and the most a thread moves of its widest tensor. */
+enum { KIR_VECTOR_BYTES = 16, KIR_THREAD_BYTES = 64 };
+
+const char *kir_access_name(kir_access a) {
+  switch (a) {
+  case KIR_ACCESS_VECTOR: return "vector";
+  case KIR_ACCESS_SPLAT: return "splat";
+  case KIR_ACCESS_ELEMENT: return "element";
+  }
+  return "?";
+}
+
+static bool kir_reads_last(const kir_kernel *k, sym_id offset) {
+  return k->ndim > 0 && sym_depends_on(k->syms, offset, SYM_VAR, k->ndim - 1);
+}
+
+kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t elem, sym_id *checks,
+                         int32_t *nchecks) {
+  sym_arena *a = k->syms;
+  const int32_t last = k->ndim - 1;
+  *nchecks = 0;
+  if (last < 0 || vec == 1) return KIR_ACCESS_ELEMENT;
+  if (!kir_reads_last(k, offset)) return KIR_ACCESS_SPLAT;
+  if ((size_t)vec * elem < 4) return KIR_ACCESS_ELEMENT; /* vectors move whole 32-bit words */
+  sym_id coeff[IC_MAX_DIMS], rest = offset;
+  for (int32_t d = last; d >= 0; d--) {
+    sym_id r;
+    if (!sym_affine_in_var(a, rest, d, &coeff[d], &r) || sym_depends_on(a, coeff[d], SYM_VAR, -1)) return KIR_ACCESS_ELEMENT;
+    rest = r;
+  }
+  int64_t c;
+  if (!sym_is_const(a, coeff[last], &c) || c != 1) return KIR_ACCESS_ELEMENT;
+  /* every other coefficient and the constant part multiples of V: at the slot's first
+   * point (a multiple of V along the last dim) the address is vector aligned */
+  for (int32_t d = 0; d <= last; d++) {
+    sym_id e = d == last ? rest : coeff[d];
+    if (!sym_is_const(a, e, &c)) checks[(*nchecks)++] = e;
+    else if (c % vec != 0) return KIR_ACCESS_ELEMENT;
+  }
+  return KIR_ACCESS_VECTOR;
+}
+
+/* Whether range instruction i is the same at every point of a slot whenever its two ends
+ * agree: its index is affine in the last var with a constant coefficient (monotone along
+ * the slot), or free of it; and so is its parent's. */
+static bool kir_range_slot_uniform(const kir_kernel *k, int32_t i) {
+  const kir_instr *in = &k->instrs.items[i];
+  if (in->nargs == 1 && !kir_range_slot_uniform(k, in->args[0])) return false;
+  if (!kir_reads_last(k, in->offset)) return true;
+  sym_id coeff, rest;
+  int64_t c;
+  return sym_affine_in_var(k->syms, in->offset, k->ndim - 1, &coeff, &rest) && sym_is_const(k->syms, coeff, &c);
+}
+
+void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out) {
+  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false};
+  if (k->ndim == 0 || k->reduces) return;
+  /* V from the tensors that move along the slot: 16 bytes of the narrowest, at most 64
+   * of the widest; per-row (splat) operands read one element a slot and do not count */
+  size_t narrow = KIR_VECTOR_BYTES, wide = 1;
+  bool any = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if ((in->kind != KIR_LOAD && in->kind != KIR_STORE) || !kir_reads_last(k, in->offset)) continue;
+    size_t s = ic_dtype_size(in->dtype);
+    narrow = s < narrow ? s : narrow;
+    wide = s > wide ? s : wide;
+    any = true;
+  }
+  if (!any) { /* every access a splat: the old rule, 16 bytes of the widest buffer */
+    for (int32_t b = 0; b < k->buffers.count; b++) {
+      size_t s = ic_dtype_size(k->buffers.items[b].dtype);
+      wide = s > wide ? s : wide;
+    }
+    narrow = wide;
+  }
+  int32_t vec = (int32_t)(KIR_VECTOR_BYTES / narrow);
+  while (vec > 1 && (size_t)vec * wide > KIR_THREAD_BYTES) vec /= 2;
+  /* a slot lies in one row of the last dim: V divides a constant last dim */
+  int64_t last = 0;
+  if (k->ndim > 1 && sym_is_const(k->syms, k->dims[k->ndim - 1], &last) && last > 0)
+    while (vec > 1 && last % vec != 0) vec /= 2;
+  const int32_t pack = kir_pack(k);
+  out->vec = vec < pack ? pack : vec;
+  /* concat and pad: a slot whose ranges hold at both of its ends (or at neither, on one
+   * side) takes them once for the slot, and its guarded loads stay vectors */
+  bool ranges = false, uniform = true;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    if (k->instrs.items[i].kind != KIR_RANGE) continue;
+    ranges = true;
+    uniform = uniform && kir_range_slot_uniform(k, i);
+  }
+  out->uniform_ranges = ranges && uniform && out->vec > 1 && pack == 1;
+}
+
+kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,
+                            int32_t *nchecks) {
+  const kir_instr *in = &k->instrs.items[i];
+  *nchecks = 0;
+  /* a guarded load under ranges taken point by point reads each point under its own */
+  if (kir_is_guarded_load(in) && !ps->uniform_ranges) return KIR_ACCESS_ELEMENT;
+  return kir_access_of(k, ps->vec, in->offset, ic_dtype_size(in->dtype), checks, nchecks);
+}
