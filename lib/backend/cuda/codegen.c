@@ -41,6 +41,39 @@ bool cg_rounds(ic_dtype dt) {
   }
 }
 
+/* f16, bf16 and fp8: values computed in float, stored as 8 or 16 bits. */
+static bool cg_narrow_float(ic_dtype dt) {
+  return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
+}
+
+/* Whether op instruction in's C expression ends in a rounding to its (narrow float)
+ * dtype, ic_rnd_<dt>(...) or ic_sat_<dt>(...) (cg_op, cg_convert): then a stored result
+ * takes the rounding's bits (ic_rndbits_, ic_satbits_) and never converts back. */
+static bool cg_rounds_to_bits(const kir_kernel *k, const kir_instr *in) {
+  if (in->kind != KIR_OP || !cg_narrow_float(in->dtype)) return false;
+  if (in->op == IC_OP_CAST || in->op == IC_OP_CAST_SATURATE)
+    return !(k->instrs.items[in->args[0]].dtype == in->dtype && in->op == IC_OP_CAST);
+  return op_get(in->op)->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
+}
+
+/* Pointwise stores of narrow floats (at pack 1) take storage bits from the body: r<i> is
+ * an ic_u32 of the dtype's bits, stored as it is. */
+static bool cg_stores_bits(const codegen *cg, const kir_instr *in) {
+  return in->kind == KIR_STORE && cg->pack == 1 && !cg->k->reduces && cg_narrow_float(in->dtype);
+}
+
+/* The bits store i writes: r<i><suffix>, packed unless the body made bits. */
+static void cg_store_bits(codegen *cg, int32_t i, const char *suffix) {
+  const kir_instr *in = &cg->k->instrs.items[i];
+  if (cg_stores_bits(cg, in)) sbuf_printf(&cg->out, "r%" PRId32 "%s", i, suffix);
+  else sbuf_printf(&cg->out, "ic_pack_%s(r%" PRId32 "%s)", cg_dtname(in->dtype), i, suffix);
+}
+
+/* The type of store i's r<i> in the kernel. */
+static const char *cg_store_type(const codegen *cg, const kir_instr *in) {
+  return cg_stores_bits(cg, in) ? "ic_u32" : cg_ctype(in->dtype);
+}
+
 /* ---------------------------------------------------------------- expressions */
 
 void cg_expr(codegen *cg, sym_id e, const char *last_var) {
@@ -122,8 +155,10 @@ void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const ch
     /* to a dtype computed in float: f32 rounds once directly; narrower dtypes get a
      * round-to-odd f32 first so that their own rounding is the only one */
     bool f32 = to == IC_F32;
-    if (saturate) sbuf_printf(o, "ic_sat_%s(", tn);
-    else if (!f32) sbuf_printf(o, "ic_rnd_%s(", tn);
+    const char *bits = cg->bits && !f32 ? "bits" : "";
+    cg->bits = false;
+    if (saturate) sbuf_printf(o, "ic_sat%s_%s(", bits, tn);
+    else if (!f32) sbuf_printf(o, "ic_rnd%s_%s(", bits, tn);
     if (f32 && from_f64) sbuf_printf(o, "ic_d2f(%s)", v);
     else if (f32 || (!from_int && !from_f64)) sbuf_printf(o, "((float)%s)", v);
     else sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
@@ -138,7 +173,8 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
   const op_info *info = op_get(in->op);
   /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it */
   bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
-  if (round) sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
+  if (round) sbuf_printf(o, "ic_rnd%s_%s(", cg->bits ? "bits" : "", cg_dtname(in->dtype));
+  if (round) cg->bits = false;
   const char *helper = info->name; /* the prelude names its helpers ic_<op spelling> */
   switch (in->op) {
   case IC_OP_LOGICAL_NOT: sbuf_printf(o, "(%s == 0)", a); break;
@@ -170,6 +206,13 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
   if (round) sbuf_puts(o, ")");
 }
 
+/* Whether a store writes instruction i's value. */
+static bool cg_value_stored(const codegen *cg, int32_t i) {
+  for (int32_t j = i + 1; j < cg->k->instrs.count; j++)
+    if (cg->k->instrs.items[j].kind == KIR_STORE && cg->k->instrs.items[j].args[0] == i) return true;
+  return false;
+}
+
 /* __device__ void <name>_body(loads..., stores&...): the ops of one point, or of P
  * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop). */
 static void cg_body(codegen *cg) {
@@ -182,7 +225,7 @@ static void cg_body(codegen *cg) {
     const kir_instr *in = &k->instrs.items[i];
     const char *t = cg_ctype(in->dtype);
     if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) sbuf_printf(o, P > 1 ? "%sconst %s *v%" PRId32 : "%sconst %s v%" PRId32, sep, t, i);
-    else if (in->kind == KIR_STORE) sbuf_printf(o, P > 1 ? "%s%s *r%" PRId32 : "%s%s &r%" PRId32, sep, t, i);
+    else if (in->kind == KIR_STORE) sbuf_printf(o, P > 1 ? "%s%s *r%" PRId32 : "%s%s &r%" PRId32, sep, cg_store_type(cg, in), i);
     else continue;
     sep = ", ";
   }
@@ -195,7 +238,10 @@ static void cg_body(codegen *cg) {
       cg_asm_block(cg, i);
       continue;
     }
-    if (in->kind == KIR_CONST || in->kind == KIR_OP || in->kind == KIR_ASM_RESULT) {
+    /* a stored rounding: its bits first, the value from them */
+    bool bits = P == 1 && cg_rounds_to_bits(k, in) && cg_value_stored(cg, i);
+    if (bits) sbuf_printf(o, "  const ic_u32 v%" PRId32 "_b = ", i);
+    else if (in->kind == KIR_CONST || in->kind == KIR_OP || in->kind == KIR_ASM_RESULT) {
       if (array) sbuf_printf(o, "  %s v%" PRId32 "[%" PRId32 "];\n#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) v%" PRId32 "[q] = ", t, i, P, P, i);
       else sbuf_printf(o, "  const %s v%" PRId32 " = ", t, i);
     }
@@ -215,11 +261,15 @@ static void cg_body(codegen *cg) {
       if (in->op == IC_OP_WHERE && P > 1 && k->instrs.items[in->args[0]].kind != KIR_CONST)
         snprintf(names[0], sizeof names[0], "v%" PRId32 "[q]", in->args[0]);
       const char *const refs[3] = {names[0], names[1], names[2]};
+      cg->bits = bits;
       cg_op(cg, in, args, refs);
+      if (bits) sbuf_printf(o, ";\n  const float v%" PRId32 " = ic_unpack_%s(v%" PRId32 "_b)", i, cg_dtname(in->dtype), i);
     } else if (in->kind == KIR_STORE) {
       bool src_const = k->instrs.items[in->args[0]].kind == KIR_CONST;
       if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) r%" PRId32 "[q] = v%" PRId32 "%s", P, i, in->args[0], src_const ? "" : "[q]");
-      else sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
+      else if (!cg_stores_bits(cg, in)) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
+      else if (cg_rounds_to_bits(k, &k->instrs.items[in->args[0]])) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32 "_b", i, in->args[0]);
+      else sbuf_printf(o, "  r%" PRId32 " = ic_pack_%s(v%" PRId32 ")", i, cg_dtname(in->dtype), in->args[0]);
     } else {
       continue;
     }
@@ -433,7 +483,7 @@ static void cg_vector_path(codegen *cg) {
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
+    if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
   }
   if (cg->pack > 1) {
     sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k += %" PRId32 ") ", V, cg->pack);
@@ -454,9 +504,10 @@ static void cg_vector_path(codegen *cg) {
                        words, V, dt, i);
       } else {
         int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32
-                          "] |= ic_pack_%s(r%" PRId32 "[k]) << (k %% %" PRId32 ") * %d;\n",
-                       words, V, per_word, dt, i, per_word, 32 / per_word);
+        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32 "] |= ",
+                    words, V, per_word);
+        cg_store_bits(cg, i, "[k]");
+        sbuf_printf(o, " << (k %% %" PRId32 ") * %d;\n", per_word, 32 / per_word);
       }
       /* one vector store, or 16-byte pieces (asm packs wider than 16 bytes) */
       for (int32_t q = 0; q < words; q += 4) {
@@ -471,7 +522,9 @@ static void cg_vector_path(codegen *cg) {
       sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
                      k->ndim - 1, cg_scalar_width(in->dtype));
       cg_address(cg, in, "j");
-      sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k])); }\n", dt, i);
+      sbuf_puts(o, ", ");
+      cg_store_bits(cg, i, "[k]");
+      sbuf_puts(o, "); }\n");
     }
   }
   sbuf_puts(o, cg->uniform_ranges ? "    return;\n    }\n  }\n" : "    return;\n  }\n");
@@ -496,7 +549,7 @@ static void cg_scalar_path(codegen *cg) {
       if (kir_is_guarded_load(in)) sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
       sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_STORE) {
-      sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_ctype(in->dtype), i);
+      sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_store_type(cg, in), i);
     }
   }
   sbuf_puts(o, "    ");
@@ -506,7 +559,9 @@ static void cg_scalar_path(codegen *cg) {
     if (in->kind != KIR_STORE) continue;
     sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
     cg_address(cg, in, NULL);
-    sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "));\n", cg_dtname(in->dtype), i);
+    sbuf_puts(o, ", ");
+    cg_store_bits(cg, i, "");
+    sbuf_puts(o, ");\n");
   }
   sbuf_puts(o, "  }\n");
 }

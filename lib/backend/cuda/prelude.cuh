@@ -148,6 +148,16 @@ __device__ __forceinline__ float ic_sat_bf16(float x) { return ic_satf(ic_rnd_bf
 __device__ __forceinline__ float ic_sat_f32(float x) { return ic_satf(x, x, __uint_as_float(0x7f7fffffu)); }
 __device__ __forceinline__ float ic_sat_f8e4m3(float x) { return ic_e4m3_to_f32(ic_f2e4m3_sat(x)); }
 __device__ __forceinline__ float ic_sat_f8e5m2(float x) { return ic_e5m2_to_f32(ic_f2e5m2_sat(x)); }
+/* The storage bits of a rounding, for a result that is stored: the same bits as
+ * ic_pack_<dt>(ic_rnd_<dt>(x)) (or ic_sat_), with no round trip through f32. */
+__device__ __forceinline__ ic_u32 ic_rndbits_f16(float x) { return ic_f2h(x); }
+__device__ __forceinline__ ic_u32 ic_rndbits_bf16(float x) { return ic_f2bf(x); }
+__device__ __forceinline__ ic_u32 ic_rndbits_f8e4m3(float x) { return ic_f2e4m3(x); }
+__device__ __forceinline__ ic_u32 ic_rndbits_f8e5m2(float x) { return ic_f2e5m2(x); }
+__device__ __forceinline__ ic_u32 ic_satbits_f16(float x) { return ic_f2h(ic_sat_f16(x)); }
+__device__ __forceinline__ ic_u32 ic_satbits_bf16(float x) { return ic_f2bf(ic_sat_bf16(x)); }
+__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3(float x) { return ic_f2e4m3_sat(x); }
+__device__ __forceinline__ ic_u32 ic_satbits_f8e5m2(float x) { return ic_f2e5m2_sat(x); }
 __device__ __forceinline__ double ic_sat_f64(double x) { const double m = __longlong_as_double(0x7fefffffffffffffll); return x != x ? x : x > m ? m : x < -m ? -m : x; }
 /* float -> integer: truncate, saturate (cvt.rzi.sat), NaN -> 0 (cvt gives 0 for s32 from
  * f32 but INT64_MIN for s64 on sm_90: made explicit), then clamp to the width. */
