@@ -802,7 +802,14 @@ typedef enum red_kind {
   RED_FULL_SUM,
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
   RED_CAST_FP8,
-  RED_ASM_ROWQUANT /* RED_FP8_QUANT with the values packed by the asm */
+  RED_ASM_ROWQUANT, /* RED_FP8_QUANT with the values packed by the asm */
+  PAT_TRANSPOSE_ADD, /* the patterns table (ic-bench patterns): pointwise access patterns */
+  PAT_PERMUTE_BIAS,
+  PAT_ROPE,
+  PAT_PAD,
+  PAT_DEQUANT,
+  PAT_OUTER,
+  PAT_WHERE
 } red_kind;
 
 typedef struct red_case {
@@ -834,6 +841,19 @@ static const red_case asm_cases[] = {
     {"FP8 packing: cast_saturate (the same graph)", RED_CAST_FP8, IC_BF16, 16384, 8192, 512},
     {"FP8 row quantization, amax in the kernel: e4m3x2 asm", RED_ASM_ROWQUANT, IC_BF16, 16384, 8192, 512},
     {"FP8 row quantization, amax in the kernel: cast_saturate", RED_FP8_QUANT, IC_BF16, 16384, 8192, 512},
+};
+
+/* ic-bench patterns: pointwise kernels whose tensors disagree in shape or order (issue 14's
+ * list); n is the leading dim of every output. */
+static const red_case pattern_cases[] = {
+    {"transposed add: a + b^T (b [len, n])", PAT_TRANSPOSE_ADD, IC_F32, 8192, 8192, 64},
+    {"3-D permute (0, 2, 1) plus a bias [len]", PAT_PERMUTE_BIAS, IC_BF16, 256, 1024, 4},
+    {"RoPE: x * cos + concat(-x[..., 64:], x[..., :64]) * sin", PAT_ROPE, IC_BF16, 256, 4096, 4},
+    {"pad of a computed value: pad(relu(x) * 2, 64 after)", PAT_PAD, IC_F32, 8192, 8128, 64},
+    {"per-row scaled bf16 -> f8e4m3 (cast_saturate)", RED_CAST_FP8, IC_BF16, 16384, 8192, 64},
+    {"i8 -> f32 dequantize, per-column f32 scales [len]", PAT_DEQUANT, IC_I8, 16384, 8192, 64},
+    {"outer broadcast: [n, 1, len] + [1, 256, len] -> [n, 256, len]", PAT_OUTER, IC_F32, 256, 4096, 4},
+    {"bool mask where(m, x, 0)", PAT_WHERE, IC_F32, 8192, 8192, 64},
 };
 
 /* Rows (column sum: columns) the ref backend recomputes to check the cuda results. */
@@ -894,6 +914,78 @@ static void red_input(red_tensor *t, const char *name, ic_dtype dt, int32_t ndim
   t->bytes = red_numel(ndim, shape) * ic_dtype_size(dt);
 }
 
+/* The patterns table's graphs (red_graph's contract), of size symbol n (g's first). */
+static ic_graph *pattern_graph(ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t *nin) {
+  ic_dim sym = ic_graph_symbol(g, "n");
+  const ic_dtype dt = c->dtype;
+  const int64_t len = c->len;
+  const ic_layout contig = IC_LAYOUT_CONTIGUOUS;
+  switch (c->kind) {
+  case PAT_TRANSPOSE_ADD: {
+    ic_value a = ic_graph_input(g, "a", dt, 2, (ic_dim[]){sym, len}, contig);
+    ic_value bt = ic_graph_input(g, "b", dt, 2, (ic_dim[]){len, sym}, contig);
+    red_input(&in[(*nin)++], "a", dt, 2, (int64_t[]){n, len}, 0, -1, 1);
+    red_input(&in[(*nin)++], "b", dt, 2, (int64_t[]){len, n}, 1, -1, 1);
+    ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, a, ic_graph_permute(g, bt, 2, (int32_t[]){1, 0})));
+    break;
+  }
+  case PAT_PERMUTE_BIAS: { /* x [n, 512, len] -> [n, len, 512] + bias[512] */
+    ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){sym, 512, len}, contig);
+    ic_value bias = ic_graph_input(g, "bias", dt, 1, (ic_dim[]){512}, contig);
+    red_input(&in[(*nin)++], "x", dt, 3, (int64_t[]){n, 512, len}, 0, -2, 2);
+    red_input(&in[(*nin)++], "bias", dt, 1, (int64_t[]){512}, -1, -1, 1);
+    ic_value p = ic_graph_permute(g, x, 3, (int32_t[]){0, 2, 1});
+    ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, p, bias));
+    break;
+  }
+  case PAT_ROPE: { /* x [n, len, 128], cos and sin [len, 128] */
+    ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){sym, len, 128}, contig);
+    ic_value cs = ic_graph_input(g, "cos", dt, 2, (ic_dim[]){len, 128}, contig);
+    ic_value sn = ic_graph_input(g, "sin", dt, 2, (ic_dim[]){len, 128}, contig);
+    red_input(&in[(*nin)++], "x", dt, 3, (int64_t[]){n, len, 128}, 0, -2, 2);
+    red_input(&in[(*nin)++], "cos", dt, 2, (int64_t[]){len, 128}, -1, -1, 1);
+    red_input(&in[(*nin)++], "sin", dt, 2, (int64_t[]){len, 128}, -1, -1, 1);
+    ic_value halves[2] = {ic_graph_unary(g, IC_OP_NEG, ic_graph_slice(g, x, 2, 64, 128, 1)), ic_graph_slice(g, x, 2, 0, 64, 1)};
+    ic_value rot = ic_graph_concat(g, 2, halves, 2);
+    ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, cs), ic_graph_binary(g, IC_OP_MUL, rot, sn)));
+    break;
+  }
+  case PAT_PAD: {
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){n, len}, 0, -1, 1);
+    ic_value v = ic_graph_binary(g, IC_OP_MUL, ic_graph_unary(g, IC_OP_RELU, x), ic_graph_constant(g, 2, IC_DTYPE_AUTO));
+    ic_graph_output(g, "y", ic_graph_pad(g, v, 1, (int64_t[]){0, 64}, 0.0));
+    break;
+  }
+  case PAT_DEQUANT: {
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
+    ic_value sc = ic_graph_input(g, "s", IC_F32, 1, (ic_dim[]){len}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){n, len}, 0, -128, 128);
+    red_input(&in[(*nin)++], "s", IC_F32, 1, (int64_t[]){len}, -1, 0.001, 0.1);
+    ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, ic_graph_cast(g, x, IC_F32), sc));
+    break;
+  }
+  case PAT_OUTER: {
+    ic_value a = ic_graph_input(g, "a", dt, 3, (ic_dim[]){sym, 1, len}, contig);
+    ic_value bv = ic_graph_input(g, "b", dt, 3, (ic_dim[]){1, 256, len}, contig);
+    red_input(&in[(*nin)++], "a", dt, 3, (int64_t[]){n, 1, len}, 0, -1, 1);
+    red_input(&in[(*nin)++], "b", dt, 3, (int64_t[]){1, 256, len}, -1, -1, 1);
+    ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, a, bv));
+    break;
+  }
+  case PAT_WHERE: {
+    ic_value m = ic_graph_input(g, "m", IC_BOOL, 2, (ic_dim[]){sym, len}, contig);
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
+    red_input(&in[(*nin)++], "m", IC_BOOL, 2, (int64_t[]){n, len}, 0, 0, 2);
+    red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){n, len}, 0, -1, 1);
+    ic_graph_output(g, "y", ic_graph_where(g, m, x, ic_graph_constant(g, 0, IC_DTYPE_AUTO)));
+    break;
+  }
+  default: break;
+  }
+  return g;
+}
+
 /* The graph of c (size symbol n, an instance of n rows described in in[]), built with the
  * public builder as a user would: the shorthands for softmax, log_softmax and the norms,
  * ic ops for the FP8 quantization. NULL only when ic_graph_create fails; builder errors
@@ -901,6 +993,8 @@ static void red_input(red_tensor *t, const char *name, ic_dtype dt, int32_t ndim
 static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t *nin) {
   ic_graph *g;
   if (ic_graph_create(&g) != IC_OK) return NULL;
+  *nin = 0;
+  if (c->kind >= PAT_TRANSPOSE_ADD) return pattern_graph(g, c, n, in, nin);
   ic_dim sym = ic_graph_symbol(g, "n");
   ic_dtype dt = c->dtype;
   ic_dim len = c->len;
@@ -1010,6 +1104,8 @@ static void red_fill(void *dst, ic_dtype dt, size_t count, double lo, double hi,
       memcpy((char *)dst + 2 * i, &h, 2);
     } else if (dt == IC_F32) {
       memcpy((char *)dst + 4 * i, &f, 4);
+    } else if (dt == IC_BOOL) { /* true where f >= the middle of [lo, hi) */
+      ((unsigned char *)dst)[i] = f >= flo + 0.5f * span;
     } else {
       ic_element_store(dt, f, (char *)dst + ic_dtype_size(dt) * i);
     }
@@ -1488,6 +1584,10 @@ static int bench_asm(bench *b, bool quick) {
   return bench_table(b, quick, "inline PTX", asm_cases, sizeof asm_cases / sizeof asm_cases[0]);
 }
 
+static int bench_patterns(bench *b, bool quick) {
+  return bench_table(b, quick, "pointwise access patterns", pattern_cases, sizeof pattern_cases / sizeof pattern_cases[0]);
+}
+
 static int bench_table(bench *b, bool quick, const char *title, const red_case *cases, size_t ncases) {
   /* the floor: cuMemcpyDtoD, 512 MiB read + 512 MiB written (--quick: 32 + 32; --ref: memcpy) */
   size_t cbytes = quick ? (size_t)32 << 20 : (size_t)512 << 20;
@@ -1557,20 +1657,22 @@ int main(int argc, char **argv) {
   if (!what) what = "all";
   bool all = strcmp(what, "all") == 0;
   bool pointwise = all || strcmp(what, "pointwise") == 0, compile = all || strcmp(what, "compile") == 0,
-       reductions = all || strcmp(what, "reductions") == 0, asm_table = all || strcmp(what, "asm") == 0;
-  if ((!pointwise && !compile && !reductions && !asm_table) || (ref && strcmp(what, "reductions") != 0)) {
-    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|asm|all] [--quick]\n"
-                    "       ic-bench reductions --ref [--quick]\n"
-                    "  --quick  the reductions table on small shapes (a smoke test)\n"
-                    "  --ref    the reductions table on the ref backend, on the host: no GPU needed;\n"
+       reductions = all || strcmp(what, "reductions") == 0, asm_table = all || strcmp(what, "asm") == 0,
+       patterns = all || strcmp(what, "patterns") == 0;
+  if ((!pointwise && !compile && !reductions && !asm_table && !patterns) ||
+      (ref && strcmp(what, "reductions") != 0 && strcmp(what, "patterns") != 0)) {
+    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|patterns|asm|all] [--quick]\n"
+                    "       ic-bench reductions|patterns --ref [--quick]\n"
+                    "  --quick  the reductions, patterns and asm tables on small shapes (a smoke test)\n"
+                    "  --ref    the table on the ref backend, on the host: no GPU needed;\n"
                     "           checks the workloads, times the interpreter (use with --quick)\n");
     return 2;
   }
   if (ref) { /* no driver, no GPU: the ref backend and host memory */
     bench b = {.ref = true};
     BENCH_CHECK(ic_context_create(NULL, &b.ctx));
-    printf("# ic-bench reductions --ref (the ref backend, on the host), ic %s\n", IC_VERSION_STRING);
-    int failed = bench_reductions(&b, quick);
+    printf("# ic-bench %s --ref (the ref backend, on the host), ic %s\n", what, IC_VERSION_STRING);
+    int failed = reductions ? bench_reductions(&b, quick) : bench_patterns(&b, quick);
     ic_context_destroy(b.ctx);
     return failed ? 1 : 0;
   }
@@ -1579,7 +1681,7 @@ int main(int argc, char **argv) {
   char why[512] = "";
   bool have_cu = cu_open(why, sizeof why);
   if (compile) bench_compile();
-  if (!pointwise && !reductions && !asm_table) return 0;
+  if (!pointwise && !reductions && !asm_table && !patterns) return 0;
 
   bench b = {.d = &g_cu};
   BENCH_CHECK(ic_context_create(NULL, &b.ctx)); /* device 0, as the driver calls below */
@@ -1615,6 +1717,7 @@ int main(int argc, char **argv) {
   fflush(stdout);
   if (pointwise) bench_pointwise(&b);
   int failed = reductions ? bench_reductions(&b, quick) : 0;
+  if (patterns) failed += bench_patterns(&b, quick);
   if (asm_table) failed += bench_asm(&b, quick);
   d->cuEventDestroy(b.start);
   d->cuEventDestroy(b.stop);
