@@ -46,16 +46,6 @@ static bool cg_narrow_float(ic_dtype dt) {
   return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
 }
 
-/* Whether op instruction in's C expression ends in a rounding to its (narrow float)
- * dtype, ic_rnd_<dt>(...) or ic_sat_<dt>(...) (cg_op, cg_convert): then a stored result
- * takes the rounding's bits (ic_rndbits_, ic_satbits_) and never converts back. */
-static bool cg_rounds_to_bits(const kir_kernel *k, const kir_instr *in) {
-  if (in->kind != KIR_OP || !cg_narrow_float(in->dtype)) return false;
-  if (in->op == IC_OP_CAST || in->op == IC_OP_CAST_SATURATE)
-    return !(k->instrs.items[in->args[0]].dtype == in->dtype && in->op == IC_OP_CAST);
-  return op_get(in->op)->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
-}
-
 /* Pointwise stores of narrow floats (at pack 1) take storage bits from the body: r<i> is
  * an ic_u32 of the dtype's bits, stored as it is. */
 static bool cg_stores_bits(const codegen *cg, const kir_instr *in) {
@@ -213,6 +203,30 @@ static bool cg_value_stored(const codegen *cg, int32_t i) {
   return false;
 }
 
+/* Whether op i (a narrow float, stored, at pack 1) is computed as its storage bits. */
+static bool cg_value_as_bits(const codegen *cg, int32_t i) {
+  const kir_instr *in = &cg->k->instrs.items[i];
+  return cg->pack == 1 && in->kind == KIR_OP && cg_narrow_float(in->dtype) && cg_value_stored(cg, i);
+}
+
+/* cg_op as storage bits: an expression that ends in a rounding to the dtype (ic_rnd_,
+ * ic_sat_) takes the rounding's bits (ic_rndbits_, ic_satbits_: no round trip through
+ * f32); any other is packed. */
+static void cg_op_bits(codegen *cg, const kir_instr *in, const kir_instr *args, const char *const *names) {
+  sbuf expr = {0}, saved = cg->out;
+  cg->out = expr;
+  cg->bits = true;
+  cg_op(cg, in, args, names);
+  expr = cg->out;
+  cg->out = saved;
+  if (expr.oom) cg->oom = true;
+  const char *text = expr.data ? expr.data : "";
+  if (cg->bits) sbuf_printf(&cg->out, "ic_pack_%s(%s)", cg_dtname(in->dtype), text); /* no rounding consumed it */
+  else sbuf_puts(&cg->out, text);
+  cg->bits = false;
+  sbuf_free(&expr);
+}
+
 /* __device__ void <name>_body(loads..., stores&...): the ops of one point, or of P
  * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop). */
 static void cg_body(codegen *cg) {
@@ -238,8 +252,8 @@ static void cg_body(codegen *cg) {
       cg_asm_block(cg, i);
       continue;
     }
-    /* a stored rounding: its bits first, the value from them */
-    bool bits = P == 1 && cg_rounds_to_bits(k, in) && cg_value_stored(cg, i);
+    /* a stored narrow float: its bits first, the value from them */
+    bool bits = cg_value_as_bits(cg, i);
     if (bits) sbuf_printf(o, "  const ic_u32 v%" PRId32 "_b = ", i);
     else if (in->kind == KIR_CONST || in->kind == KIR_OP || in->kind == KIR_ASM_RESULT) {
       if (array) sbuf_printf(o, "  %s v%" PRId32 "[%" PRId32 "];\n#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) v%" PRId32 "[q] = ", t, i, P, P, i);
@@ -261,14 +275,17 @@ static void cg_body(codegen *cg) {
       if (in->op == IC_OP_WHERE && P > 1 && k->instrs.items[in->args[0]].kind != KIR_CONST)
         snprintf(names[0], sizeof names[0], "v%" PRId32 "[q]", in->args[0]);
       const char *const refs[3] = {names[0], names[1], names[2]};
-      cg->bits = bits;
-      cg_op(cg, in, args, refs);
-      if (bits) sbuf_printf(o, ";\n  const float v%" PRId32 " = ic_unpack_%s(v%" PRId32 "_b)", i, cg_dtname(in->dtype), i);
+      if (bits) {
+        cg_op_bits(cg, in, args, refs);
+        sbuf_printf(o, ";\n  const float v%" PRId32 " = ic_unpack_%s(v%" PRId32 "_b)", i, cg_dtname(in->dtype), i);
+      } else {
+        cg_op(cg, in, args, refs);
+      }
     } else if (in->kind == KIR_STORE) {
       bool src_const = k->instrs.items[in->args[0]].kind == KIR_CONST;
       if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) r%" PRId32 "[q] = v%" PRId32 "%s", P, i, in->args[0], src_const ? "" : "[q]");
       else if (!cg_stores_bits(cg, in)) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
-      else if (cg_rounds_to_bits(k, &k->instrs.items[in->args[0]])) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32 "_b", i, in->args[0]);
+      else if (cg_value_as_bits(cg, in->args[0])) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32 "_b", i, in->args[0]);
       else sbuf_printf(o, "  r%" PRId32 " = ic_pack_%s(v%" PRId32 ")", i, cg_dtname(in->dtype), in->args[0]);
     } else {
       continue;
