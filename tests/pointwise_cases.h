@@ -652,6 +652,89 @@ START_TEST(test_slice_concat_pad) {
 }
 END_TEST
 
+/* Transposed reads (the tiled strategy on cuda) of every dtype: a + b^T with b a strided
+ * view at a misaligned base, and a 3-D permute (0, 2, 1), over sizes around the 64-wide
+ * tiles (empty, 1, odd, prime, exact); then a RoPE-like concat of a computed half and a
+ * slice, with the halves on and off vector boundaries. Against host references; eager ==
+ * fused bit for bit. */
+START_TEST(test_transposes_and_rope) {
+  static const int64_t sizes[][2] = {{0, 5}, {1, 1}, {7, 65}, {64, 64}, {97, 131}, {300, 33}};
+  for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+    ic_dtype dt = all_dtypes[di];
+    const size_t es = ic_dtype_size(dt);
+    ic_op op = accepts(IC_OP_ADD, dt) ? IC_OP_ADD : IC_OP_BITWISE_XOR;
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim r = ic_graph_symbol(g, "r"), c = ic_graph_symbol(g, "c");
+    ic_value a = ic_graph_input(g, "a", dt, 2, (ic_dim[]){r, c}, IC_LAYOUT_CONTIGUOUS);
+    ic_value b = ic_graph_input(g, "b", dt, 2, (ic_dim[]){c, r}, IC_LAYOUT_INNER_CONTIGUOUS);
+    ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){2, r, c}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "t", ic_graph_binary(g, op, a, ic_graph_permute(g, b, 2, (int32_t[]){1, 0}))));
+    IC_OK_OR_FAIL(ic_graph_output(g, "u", ic_graph_permute(g, x, 3, (int32_t[]){0, 2, 1})));
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+      const int64_t R = sizes[si][0], C = sizes[si][1], ld = R + 3; /* b's row stride */
+      host_tensor ta = make_random(dt, R * C), tx = make_random(dt, 2 * R * C);
+      host_tensor tb = make_random(dt, C * ld + 1); /* b starts one element in: misaligned */
+      int64_t no[2] = {R * C, 2 * C * R};
+      void *want[2] = {malloc((size_t)no[0] * es + 1), malloc((size_t)no[1] * es + 1)};
+      for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++)
+          ref_set(dt, want[0], i * C + j, ref_op(op, dt, dt, ref_get(dt, ta.h, i * C + j), ref_get(dt, tb.h, 1 + j * ld + i), (hv){0}));
+      for (int64_t h = 0; h < 2; h++)
+        for (int64_t j = 0; j < C; j++)
+          for (int64_t i = 0; i < R; i++) ref_set(dt, want[1], (h * C + j) * R + i, ref_get(dt, tx.h, (h * R + i) * C + j));
+      int64_t as[2] = {R, C}, bs[2] = {C, R}, bst[2] = {ld, 1}, xs[3] = {2, R, C}, us[3] = {2, C, R};
+      ic_tensor in[3] = {{ta.d, dt, 2, as, NULL}, {(char *)tb.d + es, dt, 2, bs, bst}, {tx.d, dt, 3, xs, NULL}};
+      ic_tensor out[2] = {{NULL, dt, 2, as, NULL}, {NULL, dt, 3, us, NULL}};
+      char what[64];
+      snprintf(what, sizeof what, "transposes %s [%lld, %lld]", ic_dtype_name(dt), (long long)R, (long long)C);
+      run_both(g, in, 3, 2, out, no, want, 0, 0.0, what);
+      free(want[0]);
+      free(want[1]);
+      free_tensor(&ta);
+      free_tensor(&tb);
+      free_tensor(&tx);
+    }
+    ic_graph_destroy(g);
+
+    /* RoPE-like: concat(-x[:, h:], x[:, :h]) * 2 + x, h = C / 2 */
+    static const int64_t ropes[][2] = {{3, 16}, {5, 14}, {4, 128}, {1, 2}};
+    ic_op neg = accepts(IC_OP_NEG, dt) ? IC_OP_NEG : IC_OP_LOGICAL_NOT;
+    ic_op mix = accepts(IC_OP_ADD, dt) ? IC_OP_ADD : IC_OP_BITWISE_XOR;
+    for (size_t ri = 0; ri < sizeof ropes / sizeof *ropes; ri++) {
+      const int64_t R = ropes[ri][0], C = ropes[ri][1], H = C / 2;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_dim n = ic_graph_symbol(g, "n");
+      ic_value xv = ic_graph_input(g, "x", dt, 2, (ic_dim[]){n, C}, IC_LAYOUT_CONTIGUOUS);
+      ic_value halves[2] = {ic_graph_unary(g, neg, ic_graph_slice(g, xv, 1, H, C, 1)), ic_graph_slice(g, xv, 1, 0, H, 1)};
+      ic_value rot = ic_graph_concat(g, 2, halves, 1);
+      IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_binary(g, mix, rot, xv)));
+      ic_program *p;
+      IC_OK_OR_FAIL(compile_for_backend(g, &p));
+      ck_assert_int_eq(ic_program_kernel_count(p), 1); /* the negated half computed in the concat's kernel */
+      ic_program_release(p);
+      host_tensor tx = make_random(dt, R * C);
+      int64_t no = R * C;
+      void *want = malloc((size_t)no * es + 1);
+      for (int64_t i = 0; i < R; i++)
+        for (int64_t j = 0; j < C; j++) {
+          hv v = j < C - H ? ref_op(neg, dt, dt, ref_get(dt, tx.h, i * C + H + j), (hv){0}, (hv){0})
+                           : ref_get(dt, tx.h, i * C + j - (C - H));
+          ref_set(dt, want, i * C + j, ref_op(mix, dt, dt, v, ref_get(dt, tx.h, i * C + j), (hv){0}));
+        }
+      int64_t xs[2] = {R, C};
+      ic_tensor in = {tx.d, dt, 2, xs, NULL}, out = {NULL, dt, 2, xs, NULL};
+      char what[64];
+      snprintf(what, sizeof what, "rope %s [%lld, %lld]", ic_dtype_name(dt), (long long)R, (long long)C);
+      run_both(g, &in, 1, 1, &out, &no, &want, 0, 0.0, what);
+      free(want);
+      free_tensor(&tx);
+      ic_graph_destroy(g);
+    }
+  }
+}
+END_TEST
+
 /* Adds every case to s, each a test case of its own (check_main.h: ctest runs them in
  * parallel), with the backend's fixture. */
 static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teardown) {
@@ -663,6 +746,7 @@ static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teard
   CHECK_CASE(s, test_layouts_and_alignment, timeout, setup, teardown);
   CHECK_CASE(s, test_views, timeout, setup, teardown);
   CHECK_CASE(s, test_slice_concat_pad, timeout, setup, teardown);
+  CHECK_CASE(s, test_transposes_and_rope, timeout, setup, teardown);
   CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, timeout, setup, teardown);
   CHECK_CASE(s, test_run_errors_launch_nothing, timeout, setup, teardown);
 }

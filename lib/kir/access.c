@@ -5,14 +5,19 @@
 
 #include <stdlib.h>
 
-/* Bytes of one vector access, and the most a thread moves of its widest tensor. */
-enum { KIR_VECTOR_BYTES = 16, KIR_THREAD_BYTES = 64 };
+/* Bytes of one vector access, and the most a thread moves of its widest tensor (a build
+ * may set IC_KIR_THREAD_BYTES, for A/B measurements of the rule). */
+#ifndef IC_KIR_THREAD_BYTES
+#define IC_KIR_THREAD_BYTES 64
+#endif
+enum { KIR_VECTOR_BYTES = 16, KIR_THREAD_BYTES = IC_KIR_THREAD_BYTES };
 
 const char *kir_access_name(kir_access a) {
   switch (a) {
   case KIR_ACCESS_VECTOR: return "vector";
   case KIR_ACCESS_SPLAT: return "splat";
   case KIR_ACCESS_ELEMENT: return "element";
+  case KIR_ACCESS_TILED: return "tiled";
   }
   return "?";
 }
@@ -59,9 +64,60 @@ static bool kir_range_slot_uniform(const kir_kernel *k, int32_t i) {
   return sym_affine_in_var(k->syms, in->offset, k->ndim - 1, &coeff, &rest) && sym_is_const(k->syms, coeff, &c);
 }
 
+/* The dim (not the last) along which load i is contiguous, when it also reads the last
+ * var with another stride (a transposed read); -1 otherwise. */
+static int32_t kir_transposed_dim(const kir_kernel *k, int32_t i) {
+  const kir_instr *in = &k->instrs.items[i];
+  if (in->kind != KIR_LOAD || kir_is_guarded_load(in) || !kir_reads_last(k, in->offset)) return -1;
+  sym_arena *a = k->syms;
+  sym_id coeff[IC_MAX_DIMS], rest = in->offset;
+  for (int32_t d = k->ndim - 1; d >= 0; d--) {
+    sym_id r;
+    if (!sym_affine_in_var(a, rest, d, &coeff[d], &r) || sym_depends_on(a, coeff[d], SYM_VAR, -1)) return -1;
+    rest = r;
+  }
+  int64_t c;
+  if (sym_is_const(a, coeff[k->ndim - 1], &c) && c == 1) return -1;
+  for (int32_t d = k->ndim - 2; d >= 0; d--)
+    if (sym_is_const(a, coeff[d], &c) && c == 1) return d;
+  return -1;
+}
+
+/* Whether a dim may be tiled: symbolic, or a constant of at least half a tile. */
+static bool kir_tile_worth(const kir_kernel *k, int32_t d) {
+  int64_t c;
+  return !sym_is_const(k->syms, k->dims[d], &c) || c >= KIR_TILE / 2;
+}
+
+static int32_t kir_tile_dim_of(const kir_kernel *k) {
+  if (k->ndim < 2 || k->reduces || kir_pack(k) > 1) return -1;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_RANGE) return -1;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    int32_t p = kir_transposed_dim(k, i);
+    if (p >= 0 && kir_tile_worth(k, p) && kir_tile_worth(k, k->ndim - 1)) return p;
+  }
+  return -1;
+}
+
+sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim) {
+  sym_arena *a = k->syms;
+  const sym_id t = sym_const(a, KIR_TILE);
+  sym_id points = sym_const(a, 1);
+  for (int32_t d = 0; d < k->ndim; d++) {
+    bool tiled = d == tile_dim || d == k->ndim - 1;
+    points = sym_mul(a, points, tiled ? sym_mul(a, sym_ceildiv(a, k->dims[d], t), t) : k->dims[d]);
+  }
+  return points;
+}
+
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out) {
-  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false};
+  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false, .tile_dim = -1};
   if (k->ndim == 0 || k->reduces) return;
+  if ((out->tile_dim = kir_tile_dim_of(k)) >= 0) {
+    out->vec = KIR_TILE_VEC;
+    return;
+  }
   /* V from the tensors that move along the slot: 16 bytes of the narrowest, at most 64
    * of the widest; per-row (splat) operands read one element a slot and do not count */
   size_t narrow = KIR_VECTOR_BYTES, wide = 1;
@@ -104,6 +160,7 @@ kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *p
                             int32_t *nchecks) {
   const kir_instr *in = &k->instrs.items[i];
   *nchecks = 0;
+  if (ps->tile_dim >= 0 && kir_transposed_dim(k, i) == ps->tile_dim) return KIR_ACCESS_TILED;
   /* a guarded load under ranges taken point by point reads each point under its own */
   if (kir_is_guarded_load(in) && !ps->uniform_ranges) return KIR_ACCESS_ELEMENT;
   return kir_access_of(k, ps->vec, in->offset, ic_dtype_size(in->dtype), checks, nchecks);

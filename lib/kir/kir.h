@@ -98,7 +98,9 @@ typedef struct kir_kernel {
   int32_t ndim;
   sym_id dims[IC_MAX_DIMS];
   sym_id numel;          /* points of the iteration space, in the kernel's own terms */
-  sym_id launch_numel;   /* the same in the program's symbols (for grids) */
+  sym_id launch_numel;   /* the launch's points in the program's symbols (for grids): numel, or
+                            the rows of a reduction, the padded rows of asm packs, the padded
+                            tiles of a tiled kernel (kir_tile_points) */
   sym_id size_exprs[KIR_MAX_SIZES]; /* values of the size params, in the program's symbols */
   int32_t nsizes;
   /* A reduction kernel: the dims in `axes` (a bit per dim) are reduced. A point of the
@@ -207,23 +209,35 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  *           until it divides a constant last dim, at least the kernel's asm pack
  *   uniform_ranges  every concat/pad range is monotone along a slot: a slot whose ranges
  *           agree at both its ends evaluates them once, and its guarded loads stay
- *           vectors; a slot across a boundary goes point by point */
+ *           vectors; a slot across a boundary goes point by point
+ *   tiled   (transposes) a load contiguous along dim p, not the last (which the stores
+ *           follow): blocks of KIR_TILE_THREADS threads take KIR_TILE x KIR_TILE tiles of
+ *           (p, last); such loads go through a tile in shared memory, read along p and
+ *           used along the last dim, so both sides are coalesced. tile_dim is p (-1: not
+ *           tiled); the launch covers the padded tiles (kir_tile_points). Kernels with
+ *           concat/pad ranges or asm packs are not tiled. */
+enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_TILE_VEC = 4 };
 typedef struct kir_pointwise_strategy {
   int32_t vec;
   bool uniform_ranges;
+  int32_t tile_dim;
 } kir_pointwise_strategy;
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out);
+/* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / T) T
+ * times the other dims. */
+sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim);
 
 /* How an access at element offset `offset` (elements of `elem` bytes) moves a slot of vec
  * points: one vector (its offset is the last var plus multiples of vec: those that are
  * not constants go to checks, at most IC_MAX_DIMS + 1, to hold at run time), one element
  * for the slot (splat: it does not read the last var), or element by element. */
-typedef enum kir_access { KIR_ACCESS_VECTOR, KIR_ACCESS_SPLAT, KIR_ACCESS_ELEMENT } kir_access;
+typedef enum kir_access { KIR_ACCESS_VECTOR, KIR_ACCESS_SPLAT, KIR_ACCESS_ELEMENT, KIR_ACCESS_TILED } kir_access;
 kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t elem, sym_id *checks,
                          int32_t *nchecks);
 const char *kir_access_name(kir_access a);
-/* The access of load or store instruction i under strategy ps (kir_access_of; guarded
- * loads element by element unless the ranges are uniform over slots). */
+/* The access of load or store instruction i under strategy ps (kir_access_of, with
+ * KIR_TILE_VEC points a slot in tiled kernels; guarded loads element by element unless
+ * the ranges are uniform over slots; tiled: through the shared-memory tile). */
 kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,
                             int32_t *nchecks);
 

@@ -177,6 +177,11 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     k->launch_numel = padded;
   }
   if (!(k->coalesced = kir_coalesce_dims(k))) goto oom;
+  if (!k->reduces && pack == 1) { /* a tiled kernel's launch covers its padded tiles */
+    kir_pointwise_strategy ps;
+    kir_pointwise_strategy_of(k, &ps);
+    if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, ps.tile_dim);
+  }
   k->generalized = KIR_PASS_DONE;
   if (eager && !(k->generalized = kir_generalize_sizes(k))) goto oom;
   if (sym_arena_failed(l->syms)) goto oom;

@@ -53,14 +53,14 @@ static bool cg_stores_bits(const codegen *cg, const kir_instr *in) {
 }
 
 /* The bits store i writes: r<i><suffix>, packed unless the body made bits. */
-static void cg_store_bits(codegen *cg, int32_t i, const char *suffix) {
+void cg_store_bits(codegen *cg, int32_t i, const char *suffix) {
   const kir_instr *in = &cg->k->instrs.items[i];
   if (cg_stores_bits(cg, in)) sbuf_printf(&cg->out, "r%" PRId32 "%s", i, suffix);
   else sbuf_printf(&cg->out, "ic_pack_%s(r%" PRId32 "%s)", cg_dtname(in->dtype), i, suffix);
 }
 
 /* The type of store i's r<i> in the kernel. */
-static const char *cg_store_type(const codegen *cg, const kir_instr *in) {
+const char *cg_store_type(const codegen *cg, const kir_instr *in) {
   return cg_stores_bits(cg, in) ? "ic_u32" : cg_ctype(in->dtype);
 }
 
@@ -309,7 +309,7 @@ void cg_address(codegen *cg, const kir_instr *in, const char *last_var) {
 }
 
 /* `ic_unpack_<dt>(ic_ld_s<bits>(address))`: load i's element, last var named last_var. */
-static void cg_load(codegen *cg, const kir_instr *in, const char *last_var) {
+void cg_load(codegen *cg, const kir_instr *in, const char *last_var) {
   sbuf_printf(&cg->out, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
   cg_address(cg, in, last_var);
   sbuf_puts(&cg->out, "))");
@@ -334,7 +334,7 @@ void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char
 /* Index vars of point `e` (a C variable name), innermost first: in 32-bit arithmetic
  * when the launch's points fit (n, and so every dim, below 2^32: decided at run time,
  * uniform over the grid), where a division is a few instructions, not a long sequence. */
-static void cg_decompose(codegen *cg, const char *e, const char *indent) {
+void cg_decompose(codegen *cg, const char *e, const char *indent) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   if (k->ndim == 0) return;
@@ -357,7 +357,7 @@ static void cg_decompose(codegen *cg, const char *e, const char *indent) {
   sbuf_printf(o, "%s}\n", indent);
 }
 
-static void cg_body_call(codegen *cg, const char *index) {
+void cg_body_call(codegen *cg, const char *index) {
   const kir_kernel *k = cg->k;
   const char *sep = "";
   sbuf_printf(&cg->out, "%s_body(", cg->entry);
@@ -371,7 +371,7 @@ static void cg_body_call(codegen *cg, const char *index) {
 }
 
 /* Load i's V elements as one vector (or 16-byte pieces) into v<i>[]. */
-static void cg_vector_load(codegen *cg, int32_t i) {
+void cg_vector_load(codegen *cg, int32_t i) {
   const kir_instr *in = &cg->k->instrs.items[i];
   sbuf *o = &cg->out;
   const int32_t V = cg->vec;
@@ -399,6 +399,46 @@ static void cg_vector_load(codegen *cg, int32_t i) {
                           "] >> (k %% %" PRId32 ") * %d); }\n",
                        V, i, dt, per_word, per_word, 32 / per_word);
       }
+}
+
+/* Store i of a slot's V points r<i>[]: one vector (or 16-byte pieces), or element by
+ * element. */
+void cg_slot_store(codegen *cg, int32_t i) {
+  const kir_kernel *k = cg->k;
+  const kir_instr *in = &k->instrs.items[i];
+  sbuf *o = &cg->out;
+  const int32_t V = cg->vec;
+  const char *dt = cg_dtname(in->dtype);
+  if (cg->mode[i] == ACCESS_VECTOR) {
+    int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
+    if (ic_dtype_size(in->dtype) == 8) {
+      sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n      for (int k = 0; k < %" PRId32 "; k++) { const ic_u64 p = ic_pack_%s(r%" PRId32
+                        "[k]); w[2 * k] = (ic_u32)p; w[2 * k + 1] = (ic_u32)(p >> 32); }\n",
+                     words, V, dt, i);
+    } else {
+      int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+      sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32 "] |= ",
+                  words, V, per_word);
+      cg_store_bits(cg, i, "[k]");
+      sbuf_printf(o, " << (k %% %" PRId32 ") * %d;\n", per_word, 32 / per_word);
+    }
+    /* one vector store, or 16-byte pieces (asm packs wider than 16 bytes) */
+    for (int32_t q = 0; q < words; q += 4) {
+      sbuf_printf(o, "      ic_st_w%" PRId32 "(", words < 4 ? words : 4);
+      if (words > 4) sbuf_puts(o, "(");
+      cg_address(cg, in, NULL);
+      if (words > 4) sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+      else sbuf_puts(o, ", w);");
+    }
+    sbuf_puts(o, words > 4 ? "    }\n" : " }\n");
+  } else {
+    sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
+                   k->ndim - 1, cg_scalar_width(in->dtype));
+    cg_address(cg, in, "j");
+    sbuf_puts(o, ", ");
+    cg_store_bits(cg, i, "[k]");
+    sbuf_puts(o, "); }\n");
+  }
 }
 
 /* Uniform ranges (kir_pointwise_strategy): each range at the slot's two ends; the slot
@@ -509,41 +549,8 @@ static void cg_vector_path(codegen *cg) {
     sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
     cg_body_call(cg, "[k]");
   }
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (in->kind != KIR_STORE) continue;
-    const char *dt = cg_dtname(in->dtype);
-    if (cg->mode[i] == ACCESS_VECTOR) {
-      int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      if (ic_dtype_size(in->dtype) == 8) {
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n      for (int k = 0; k < %" PRId32 "; k++) { const ic_u64 p = ic_pack_%s(r%" PRId32
-                          "[k]); w[2 * k] = (ic_u32)p; w[2 * k + 1] = (ic_u32)(p >> 32); }\n",
-                       words, V, dt, i);
-      } else {
-        int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "] = {0};\n      for (int k = 0; k < %" PRId32 "; k++) w[k / %" PRId32 "] |= ",
-                    words, V, per_word);
-        cg_store_bits(cg, i, "[k]");
-        sbuf_printf(o, " << (k %% %" PRId32 ") * %d;\n", per_word, 32 / per_word);
-      }
-      /* one vector store, or 16-byte pieces (asm packs wider than 16 bytes) */
-      for (int32_t q = 0; q < words; q += 4) {
-        sbuf_printf(o, "      ic_st_w%" PRId32 "(", words < 4 ? words : 4);
-        if (words > 4) sbuf_puts(o, "(");
-        cg_address(cg, in, NULL);
-        if (words > 4) sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
-        else sbuf_puts(o, ", w);");
-      }
-      sbuf_puts(o, words > 4 ? "    }\n" : " }\n");
-    } else {
-      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; ic_st_s%s(", V,
-                     k->ndim - 1, cg_scalar_width(in->dtype));
-      cg_address(cg, in, "j");
-      sbuf_puts(o, ", ");
-      cg_store_bits(cg, i, "[k]");
-      sbuf_puts(o, "); }\n");
-    }
-  }
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
   sbuf_puts(o, cg->uniform_ranges ? "    return;\n    }\n  }\n" : "    return;\n  }\n");
 }
 
@@ -705,18 +712,26 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
     sym_id checks[IC_MAX_DIMS + 1];
     int32_t n;
     kir_access acc = kir_instr_access(k, &ps, i, checks, &n);
-    cg.mode[i] = acc == KIR_ACCESS_VECTOR ? ACCESS_VECTOR : acc == KIR_ACCESS_SPLAT ? ACCESS_SPLAT : ACCESS_ELEMENT;
+    cg.mode[i] = acc == KIR_ACCESS_VECTOR  ? ACCESS_VECTOR
+                 : acc == KIR_ACCESS_SPLAT ? ACCESS_SPLAT
+                 : acc == KIR_ACCESS_TILED ? ACCESS_TILED
+                                           : ACCESS_ELEMENT;
     for (int32_t c = 0; acc == KIR_ACCESS_VECTOR && c < n; c++) cg_require_aligned(&cg, checks[c]);
   }
   sbuf_printf(&cg.out, "/* %s: generated by ic %s */\n", entry, IC_VERSION_STRING);
   sbuf_puts(&cg.out, cuda_prelude);
   sbuf_puts(&cg.out, CUDA_KERNEL_MARK);
   cg_body(&cg);
-  cg_kernel(&cg);
+  if (ps.tile_dim >= 0) cg_tiled_kernel(&cg, ps.tile_dim);
+  else cg_kernel(&cg);
   free(cg.mode);
   free(cg.aligned.items);
   res->source = sbuf_take(&cg.out);
   res->per_thread = cg.vec;
+  if (ps.tile_dim >= 0) { /* a block a tile: the launch counts the padded tiles' points */
+    res->block = KIR_TILE_THREADS;
+    res->per_block = KIR_TILE * KIR_TILE;
+  }
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;

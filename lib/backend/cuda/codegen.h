@@ -8,7 +8,8 @@
 typedef enum access_mode {
   ACCESS_VECTOR,  /* V contiguous elements, one vector access */
   ACCESS_SPLAT,   /* independent of the innermost var: one element for the slot */
-  ACCESS_ELEMENT  /* anything else: element by element */
+  ACCESS_ELEMENT, /* anything else: element by element */
+  ACCESS_TILED    /* tiled kernels: through the shared-memory tile (codegen_tile.c) */
 } access_mode;
 
 typedef struct codegen {
@@ -44,6 +45,23 @@ const char *cg_scalar_width(ic_dtype dt);
 void cg_address(codegen *cg, const kir_instr *in, const char *last_var);
 /* A range's value: [parent<suffix> && ](lo <= index && index < hi). */
 void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char *suffix);
+
+/* Pointwise pieces (codegen.c) the tiled kernels (codegen_tile.c) share. */
+/* `ic_unpack_<dt>(ic_ld_s<bits>(address))`: load i's element, last var named last_var. */
+void cg_load(codegen *cg, const kir_instr *in, const char *last_var);
+/* Load i's V elements as one vector (or 16-byte pieces) into v<i>[] (declared). */
+void cg_vector_load(codegen *cg, int32_t i);
+/* Store i of a slot's V points r<i>[]: a vector, or element by element (j: the last var). */
+void cg_slot_store(codegen *cg, int32_t i);
+/* <entry>_body(loads and ranges <index>, stores <index>); */
+void cg_body_call(codegen *cg, const char *index);
+/* The type of store i's r<i> (ic_u32 bits for narrow floats), and its stored bits. */
+const char *cg_store_type(const codegen *cg, const kir_instr *in);
+void cg_store_bits(codegen *cg, int32_t i, const char *suffix);
+/* The vars i<d> of point e (a C expression), in 32-bit arithmetic when n fits. */
+void cg_decompose(codegen *cg, const char *e, const char *indent);
+/* The tiled kernel (kir_pointwise_strategy's tile_dim): the whole entry point. */
+void cg_tiled_kernel(codegen *cg, int32_t tile_dim);
 
 /* The entry point's signature (the kernel's params, as sym_print names them) with
  * __launch_bounds__(block), the opening brace, and d<i> for every dim. */

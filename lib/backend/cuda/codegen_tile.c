@@ -1,0 +1,145 @@
+/* CUDA C for tiled pointwise kernels (transposes): kir.h's "tiled" strategy.
+ *
+ * A block of KIR_TILE_THREADS threads takes one T x T tile of (p, last), p the dim along
+ * which the transposed loads are contiguous, at one point of the other dims:
+ *   load phase     each transposed load reads the tile along p (consecutive threads,
+ *                  consecutive addresses) into shared memory t<i>[last][p], padded by one
+ *                  against bank conflicts
+ *   compute phase  each thread takes slots of KIR_TILE_VEC consecutive points along the
+ *                  last dim, as the vector path does (vector loads and stores when aligned
+ *                  and full, else point by point), the transposed values from the tile.
+ * The body function is the pointwise kernels' own, so the bits are the same. */
+#include <inttypes.h>
+
+#include "backend/cuda/codegen.h"
+
+static void cg_tile_coordinates(codegen *cg, int32_t P) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t L = k->ndim - 1, T = KIR_TILE;
+  sbuf_printf(o, "  const ic_i64 tl_n = (d%" PRId32 " + %d) / %d, tp_n = (d%" PRId32 " + %d) / %d;\n", L, T - 1, T, P, T - 1, T);
+  sbuf_puts(o, "  ic_i64 blk = blockIdx.x;\n  const ic_i64 tl = blk % tl_n;\n  blk /= tl_n;\n  const ic_i64 tp = blk % tp_n;\n  blk /= tp_n;\n");
+  int32_t outer = P == 0 ? 1 : 0; /* the outermost of the other dims takes the rest */
+  for (int32_t d = L - 1; d >= 0; d--) {
+    if (d == P) continue;
+    if (d == outer) sbuf_printf(o, "  const ic_i64 i%" PRId32 " = blk;\n", d);
+    else sbuf_printf(o, "  const ic_i64 i%" PRId32 " = blk %% d%" PRId32 ";\n  blk /= d%" PRId32 ";\n", d, d, d);
+  }
+  sbuf_puts(o, "  (void)blk;\n");
+}
+
+static void cg_tile_load_phase(codegen *cg, int32_t P) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t L = k->ndim - 1, T = KIR_TILE;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (cg->mode[i] == ACCESS_TILED)
+      sbuf_printf(o, "  __shared__ %s t%" PRId32 "[%d][%d];\n", cg_ctype(k->instrs.items[i].dtype), i, T, T + 1);
+  sbuf_printf(o, "#pragma unroll 4\n  for (int m = 0; m < %d; m++) {\n", T * T / KIR_TILE_THREADS);
+  sbuf_printf(o, "    const int q = threadIdx.x + m * %d, lp = q %% %d, ll = q / %d;\n", KIR_TILE_THREADS, T, T);
+  sbuf_printf(o, "    const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
+  sbuf_printf(o, "    if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") {\n", P, P, L, L);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    if (cg->mode[i] != ACCESS_TILED) continue;
+    sbuf_printf(o, "      t%" PRId32 "[ll][lp] = ", i);
+    cg_load(cg, &k->instrs.items[i], NULL);
+    sbuf_puts(o, ";\n");
+  }
+  sbuf_puts(o, "    }\n  }\n  __syncthreads();\n");
+}
+
+/* The vector slot: the condition (uniform but for the slot's fullness), loads, body,
+ * stores; `continue` after it. */
+static void cg_tile_vector_slot(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t L = k->ndim - 1, V = cg->vec;
+  sbuf_puts(o, "    if (");
+  for (int32_t b = 0; b < k->buffers.count; b++) {
+    bool vector_use = false;
+    for (int32_t j = 0; j < k->instrs.count; j++) {
+      const kir_instr *in = &k->instrs.items[j];
+      vector_use |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[j] == ACCESS_VECTOR;
+    }
+    if (vector_use)
+      sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, (size_t)V * ic_dtype_size(k->buffers.items[b].dtype) - 1);
+  }
+  for (int32_t i = 0; i < cg->aligned.count; i++) {
+    sbuf_puts(o, "(");
+    cg_expr(cg, cg->aligned.items[i], NULL);
+    sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
+  }
+  sbuf_printf(o, "i%" PRId32 " + %" PRId32 " <= d%" PRId32 ") {\n", L, V, L);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
+    if (in->kind != KIR_LOAD) continue;
+    const char *ct = cg_ctype(in->dtype);
+    sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
+    if (cg->mode[i] == ACCESS_TILED) {
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t%" PRId32 "[ll + k][lp];\n", V, i, i);
+    } else if (cg->mode[i] == ACCESS_VECTOR) {
+      cg_vector_load(cg, i);
+    } else if (cg->mode[i] == ACCESS_SPLAT) {
+      sbuf_printf(o, "    { const %s t = ", ct);
+      cg_load(cg, in, NULL);
+      sbuf_printf(o, "; for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
+    } else {
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32 "[k] = ", V, L, i);
+      cg_load(cg, in, "j");
+      sbuf_puts(o, "; }\n");
+    }
+  }
+  sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
+  cg_body_call(cg, "[k]");
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
+  sbuf_puts(o, "      continue;\n    }\n");
+}
+
+/* The slot point by point: the last dim's tail, misaligned views. */
+static void cg_tile_scalar_slot(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t L = k->ndim - 1;
+  sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) {\n      const ic_i64 j = i%" PRId32 " + k;\n      if (j >= d%" PRId32 ") break;\n",
+              cg->vec, L, L);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_STORE) sbuf_printf(o, "      %s r%" PRId32 ";\n", cg_store_type(cg, in), i);
+    if (in->kind != KIR_LOAD) continue;
+    sbuf_printf(o, "      const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+    if (cg->mode[i] == ACCESS_TILED) sbuf_printf(o, "t%" PRId32 "[ll + k][lp]", i);
+    else cg_load(cg, in, "j");
+    sbuf_puts(o, ";\n");
+  }
+  sbuf_puts(o, "      ");
+  cg_body_call(cg, "");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_STORE) continue;
+    sbuf_printf(o, "      ic_st_s%s(", cg_scalar_width(in->dtype));
+    cg_address(cg, in, "j");
+    sbuf_puts(o, ", ");
+    cg_store_bits(cg, i, "");
+    sbuf_puts(o, ");\n");
+  }
+  sbuf_puts(o, "    }\n");
+}
+
+void cg_tiled_kernel(codegen *cg, int32_t P) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t L = k->ndim - 1, T = KIR_TILE, V = cg->vec, across = T / V; /* threads along a tile row */
+  cg_kernel_head(cg, KIR_TILE_THREADS);
+  cg_tile_coordinates(cg, P);
+  cg_tile_load_phase(cg, P);
+  sbuf_printf(o, "  for (int m = 0; m < %d; m++) {\n", T * T / (KIR_TILE_THREADS * V));
+  sbuf_printf(o, "    const int lp = threadIdx.x / %d + %d * m, ll = (threadIdx.x %% %d) * %" PRId32 ";\n", across,
+              KIR_TILE_THREADS / across, across, V);
+  sbuf_printf(o, "    const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
+  sbuf_printf(o, "    if (i%" PRId32 " >= d%" PRId32 " || i%" PRId32 " >= d%" PRId32 ") continue;\n", P, P, L, L);
+  cg_tile_vector_slot(cg);
+  cg_tile_scalar_slot(cg);
+  sbuf_puts(o, "  }\n}\n");
+}
