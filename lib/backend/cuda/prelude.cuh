@@ -152,7 +152,8 @@ __device__ __forceinline__ float ic_sat_f8e5m2(float x) { return ic_e5m2_to_f32(
  * ic_pack_<dt>(ic_rnd_<dt>(x)) (or ic_sat_), with no round trip through f32. */
 __device__ __forceinline__ ic_u32 ic_rndbits_f16(float x) { return ic_f2h(x); }
 __device__ __forceinline__ ic_u32 ic_rndbits_bf16(float x) { return ic_f2bf(x); }
-__device__ __forceinline__ ic_u32 ic_rndbits_f8e4m3(float x) { return ic_f2e4m3(x); }
+/* e4m3fn's overflow makes sign | 0x7f; the stored NaN is 0x7f, whatever the sign */
+__device__ __forceinline__ ic_u32 ic_rndbits_f8e4m3(float x) { const ic_u32 b = ic_f2e4m3(x); return (b & 0x7fu) == 0x7fu ? 0x7fu : b; }
 __device__ __forceinline__ ic_u32 ic_rndbits_f8e5m2(float x) { return ic_f2e5m2(x); }
 __device__ __forceinline__ ic_u32 ic_satbits_f16(float x) { return ic_f2h(ic_sat_f16(x)); }
 __device__ __forceinline__ ic_u32 ic_satbits_bf16(float x) { return ic_f2bf(ic_sat_bf16(x)); }
