@@ -204,19 +204,21 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
 
 /* Pointwise kernels (access.c): how threads cover the points, printed with the kernel.
  *   vector  a thread takes a slot of V consecutive points of the flattened space; V is
- *           16 bytes of the narrowest tensor that moves along the slot, at most 64 bytes
- *           of the widest (splat operands, read once a slot, do not count), halved
- *           until it divides a constant last dim, at least the kernel's asm pack
+ *           16 bytes of the narrowest tensor that moves along the slot, at most 32 bytes
+ *           of the widest it loads and 16 of the widest it stores (splat operands, read
+ *           once a slot, do not count), halved until it divides a constant last dim, at
+ *           least the kernel's asm pack
  *   uniform_ranges  every concat/pad range is monotone along a slot: a slot whose ranges
  *           agree at both its ends evaluates them once, and its guarded loads stay
  *           vectors; a slot across a boundary goes point by point
  *   tiled   (transposes) a load contiguous along dim p, not the last (which the stores
  *           follow): blocks of KIR_TILE_THREADS threads take KIR_TILE x KIR_TILE tiles of
  *           (p, last); such loads go through a tile in shared memory, read along p and
- *           used along the last dim, so both sides are coalesced. tile_dim is p (-1: not
- *           tiled); the launch covers the padded tiles (kir_tile_points). Kernels with
+ *           used along the last dim, so both sides are coalesced; slots of V points
+ *           along the last dim, one 16-byte vector of the widest tensor. tile_dim is p
+ *           (-1: not tiled); the launch covers the padded tiles (kir_tile_points). Kernels with
  *           concat/pad ranges or asm packs are not tiled. */
-enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_TILE_VEC = 4 };
+enum { KIR_TILE = 64, KIR_TILE_THREADS = 256 };
 typedef struct kir_pointwise_strategy {
   int32_t vec;
   bool uniform_ranges;
@@ -235,8 +237,7 @@ typedef enum kir_access { KIR_ACCESS_VECTOR, KIR_ACCESS_SPLAT, KIR_ACCESS_ELEMEN
 kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t elem, sym_id *checks,
                          int32_t *nchecks);
 const char *kir_access_name(kir_access a);
-/* The access of load or store instruction i under strategy ps (kir_access_of, with
- * KIR_TILE_VEC points a slot in tiled kernels; guarded loads element by element unless
+/* The access of load or store instruction i under strategy ps (kir_access_of; guarded loads element by element unless
  * the ranges are uniform over slots; tiled: through the shared-memory tile). */
 kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,
                             int32_t *nchecks);

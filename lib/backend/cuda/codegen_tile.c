@@ -5,7 +5,7 @@
  *   load phase     each transposed load reads the tile along p (consecutive threads,
  *                  consecutive addresses) into shared memory t<i>[last][p], padded by one
  *                  against bank conflicts
- *   compute phase  each thread takes slots of KIR_TILE_VEC consecutive points along the
+ *   compute phase  each thread takes slots of V consecutive points along the
  *                  last dim, as the vector path does (vector loads and stores when aligned
  *                  and full, else point by point), the transposed values from the tile.
  * The body function is the pointwise kernels' own, so the bits are the same. */
