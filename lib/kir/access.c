@@ -64,7 +64,9 @@ static bool kir_range_slot_uniform(const kir_kernel *k, int32_t i) {
 }
 
 /* The dim (not the last) along which load i is contiguous, when it also reads the last
- * var with another stride (a transposed read); -1 otherwise. */
+ * var with another stride (a transposed read), or may be (strides that are run-time
+ * parameters for both: the innermost such dim; the tile's load order is then chosen at
+ * run time, kir_tile_order); -1 otherwise. */
 static int32_t kir_transposed_dim(const kir_kernel *k, int32_t i) {
   const kir_instr *in = &k->instrs.items[i];
   if (in->kind != KIR_LOAD || kir_is_guarded_load(in) || !kir_reads_last(k, in->offset)) return -1;
@@ -76,10 +78,21 @@ static int32_t kir_transposed_dim(const kir_kernel *k, int32_t i) {
     rest = r;
   }
   int64_t c;
-  if (sym_is_const(a, coeff[k->ndim - 1], &c) && c == 1) return -1;
+  const bool last_const = sym_is_const(a, coeff[k->ndim - 1], &c);
+  if (last_const && c == 1) return -1;
   for (int32_t d = k->ndim - 2; d >= 0; d--)
     if (sym_is_const(a, coeff[d], &c) && c == 1) return d;
+  for (int32_t d = k->ndim - 2; d >= 0 && !last_const; d--)
+    if (!sym_is_const(a, coeff[d], &c)) return d;
   return -1;
+}
+
+sym_id kir_tile_order(const kir_kernel *k, int32_t i) {
+  sym_id coeff, rest;
+  int64_t c;
+  const kir_instr *in = &k->instrs.items[i];
+  if (!sym_affine_in_var(k->syms, in->offset, k->ndim - 1, &coeff, &rest) || sym_is_const(k->syms, coeff, &c)) return -1;
+  return coeff;
 }
 
 /* Whether a dim may be tiled: symbolic, or a constant of at least half a tile. */

@@ -212,7 +212,8 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  *           agree at both its ends evaluates them once, and its guarded loads stay
  *           vectors; a slot across a boundary goes point by point
  *   tiled   (transposes) a load contiguous along dim p, not the last (which the stores
- *           follow): blocks of KIR_TILE_THREADS threads take KIR_TILE x KIR_TILE tiles of
+ *           follow), or strided with run-time strides (contiguous along p or the last
+ *           dim, found at run time): blocks of KIR_TILE_THREADS threads take KIR_TILE x KIR_TILE tiles of
  *           (p, last); such loads go through a tile in shared memory, read along p and
  *           used along the last dim, so both sides are coalesced; slots of V points
  *           along the last dim, one 16-byte vector of the widest tensor. tile_dim is p
@@ -225,6 +226,10 @@ typedef struct kir_pointwise_strategy {
   int32_t tile_dim;
 } kir_pointwise_strategy;
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out);
+/* A tiled load whose strides are run-time parameters: the stride of its last var (the
+ * tile is read along the last dim where it is 1, along p elsewhere); -1 for a load that
+ * is transposed by its kernel alone (read along p). */
+sym_id kir_tile_order(const kir_kernel *k, int32_t i);
 /* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / T) T
  * times the other dims. */
 sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim);

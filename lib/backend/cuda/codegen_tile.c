@@ -3,8 +3,9 @@
  * A block of KIR_TILE_THREADS threads takes one T x T tile of (p, last), p the dim along
  * which the transposed loads are contiguous, at one point of the other dims:
  *   load phase     each transposed load reads the tile along p (consecutive threads,
- *                  consecutive addresses) into shared memory t<i>[last][p], padded by one
- *                  against bank conflicts
+ *                  consecutive addresses; along the last dim for a strided load whose
+ *                  run-time stride there is 1) into shared memory t<i>[last][p], padded
+ *                  by one against bank conflicts
  *   compute phase  each thread takes slots of V consecutive points along the
  *                  last dim, as the vector path does (vector loads and stores when aligned
  *                  and full, else point by point), the transposed values from the tile.
@@ -28,6 +29,9 @@ static void cg_tile_coordinates(codegen *cg, int32_t P) {
   sbuf_puts(o, "  (void)blk;\n");
 }
 
+/* Each tiled load fills its tile, T x T elements, KIR_TILE_THREADS at a time along p
+ * (consecutive threads, consecutive addresses), or along the last dim where its run-time
+ * stride there is 1 (kir_tile_order; uniform over the grid). */
 static void cg_tile_load_phase(codegen *cg, int32_t P) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
@@ -35,17 +39,25 @@ static void cg_tile_load_phase(codegen *cg, int32_t P) {
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (cg->mode[i] == ACCESS_TILED)
       sbuf_printf(o, "  __shared__ %s t%" PRId32 "[%d][%d];\n", cg_ctype(k->instrs.items[i].dtype), i, T, T + 1);
-  sbuf_printf(o, "#pragma unroll 4\n  for (int m = 0; m < %d; m++) {\n", T * T / KIR_TILE_THREADS);
-  sbuf_printf(o, "    const int q = threadIdx.x + m * %d, lp = q %% %d, ll = q / %d;\n", KIR_TILE_THREADS, T, T);
-  sbuf_printf(o, "    const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
-  sbuf_printf(o, "    if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") {\n", P, P, L, L);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (cg->mode[i] != ACCESS_TILED) continue;
-    sbuf_printf(o, "      t%" PRId32 "[ll][lp] = ", i);
+    sym_id order = kir_tile_order(k, i);
+    sbuf_puts(o, "  {\n    const bool along_last = ");
+    if (order < 0) sbuf_puts(o, "false");
+    else {
+      sbuf_puts(o, "(");
+      cg_expr(cg, order, NULL);
+      sbuf_puts(o, ") == 1");
+    }
+    sbuf_printf(o, ";\n#pragma unroll 4\n    for (int m = 0; m < %d; m++) {\n", T * T / KIR_TILE_THREADS);
+    sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = along_last ? q / %d : q %% %d, ll = along_last ? q %% %d : q / %d;\n",
+                KIR_TILE_THREADS, T, T, T, T);
+    sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
+    sbuf_printf(o, "      if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") t%" PRId32 "[ll][lp] = ", P, P, L, L, i);
     cg_load(cg, &k->instrs.items[i], NULL);
-    sbuf_puts(o, ";\n");
+    sbuf_puts(o, ";\n    }\n  }\n");
   }
-  sbuf_puts(o, "    }\n  }\n  __syncthreads();\n");
+  sbuf_puts(o, "  __syncthreads();\n");
 }
 
 /* The vector slot: the condition (uniform but for the slot's fullness), loads, body,
