@@ -44,7 +44,7 @@ contains() {
 }
 
 # Symbol sizes for each example graph.
-declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100" [softmax]="--size n=3" [layer_norm]="--size n=3" [rms_norm]="--size n=3" [fp8_rowquant]="--size n=3")
+declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100" [softmax]="--size n=3" [layer_norm]="--size n=3" [rms_norm]="--size n=3" [fp8_rowquant]="--size n=3" [transpose_add]="--size n=70 --size m=33" [rope]="--size s=3")
 
 shopt -s nullglob
 graphs=("$GRAPHS"/*.icg)
@@ -79,6 +79,17 @@ for g in "${graphs[@]}"; do
     fi
   done
 done
+
+# The access patterns' examples are one kernel each, and say their strategy.
+if expect 0 "compile transpose_add --dump kir" -- compile "$GRAPHS/transpose_add.icg" --dump kir; then
+  contains err "1 kernel, fused" "transpose_add: one kernel"
+  contains out "strategy tiled" "transpose_add: tiled"
+  contains out "(tiled)" "transpose_add: the transposed load"
+fi
+if expect 0 "compile rope --dump kir" -- compile "$GRAPHS/rope.icg" --dump kir; then
+  contains err "1 kernel, fused" "rope: one kernel"
+  contains out "ranges once a slot" "rope: uniform ranges"
+fi
 
 # Fused and eager results are bitwise identical: the summaries agree.
 expect 0 "run gelu fused" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 && cp "$TMP/out" "$TMP/fused"
