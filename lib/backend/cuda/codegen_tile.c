@@ -42,20 +42,23 @@ static void cg_tile_load_phase(codegen *cg, int32_t P) {
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (cg->mode[i] != ACCESS_TILED) continue;
     sym_id order = kir_tile_order(k, i);
-    sbuf_puts(o, "  {\n    const bool along_last = ");
-    if (order < 0) sbuf_puts(o, "false");
-    else {
-      sbuf_puts(o, "(");
-      cg_expr(cg, order, NULL);
-      sbuf_puts(o, ") == 1");
+    /* one loop per order, each affine in m (so its addresses strength-reduce) */
+    for (int32_t along_last = 0; along_last < (order < 0 ? 1 : 2); along_last++) {
+      if (order >= 0 && !along_last) {
+        sbuf_puts(o, "  if (!(");
+        cg_expr(cg, order, NULL);
+        sbuf_puts(o, " == 1))");
+      } else if (order >= 0) {
+        sbuf_puts(o, "  else");
+      }
+      sbuf_printf(o, " {\n#pragma unroll 4\n    for (int m = 0; m < %d; m++) {\n", T * T / KIR_TILE_THREADS);
+      sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = q %s %d, ll = q %s %d;\n", KIR_TILE_THREADS, along_last ? "/" : "%",
+                  T, along_last ? "%" : "/", T);
+      sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
+      sbuf_printf(o, "      if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") t%" PRId32 "[ll][lp] = ", P, P, L, L, i);
+      cg_load(cg, &k->instrs.items[i], NULL);
+      sbuf_puts(o, ";\n    }\n  }\n");
     }
-    sbuf_printf(o, ";\n#pragma unroll 4\n    for (int m = 0; m < %d; m++) {\n", T * T / KIR_TILE_THREADS);
-    sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = along_last ? q / %d : q %% %d, ll = along_last ? q %% %d : q / %d;\n",
-                KIR_TILE_THREADS, T, T, T, T);
-    sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
-    sbuf_printf(o, "      if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") t%" PRId32 "[ll][lp] = ", P, P, L, L, i);
-    cg_load(cg, &k->instrs.items[i], NULL);
-    sbuf_puts(o, ";\n    }\n  }\n");
   }
   sbuf_puts(o, "  __syncthreads();\n");
 }
