@@ -165,8 +165,12 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
     st = sched_fuse_pointwise(l, eager, split, &s);
     if (!st) st = program_build(backend, bs, l, &s, &p);
     if (!st) st = compile_kernels(p, &s, o.flags, &failed);
-    if (st && failed >= 0 && !strict) {
-      /* Eager fallback: the failed fusion's nodes become kernels of their own. */
+    /* Eager fallback: the failed fusion's nodes become kernels of their own, once. A
+     * kernel whose nodes are split already, or that holds an asm (its own kernel fails
+     * the same way: an asm and its results are never apart), fails the compile. */
+    bool progress = false, has_asm = failed >= 0 && s.groups[failed].has_asm;
+    for (int32_t j = 0; failed >= 0 && j < s.groups[failed].count; j++) progress |= !split[s.groups[failed].nodes[j]];
+    if (st && failed >= 0 && !strict && progress && !has_asm) {
       log_msg(&ctx->log, IC_LOG_WARN, "fused kernel ic_k%" PRId32 " failed to compile; running its %" PRId32
               " ops as eager kernels: %s", failed, s.groups[failed].count, ic_last_error());
       for (int32_t j = 0; j < s.groups[failed].count; j++) split[s.groups[failed].nodes[j]] = true;
@@ -175,7 +179,8 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
       schedule_free(&s);
       continue;
     }
-    if (st && failed >= 0) error_prefix("fused kernel (strict mode: no eager fallback)");
+    if (st && failed >= 0 && strict) error_prefix("fused kernel (strict mode: no eager fallback)");
+    else if (st && failed >= 0 && has_asm) error_prefix("kernel with inline asm (no eager fallback: the asm fails alone too)");
     schedule_free(&s);
     break;
   }

@@ -429,6 +429,35 @@ START_TEST(test_rejected_asm_names_its_line) {
 }
 END_TEST
 
+/* Without strict mode too: a kernel with an asm that the target refuses (e4m3x2 needs
+ * sm_89) fails at once, no eager fallback (the asm fails alone as well; the fallback once
+ * retried such a kernel forever), with the user's line named by a word of ptxas's
+ * complaint ("Feature 'cvt with .e4m3x2/.e5m2x2' requires ..."). */
+START_TEST(test_rejected_asm_no_fallback) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_80", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *c80 = NULL;
+  OK(ic_context_create(&co, &c80));
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", IC_BF16, 2, (ic_dim[]){ic_graph_symbol(g, "n"), 64}, IC_LAYOUT_CONTIGUOUS), q;
+  ic_value xs = ic_graph_binary(g, IC_OP_MUL, ic_graph_cast(g, x, IC_F32), ic_graph_constant(g, 3.0, IC_F32));
+  ic_inline_asm_desc d = {.struct_size = sizeof d, .asm_text = "cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;",
+                          .constraints = "=h,f,f", .output_dtypes = (const ic_dtype[]){IC_F8E4M3}, .is_pure = 1, .pack = 2};
+  OK(ic_graph_inline_asm(g, &d, 1, &xs, 1, &q));
+  OK(ic_graph_output(g, "q", q));
+  for (int mode = 0; mode < 2; mode++) {
+    ic_compile_options o = {.struct_size = sizeof o, .mode = mode ? IC_MODE_EAGER : IC_MODE_FUSED};
+    ic_program *p = NULL;
+    ck_assert_int_eq(ic_compile(c80, g, &o, &p), IC_ERR_COMPILE);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strstr(ic_last_error(), "no eager fallback"), "%s", ic_last_error());
+    ck_assert_msg(strstr(ic_last_error(), "inline_asm line 1: cvt.rn.satfinite.e4m3x2.f32"), "%s", ic_last_error());
+  }
+  ic_graph_destroy(g);
+  ic_context_destroy(c80);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("asm");
   CHECK_CASE(s, test_builder_errors, 60, setup, teardown);
@@ -441,6 +470,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_nvrtc_shapes, 300, setup, teardown);
   CHECK_CASE(s, test_nvrtc_fp4_sm100a, 300, setup, teardown);
   CHECK_CASE(s, test_rejected_asm_names_its_line, 300, setup, teardown);
+  CHECK_CASE(s, test_rejected_asm_no_fallback, 300, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

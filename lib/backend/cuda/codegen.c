@@ -46,10 +46,10 @@ static bool cg_narrow_float(ic_dtype dt) {
   return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
 }
 
-/* Pointwise stores of narrow floats (at pack 1) take storage bits from the body: r<i> is
- * an ic_u32 of the dtype's bits, stored as it is. */
+/* Pointwise stores of narrow floats take storage bits from the body: r<i> is an ic_u32
+ * of the dtype's bits (arrays of P at pack P), stored as it is. */
 static bool cg_stores_bits(const codegen *cg, const kir_instr *in) {
-  return in->kind == KIR_STORE && cg->pack == 1 && !cg->k->reduces && cg_narrow_float(in->dtype);
+  return in->kind == KIR_STORE && !cg->k->reduces && cg_narrow_float(in->dtype);
 }
 
 /* The bits store i writes: r<i><suffix>, packed unless the body made bits. */
@@ -203,6 +203,14 @@ static bool cg_value_stored(const codegen *cg, int32_t i) {
   return false;
 }
 
+/* Whether asm result instruction in is an output the asm makes as bits (a narrow float
+ * in an integer register: cg_asm_block keeps them in a<asm>_b<result>). */
+static bool cg_asm_result_bits(const codegen *cg, const kir_instr *in) {
+  if (in->kind != KIR_ASM_RESULT || !cg_narrow_float(in->dtype)) return false;
+  const asm_operand *ao = &cg->k->instrs.items[in->args[0]].spec->layout.ops[in->result];
+  return ao->letter != 'f' && ao->letter != 'd';
+}
+
 /* Whether op i (a narrow float, stored, at pack 1) is computed as its storage bits. */
 static bool cg_value_as_bits(const codegen *cg, int32_t i) {
   const kir_instr *in = &cg->k->instrs.items[i];
@@ -283,8 +291,15 @@ static void cg_body(codegen *cg) {
       }
     } else if (in->kind == KIR_STORE) {
       bool src_const = k->instrs.items[in->args[0]].kind == KIR_CONST;
-      if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) r%" PRId32 "[q] = v%" PRId32 "%s", P, i, in->args[0], src_const ? "" : "[q]");
+      const kir_instr *val = &k->instrs.items[in->args[0]];
+      if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) r%" PRId32 "[q] = ", P, i);
+      if (P > 1 && cg_stores_bits(cg, in) && cg_asm_result_bits(cg, val))
+        sbuf_printf(o, "a%" PRId32 "_b%" PRId32 "[q]", val->args[0], val->result); /* the asm's own bits */
+      else if (P > 1 && cg_stores_bits(cg, in))
+        sbuf_printf(o, "ic_pack_%s(v%" PRId32 "%s)", cg_dtname(in->dtype), in->args[0], src_const ? "" : "[q]");
+      else if (P > 1) sbuf_printf(o, "v%" PRId32 "%s", in->args[0], src_const ? "" : "[q]");
       else if (!cg_stores_bits(cg, in)) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32, i, in->args[0]);
+      else if (cg_asm_result_bits(cg, val)) sbuf_printf(o, "  r%" PRId32 " = a%" PRId32 "_b%" PRId32, i, val->args[0], val->result);
       else if (cg_value_as_bits(cg, in->args[0])) sbuf_printf(o, "  r%" PRId32 " = v%" PRId32 "_b", i, in->args[0]);
       else sbuf_printf(o, "  r%" PRId32 " = ic_pack_%s(v%" PRId32 ")", i, cg_dtname(in->dtype), in->args[0]);
     } else {
@@ -639,7 +654,8 @@ static void cg_scalar_path_packed(codegen *cg) {
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_LOAD || in->kind == KIR_RANGE || in->kind == KIR_STORE)
-      sbuf_printf(o, "  %s %c%" PRId32 "[%" PRId32 "];\n", in->kind == KIR_RANGE ? "bool" : cg_ctype(in->dtype),
+      sbuf_printf(o, "  %s %c%" PRId32 "[%" PRId32 "];\n",
+                  in->kind == KIR_RANGE ? "bool" : in->kind == KIR_STORE ? cg_store_type(cg, in) : cg_ctype(in->dtype),
                   in->kind == KIR_STORE ? 'r' : 'v', i, V);
   }
   sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n", V);
@@ -669,7 +685,9 @@ static void cg_scalar_path_packed(codegen *cg) {
     if (in->kind != KIR_STORE) continue;
     sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
     cg_address(cg, in, NULL);
-    sbuf_printf(o, ", ic_pack_%s(r%" PRId32 "[k]));\n", cg_dtname(in->dtype), i);
+    sbuf_puts(o, ", ");
+    cg_store_bits(cg, i, "[k]");
+    sbuf_puts(o, ");\n");
   }
   sbuf_puts(o, "    (void)ok;\n  }\n");
 }

@@ -26,6 +26,13 @@ static void asm_elem(codegen *cg, int32_t j, const char *e, char *buf, size_t si
   else snprintf(buf, size, "v%" PRId32 "[%s]", j, e);
 }
 
+/* Whether an output operand's elements are narrow floats in an integer register: their
+ * storage bits (canonical NaN) are kept in a<i>_b<k> for a store (cg_asm_result_bits). */
+static bool asm_keeps_bits(const asm_operand *ao) {
+  return ao->letter != 'f' && ao->letter != 'd' &&
+         (ao->dtype == IC_F16 || ao->dtype == IC_BF16 || ao->dtype == IC_F8E4M3 || ao->dtype == IC_F8E5M2);
+}
+
 void cg_asm_block(codegen *cg, int32_t i) {
   const kir_kernel *k = cg->k;
   const kir_instr *in = &k->instrs.items[i];
@@ -37,6 +44,10 @@ void cg_asm_block(codegen *cg, int32_t i) {
   for (int32_t out = 0; out < spec->noutputs; out++) {
     if (P == 1) sbuf_printf(o, "  %s a%" PRId32 "_o%" PRId32 ";\n", cg_ctype(spec->outputs[out]), i, out);
     else sbuf_printf(o, "  %s a%" PRId32 "_o%" PRId32 "[%" PRId32 "];\n", cg_ctype(spec->outputs[out]), i, out, P);
+    /* narrow floats in integer registers keep their storage bits too (a store takes them) */
+    if (!asm_keeps_bits(&lay.ops[out])) continue;
+    if (P == 1) sbuf_printf(o, "  ic_u32 a%" PRId32 "_b%" PRId32 ";\n", i, out);
+    else sbuf_printf(o, "  ic_u32 a%" PRId32 "_b%" PRId32 "[%" PRId32 "];\n", i, out, P);
   }
   if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q0 = 0; q0 < %" PRId32 "; q0 += %" PRId32 ") {\n", P, p);
   else sbuf_puts(o, "  {\n    const int q0 = 0;\n    (void)q0;\n");
@@ -96,14 +107,21 @@ void cg_asm_block(codegen *cg, int32_t i) {
     for (int32_t r = 0; r < ao->regs; r++, reg++) {
       for (int32_t e = 0; e < ao->per_reg; e++) {
         int32_t idx = r * ao->per_reg + e;
-        if (P == 1) sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 " = ", i, out);
-        else sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "[q0 + %" PRId32 "] = ", i, out, idx);
+        char elem[48];
+        if (P == 1) snprintf(elem, sizeof elem, "%s", "");
+        else snprintf(elem, sizeof elem, "[q0 + %" PRId32 "]", idx);
         if (ao->letter == 'f' || ao->letter == 'd') {
-          sbuf_printf(o, "x%" PRId32 ";\n", reg);
+          sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = x%" PRId32 ";\n", i, out, elem, reg);
+        } else if (asm_keeps_bits(ao)) {
+          uint64_t mask = (1ull << ao->bits) - 1;
+          sbuf_printf(o, "    a%" PRId32 "_b%" PRId32 "%s = ic_canon_%s((ic_u32)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",
+                      i, out, elem, cg_dtname(ao->dtype), reg, e * ao->bits, mask);
+          sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = ic_unpack_%s(a%" PRId32 "_b%" PRId32 "%s);\n", i, out, elem,
+                      cg_dtname(ao->dtype), i, out, elem);
         } else {
           uint64_t mask = ao->bits == 64 ? ~0ull : (1ull << ao->bits) - 1;
-          sbuf_printf(o, "ic_unpack_%s((%s)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",
-                      cg_dtname(ao->dtype), ao->bits == 64 ? "ic_u64" : "ic_u32", reg, e * ao->bits, mask);
+          sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = ic_unpack_%s((%s)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",
+                      i, out, elem, cg_dtname(ao->dtype), ao->bits == 64 ? "ic_u64" : "ic_u32", reg, e * ao->bits, mask);
         }
       }
     }

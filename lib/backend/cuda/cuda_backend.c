@@ -378,13 +378,18 @@ static void cuda_quote_asm(const kir_kernel *k) {
     for (const char *ls = text; *ls; line++) {
       const char *le = strchr(ls, '\n');
       size_t len = le ? (size_t)(le - ls) : strlen(ls);
-      /* does an error line quote a token of this asm line? */
+      /* does an error line quote a token of this asm line, or a word of one (ptxas:
+       * "Feature 'cvt with .e4m3x2/.e5m2x2' requires ...")? */
       bool hit = false;
       for (const char *q = strchr(msg, '\''); q && !hit; q = strchr(q + 1, '\'')) {
         const char *e = strchr(q + 1, '\'');
         if (!e) break;
-        size_t tl = (size_t)(e - q - 1);
-        for (size_t at = 0; tl > 1 && at + tl <= len && !hit; at++) hit = memcmp(ls + at, q + 1, tl) == 0;
+        for (const char *w = q + 1; w < e && !hit;) {
+          size_t wl = 0;
+          while (w + wl < e && w[wl] != ' ') wl++;
+          for (size_t at = 0; wl > 2 && at + wl <= len && !hit; at++) hit = memcmp(ls + at, w, wl) == 0;
+          w += wl + 1;
+        }
         q = e;
       }
       if (hit) sbuf_printf(&quotes, "\n  inline_asm line %" PRId32 ": %.*s", line, (int)len, ls);

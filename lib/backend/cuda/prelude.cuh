@@ -148,6 +148,12 @@ __device__ __forceinline__ float ic_sat_bf16(float x) { return ic_satf(ic_rnd_bf
 __device__ __forceinline__ float ic_sat_f32(float x) { return ic_satf(x, x, __uint_as_float(0x7f7fffffu)); }
 __device__ __forceinline__ float ic_sat_f8e4m3(float x) { return ic_e4m3_to_f32(ic_f2e4m3_sat(x)); }
 __device__ __forceinline__ float ic_sat_f8e5m2(float x) { return ic_e5m2_to_f32(ic_f2e5m2_sat(x)); }
+/* Storage bits as ic stores them: a NaN pattern becomes the dtype's canonical NaN (what
+ * ic_pack_<dt>(ic_unpack_<dt>(b)) makes; other patterns are exact both ways). */
+__device__ __forceinline__ ic_u32 ic_canon_f16(ic_u32 b) { return (b & 0x7fffu) > 0x7c00u ? ic_pack_f16(ic_canonical_nan()) : b; }
+__device__ __forceinline__ ic_u32 ic_canon_bf16(ic_u32 b) { return (b & 0x7fffu) > 0x7f80u ? ic_pack_bf16(ic_canonical_nan()) : b; }
+__device__ __forceinline__ ic_u32 ic_canon_f8e4m3(ic_u32 b) { return (b & 0x7fu) == 0x7fu ? 0x7fu : b; }
+__device__ __forceinline__ ic_u32 ic_canon_f8e5m2(ic_u32 b) { return (b & 0x7fu) > 0x7cu ? ic_pack_f8e5m2(ic_canonical_nan()) : b; }
 /* The storage bits of a rounding, for a result that is stored: the same bits as
  * ic_pack_<dt>(ic_rnd_<dt>(x)) (or ic_sat_), with no round trip through f32. */
 __device__ __forceinline__ ic_u32 ic_rndbits_f16(float x) { return ic_f2h(x); }
