@@ -436,7 +436,11 @@ IC_API ic_value ic_graph_cast(ic_graph *graph, ic_value a, ic_dtype dtype);
 IC_API ic_value ic_graph_cast_saturate(ic_graph *graph, ic_value a, ic_dtype dtype);
 IC_API ic_value ic_graph_bitcast(ic_graph *graph, ic_value a, ic_dtype dtype);
 
-/* Views: folded into indexing, never copies.
+/* Views: folded into indexing, never copies. A view of a computed value fuses with its
+ * reader: the pointwise ops behind it are recomputed in the reader's kernel at the
+ * moved index, with the same bits (graph outputs, reductions and asm results are read
+ * from memory instead). A transposed read is tiled through shared memory by the cuda
+ * backend (the kernel IR dump says "strategy tiled").
  * reshape: same element count, provably (one dim may be IC_DIM_INFER);
  * permute: perm[i] = the source dim that becomes dim i;
  * expand: size-1 dims (and new leading dims) broadcast to dims. */
@@ -673,7 +677,8 @@ typedef enum ic_compile_mode {
 
 enum {
   /* A fusion that fails to compile is an error instead of falling back to eager
-   * kernels (also IC_STRICT=1). */
+   * kernels (also IC_STRICT=1). Without it the fallback runs once per fusion, and never
+   * for a kernel with inline asm: that fails the compile as a strict one would. */
   IC_COMPILE_STRICT = 1u << 0,
   /* Neither look up nor store this compile in the program and kernel caches. */
   IC_COMPILE_NO_CACHE = 1u << 1
