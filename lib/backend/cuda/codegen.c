@@ -492,25 +492,55 @@ static void cg_slot_ranges(codegen *cg) {
                   i, cg->vec, cg->vec, i, i);
 }
 
-static void cg_vector_path(codegen *cg) {
+/* The vector path's uniform conditions: every buffer a vector access uses aligned to its
+ * vector, every alignment check a multiple of V; each ends in " && ". */
+void cg_vector_conditions(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  int32_t V = cg->vec;
-  sbuf_puts(o, "  if (");
-  for (int32_t i = 0; i < k->buffers.count; i++) {
+  const int32_t V = cg->vec;
+  for (int32_t b = 0; b < k->buffers.count; b++) {
     bool vector_use = false;
     for (int32_t j = 0; j < k->instrs.count; j++) {
       const kir_instr *in = &k->instrs.items[j];
-      vector_use |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == i && cg->mode[j] == ACCESS_VECTOR;
+      vector_use |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[j] == ACCESS_VECTOR;
     }
     if (vector_use)
-      sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", i, (size_t)V * ic_dtype_size(k->buffers.items[i].dtype) - 1);
+      sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, (size_t)V * ic_dtype_size(k->buffers.items[b].dtype) - 1);
   }
   for (int32_t i = 0; i < cg->aligned.count; i++) {
     sbuf_puts(o, "(");
     cg_expr(cg, cg->aligned.items[i], NULL);
     sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
   }
+}
+
+/* Unguarded load i of a slot into v<i>[] (declared): one vector, one element for the
+ * slot (splat), or element by element. */
+void cg_slot_load(codegen *cg, int32_t i) {
+  const kir_kernel *k = cg->k;
+  const kir_instr *in = &k->instrs.items[i];
+  sbuf *o = &cg->out;
+  const int32_t V = cg->vec;
+  if (cg->mode[i] == ACCESS_VECTOR) {
+    cg_vector_load(cg, i);
+  } else if (cg->mode[i] == ACCESS_SPLAT) {
+    sbuf_printf(o, "    { const %s t = ", cg_ctype(in->dtype));
+    cg_load(cg, in, NULL);
+    sbuf_printf(o, "; for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
+  } else {
+    sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32 "[k] = ", V,
+                k->ndim - 1, i);
+    cg_load(cg, in, "j");
+    sbuf_puts(o, "; }\n");
+  }
+}
+
+static void cg_vector_path(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  int32_t V = cg->vec;
+  sbuf_puts(o, "  if (");
+  cg_vector_conditions(cg);
   if (k->ndim > 1) sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && ", k->ndim - 1, V);
   /* asm groups: n counts the padded rows; a 1-d slot must lie in the real elements */
   sbuf_printf(o, "e0 + %" PRId32 " <= %s) {\n", V, cg->pack > 1 && k->ndim == 1 ? "d0" : "n");
@@ -540,17 +570,8 @@ static void cg_vector_path(codegen *cg) {
                      V, k->ndim - 1, i, in->args[0]);
       cg_load(cg, in, "j");
       sbuf_printf(o, " : (%s)0; }\n", ct);
-    } else if (cg->mode[i] == ACCESS_VECTOR) {
-      cg_vector_load(cg, i);
-    } else if (cg->mode[i] == ACCESS_SPLAT) {
-      sbuf_printf(o, "    { const %s t = ", ct);
-      cg_load(cg, in, NULL);
-      sbuf_printf(o, "; for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
     } else {
-      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32 "[k] = ",
-                     V, k->ndim - 1, i);
-      cg_load(cg, in, "j");
-      sbuf_puts(o, "; }\n");
+      cg_slot_load(cg, i);
     }
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {

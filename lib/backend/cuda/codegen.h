@@ -51,6 +51,10 @@ void cg_range(codegen *cg, const kir_instr *in, const char *last_var, const char
 void cg_load(codegen *cg, const kir_instr *in, const char *last_var);
 /* Load i's V elements as one vector (or 16-byte pieces) into v<i>[] (declared). */
 void cg_vector_load(codegen *cg, int32_t i);
+/* The vector path's conditions on alignment, each ending in " && ". */
+void cg_vector_conditions(codegen *cg);
+/* Unguarded load i of a slot into v<i>[] (declared): vector, splat or element by element. */
+void cg_slot_load(codegen *cg, int32_t i);
 /* Store i of a slot's V points r<i>[]: a vector, or element by element (j: the last var). */
 void cg_slot_store(codegen *cg, int32_t i);
 /* <entry>_body(loads and ranges <index>, stores <index>); */

@@ -70,40 +70,16 @@ static void cg_tile_vector_slot(codegen *cg) {
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1, V = cg->vec;
   sbuf_puts(o, "    if (");
-  for (int32_t b = 0; b < k->buffers.count; b++) {
-    bool vector_use = false;
-    for (int32_t j = 0; j < k->instrs.count; j++) {
-      const kir_instr *in = &k->instrs.items[j];
-      vector_use |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[j] == ACCESS_VECTOR;
-    }
-    if (vector_use)
-      sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, (size_t)V * ic_dtype_size(k->buffers.items[b].dtype) - 1);
-  }
-  for (int32_t i = 0; i < cg->aligned.count; i++) {
-    sbuf_puts(o, "(");
-    cg_expr(cg, cg->aligned.items[i], NULL);
-    sbuf_printf(o, ") %% %" PRId32 " == 0 && ", V);
-  }
+  cg_vector_conditions(cg);
   sbuf_printf(o, "i%" PRId32 " + %" PRId32 " <= d%" PRId32 ") {\n", L, V, L);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
     if (in->kind != KIR_LOAD) continue;
-    const char *ct = cg_ctype(in->dtype);
-    sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
-    if (cg->mode[i] == ACCESS_TILED) {
+    sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
+    if (cg->mode[i] == ACCESS_TILED)
       sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t%" PRId32 "[ll + k][lp];\n", V, i, i);
-    } else if (cg->mode[i] == ACCESS_VECTOR) {
-      cg_vector_load(cg, i);
-    } else if (cg->mode[i] == ACCESS_SPLAT) {
-      sbuf_printf(o, "    { const %s t = ", ct);
-      cg_load(cg, in, NULL);
-      sbuf_printf(o, "; for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t; }\n", V, i);
-    } else {
-      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32 "[k] = ", V, L, i);
-      cg_load(cg, in, "j");
-      sbuf_puts(o, "; }\n");
-    }
+    else cg_slot_load(cg, i);
   }
   sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
   cg_body_call(cg, "[k]");
