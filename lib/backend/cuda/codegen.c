@@ -614,16 +614,21 @@ static void cg_scalar_path(codegen *cg) {
   }
   sbuf_puts(o, "    ");
   cg_body_call(cg, "");
+  cg_point_stores(cg, NULL, "    ");
+  sbuf_puts(o, "  }\n");
+}
+
+void cg_point_stores(codegen *cg, const char *last_var, const char *indent) {
+  const kir_kernel *k = cg->k;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_STORE) continue;
-    sbuf_printf(o, "    ic_st_s%s(", cg_scalar_width(in->dtype));
-    cg_address(cg, in, NULL);
-    sbuf_puts(o, ", ");
+    sbuf_printf(&cg->out, "%sic_st_s%s(", indent, cg_scalar_width(in->dtype));
+    cg_address(cg, in, last_var);
+    sbuf_puts(&cg->out, ", ");
     cg_store_bits(cg, i, "");
-    sbuf_puts(o, ");\n");
+    sbuf_puts(&cg->out, ");\n");
   }
-  sbuf_puts(o, "  }\n");
 }
 
 void cg_kernel_head(codegen *cg, int32_t block) {

@@ -57,6 +57,8 @@ void cg_vector_conditions(codegen *cg);
 void cg_slot_load(codegen *cg, int32_t i);
 /* Store i of a slot's V points r<i>[]: a vector, or element by element (j: the last var). */
 void cg_slot_store(codegen *cg, int32_t i);
+/* One point's stores of r<i> (scalars), the last var named last_var (NULL: i<last>). */
+void cg_point_stores(codegen *cg, const char *last_var, const char *indent);
 /* <entry>_body(loads and ranges <index>, stores <index>); */
 void cg_body_call(codegen *cg, const char *index);
 /* The type of store i's r<i> (ic_u32 bits for narrow floats), and its stored bits. */

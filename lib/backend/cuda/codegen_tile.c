@@ -106,15 +106,7 @@ static void cg_tile_scalar_slot(codegen *cg) {
   }
   sbuf_puts(o, "      ");
   cg_body_call(cg, "");
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (in->kind != KIR_STORE) continue;
-    sbuf_printf(o, "      ic_st_s%s(", cg_scalar_width(in->dtype));
-    cg_address(cg, in, "j");
-    sbuf_puts(o, ", ");
-    cg_store_bits(cg, i, "");
-    sbuf_puts(o, ");\n");
-  }
+  cg_point_stores(cg, "j", "      ");
   sbuf_puts(o, "    }\n");
 }
 
