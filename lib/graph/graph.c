@@ -88,6 +88,7 @@ sym_names graph_symbol_names(const ic_graph *g) {
   sym_names n = {0};
   n.symbols = (const char *const *)g->symbols.items;
   n.nsymbols = g->symbols.count;
+  n.plain_ints = true; /* the text format's integers */
   return n;
 }
 

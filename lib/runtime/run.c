@@ -124,10 +124,29 @@ static ic_status run_begin(const ic_program *p, run_state *rs) {
 
 static void run_end(run_state *rs) { run_scratch_give(rs->mem, rs->own); }
 
-static int64_t run_numel(int32_t ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int32_t d = 0; d < ndim; d++) n *= shape[d];
-  return n;
+/* The most bytes a tensor may span: every size, byte count and offset computed from the
+ * caller's shapes and strides then fits in int64 with room for a kernel's arithmetic. */
+#define RUN_MAX_BYTES (INT64_C(1) << 62)
+
+static bool run_empty(int32_t ndim, const int64_t *shape) {
+  for (int32_t d = 0; d < ndim; d++)
+    if (shape[d] == 0) return true;
+  return false;
+}
+
+/* The bytes tensor t spans (its last element's offset + 1, times the element size), with
+ * strides (NULL: contiguous) and sizes >= 0; false when that overflows RUN_MAX_BYTES. */
+static bool run_span_bytes(const ic_tensor *t, int64_t *bytes) {
+  *bytes = 0;
+  if (run_empty(t->ndim, t->shape)) return true;
+  int64_t last = 0, contiguous = 1;
+  for (int32_t d = t->ndim - 1; d >= 0; d--) {
+    int64_t stride = t->strides ? t->strides[d] : contiguous, step;
+    if (__builtin_mul_overflow(t->shape[d] - 1, stride, &step) || __builtin_add_overflow(last, step, &last) ||
+        __builtin_mul_overflow(contiguous, t->shape[d], &contiguous))
+      return false;
+  }
+  return !__builtin_mul_overflow(last + 1, (int64_t)ic_dtype_size(t->dtype), bytes) && *bytes <= RUN_MAX_BYTES;
 }
 
 /* Binds the symbols of input i from its shape, or checks them against earlier inputs. */
@@ -151,7 +170,8 @@ static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, c
       }
       want = rs->symbols[k];
     } else if (!sym_eval(program_syms(p), in->dims[d], &rs->env, &want)) {
-      return error_set(IC_ERR_INTERNAL, "input '%s': cannot evaluate dim %" PRId32, in->name, d);
+      return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': dim %" PRId32 " overflows 64-bit integers for these sizes",
+                       i, in->name, d);
     }
     if (got != want)
       return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", expected %" PRId64 "%s%s",
@@ -164,13 +184,17 @@ static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, c
 /* Checks input i's strides against its layout and records them as kernel params. */
 static ic_status run_check_strides(const ic_program *p, run_state *rs, int32_t i, const ic_tensor *t) {
   const lower_input *in = &p->inputs[i];
-  int64_t contiguous = 1;
-  bool empty = run_numel(t->ndim, t->shape) == 0;
+  int64_t contiguous = 1, span;
+  bool empty = run_empty(t->ndim, t->shape);
+  for (int32_t d = 0; d < in->ndim && t->strides; d++)
+    if (t->strides[d] < 0)
+      return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': negative stride in dim %" PRId32, i, in->name, d);
+  if (!run_span_bytes(t, &span))
+    return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': its shape and strides span more than 2^62 bytes", i,
+                     in->name);
   for (int32_t d = in->ndim - 1; d >= 0; d--) {
     int64_t stride = t->strides ? t->strides[d] : contiguous;
-    int64_t size = t->shape[d];
-    if (stride < 0)
-      return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': negative stride in dim %" PRId32, i, in->name, d);
+    int64_t size = t->shape[d]; /* contiguous stays below 2^62: run_span_bytes */
     bool must_be_contiguous = in->layout == IC_LAYOUT_CONTIGUOUS || (in->layout == IC_LAYOUT_INNER_CONTIGUOUS && d == in->ndim - 1);
     if (must_be_contiguous && !empty && size > 1 && stride != contiguous)
       return error_set(IC_ERR_SHAPE_MISMATCH,
@@ -198,7 +222,7 @@ static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_te
 static ic_status run_buffer_shape(const ic_program *p, const run_state *rs, const program_buffer *b, int64_t *shape) {
   for (int32_t d = 0; d < b->ndim; d++)
     if (!sym_eval(program_syms(p), b->dims[d], &rs->env, &shape[d]))
-      return error_set(IC_ERR_INTERNAL, "cannot evaluate a buffer size");
+      return error_set(IC_ERR_INVALID_ARGUMENT, "the inputs' sizes make a buffer size that overflows 64-bit integers");
   return IC_OK;
 }
 
@@ -238,9 +262,10 @@ static ic_status run_check_output(const ic_program *p, const run_state *rs, int3
     if (t->strides && shape[d] > 1 && t->strides[d] != contiguous)
       return error_set(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': outputs must be contiguous (dim %" PRId32 " stride %" PRId64 ")",
                           o, name, d, t->strides[d]);
-    contiguous *= shape[d];
+    if (__builtin_mul_overflow(contiguous, shape[d], &contiguous)) contiguous = INT64_MAX;
   }
-  *bytes = contiguous * (int64_t)ic_dtype_size(b->dtype);
+  if (__builtin_mul_overflow(contiguous, (int64_t)ic_dtype_size(b->dtype), bytes) || *bytes > RUN_MAX_BYTES)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s': its shape spans more than 2^62 bytes", o, name);
   return IC_OK;
 }
 
@@ -339,7 +364,8 @@ static ic_status run_steps(const ic_program *p, run_state *rs, ic_tensor *output
         break;
       }
       slot_ptr[b->slot] = NULL;
-      if (!sym_eval(program_syms(p), b->bytes, &rs->env, &bytes)) s = error_set(IC_ERR_INTERNAL, "cannot size a temporary");
+      if (!sym_eval(program_syms(p), b->bytes, &rs->env, &bytes) || bytes > RUN_MAX_BYTES)
+        s = error_set(IC_ERR_INVALID_ARGUMENT, "the inputs' sizes make a temporary of more than 2^62 bytes");
       else if (bytes > 0) s = be->mem_alloc(p->bs, (size_t)bytes, stream, &slot_ptr[b->slot]);
       rs->slot_held[b->slot] = !s && bytes > 0;
       ptr[st->buffer] = slot_ptr[b->slot];

@@ -707,7 +707,7 @@ bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out) {
     x = nd->kind == SYM_ADD ? 0 : 1;
     for (int32_t i = 0; i < nd->nops; i++) {
       if (!sym_eval(a, op_of(a, e, i), env, &y)) return false;
-      x = nd->kind == SYM_ADD ? wadd(x, y) : wmul(x, y);
+      if (nd->kind == SYM_ADD ? __builtin_add_overflow(x, y, &x) : __builtin_mul_overflow(x, y, &x)) return false;
     }
     *out = x;
     return true;
@@ -719,7 +719,7 @@ bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out) {
   case SYM_MAX: *out = x > y ? x : y; return true;
   default: break;
   }
-  if (y == 0) return false;
+  if (y == 0 || (y == -1 && x == INT64_MIN)) return false; /* no quotient in int64 */
   *out = nd->kind == SYM_FLOORDIV ? floor_div(x, y) : nd->kind == SYM_MOD ? floor_mod(x, y)
                                                                             : ceil_div(x, y);
   return true;
@@ -735,11 +735,14 @@ typedef struct printer {
 
 static void print_expr(printer *p, sym_id e);
 
-static void print_const(sbuf *out, int64_t v) {
-  if (v == INT64_MIN) sbuf_puts(out, "(-9223372036854775807LL - 1)"); /* no literal for it */
-  else if (v < INT32_MIN || v > INT32_MAX) sbuf_printf(out, "%lldLL", (long long)v);
+/* C needs the LL suffix past 32 bits; ic's text format (names->plain_ints) has none. */
+static void print_const_as(sbuf *out, int64_t v, bool plain) {
+  const char *ll = plain ? "" : "LL";
+  if (v == INT64_MIN) sbuf_printf(out, "(-9223372036854775807%s - 1)", ll); /* no literal for it */
+  else if (v < INT32_MIN || v > INT32_MAX) sbuf_printf(out, "%lld%s", (long long)v, ll);
   else sbuf_printf(out, "%lld", (long long)v);
 }
+#define print_const(out, v) print_const_as((out), (v), p->names && p->names->plain_ints)
 
 static void print_leaf(printer *p, sym_kind kind, int64_t index) {
   const sym_names *nm = p->names;

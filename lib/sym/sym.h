@@ -107,7 +107,7 @@ typedef struct sym_env {
   const int64_t *vars;    int32_t nvars;
   const int64_t *params;  int32_t nparams;
 } sym_env;
-/* False when a leaf is unbound or a divisor is zero. */
+/* False when a leaf is unbound, a divisor is zero or a step overflows int64. */
 bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out);
 
 /* Printing, as C (int64 arithmetic, fully parenthesized where needed). A name table entry
@@ -119,6 +119,7 @@ typedef struct sym_names {
   const char *const *symbols; int32_t nsymbols;
   const char *const *vars;    int32_t nvars;
   const char *const *params;  int32_t nparams;
+  bool plain_ints; /* integers without C's LL suffix (ic's text format) */
 } sym_names;
 void sym_print(const sym_arena *a, sym_id e, const sym_names *names, sbuf *out);
 /* "[e0, e1, ...]": a list of dims. */

@@ -396,6 +396,61 @@ START_TEST(test_dump_cached_program_concurrently) {
 }
 END_TEST
 
+/* Shapes near INT64_MAX are refused with a clear error, never wrapped: an input whose
+ * element count overflows, one whose strides reach past 2^62 bytes, an output whose size
+ * (a product of input dims) overflows, an input dim computed from a symbol that
+ * overflows. */
+START_TEST(test_run_refuses_overflowing_shapes) {
+  static float cell[4];
+  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref"};
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n"), m;
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 4}, IC_LAYOUT_STRIDED);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, x)));
+  ic_program *p;
+  OK(ic_compile(ctx, g, &o, &p));
+  const int64_t huge[2] = {INT64_MAX, 4}, small[2] = {2, 4}, wild[2] = {INT64_C(1) << 61, 1};
+  ic_tensor in = {cell, IC_F32, 2, huge, NULL}, out = {NULL, IC_F32, 2, NULL, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ic_last_error(), "2^62 bytes") != NULL, "%s", ic_last_error());
+  in = (ic_tensor){cell, IC_F32, 2, small, wild}; /* two rows, 2^63 bytes apart */
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+
+  /* [n, 1] + [1, m]: inputs of 2^32 elements each, an output of 2^64 */
+  OK(ic_graph_create(&g));
+  n = ic_graph_symbol(g, "n");
+  m = ic_graph_symbol(g, "m");
+  ic_value a = ic_graph_input(g, "a", IC_F32, 2, (ic_dim[]){n, 1}, IC_LAYOUT_CONTIGUOUS);
+  ic_value b = ic_graph_input(g, "b", IC_F32, 2, (ic_dim[]){1, m}, IC_LAYOUT_CONTIGUOUS);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, a, b)));
+  OK(ic_compile(ctx, g, &o, &p));
+  const int64_t as[2] = {INT64_C(1) << 32, 1}, bs[2] = {1, INT64_C(1) << 32};
+  ic_tensor ins[2] = {{cell, IC_F32, 2, as, NULL}, {cell, IC_F32, 2, bs, NULL}};
+  ck_assert_int_eq(ic_program_run(p, ins, 2, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ic_last_error(), "output 0 'y'") != NULL, "%s", ic_last_error());
+  ic_program_release(p);
+  ic_graph_destroy(g);
+
+  /* an input dim 2 * n: n bound near INT64_MAX by the first input */
+  OK(ic_graph_create(&g));
+  n = ic_graph_symbol(g, "n");
+  ic_value u = ic_graph_input(g, "u", IC_U8, 1, (ic_dim[]){n}, IC_LAYOUT_STRIDED);
+  ic_value v = ic_graph_input(g, "v", IC_U8, 2, (ic_dim[]){2, n}, IC_LAYOUT_STRIDED);
+  ic_value vr = ic_graph_reshape(g, v, 1, (ic_dim[]){IC_DIM_INFER});
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, ic_graph_concat(g, 2, (ic_value[]){u, u}, 0), vr)));
+  OK(ic_compile(ctx, g, &o, &p));
+  const int64_t us[1] = {INT64_MAX / 2 + 1}, vs[2] = {2, INT64_MAX / 2 + 1}, zero1[1] = {0}, zero2[2] = {0, 0};
+  ic_tensor uv[2] = {{cell, IC_U8, 1, us, zero1}, {cell, IC_U8, 2, vs, zero2}};
+  ic_status st = ic_program_run(p, uv, 2, &out, 1, NULL);
+  ck_assert_msg(st == IC_ERR_INVALID_ARGUMENT, "%s: %s", ic_status_string(st), ic_last_error());
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("program");
   TCase *tc = tcase_create("program");
@@ -408,6 +463,7 @@ int main(void) {
   tcase_add_test(tc, test_run_stack_usage);
   tcase_add_test(tc, test_run_concurrent);
   tcase_add_test(tc, test_dump_cached_program_concurrently);
+  tcase_add_test(tc, test_run_refuses_overflowing_shapes);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }

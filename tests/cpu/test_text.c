@@ -174,6 +174,25 @@ START_TEST(test_golden_print_dims_and_constants) {
 }
 END_TEST
 
+/* Dims past 32 bits print as plain integers (no C LL suffix) and parse back; a dim
+ * expression holding such a constant as well. */
+START_TEST(test_print_large_dims_round_trip) {
+  ic_graph *g = fresh();
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){3000000000}, IC_LAYOUT_CONTIGUOUS);
+  ic_value y = ic_graph_input(g, "y", IC_F32, 2, (ic_dim[]){n, INT64_C(1) << 40}, IC_LAYOUT_CONTIGUOUS);
+  ic_value flat = ic_graph_reshape(g, y, 1, (ic_dim[]){IC_DIM_INFER}); /* [1099511627776 * n] */
+  ck_assert_int_eq(ic_graph_output(g, "xx", ic_graph_binary(g, IC_OP_MUL, x, x)), IC_OK);
+  ck_assert_int_eq(ic_graph_output(g, "f", flat), IC_OK);
+  char *text = assert_round_trip(g);
+  ck_assert_msg(strstr(text, "input x : f32[3000000000]\n") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "1099511627776 * n") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "LL") == NULL, "%s", text);
+  ic_string_free(text);
+  ic_graph_destroy(g);
+}
+END_TEST
+
 START_TEST(test_print_empty_and_bad_arguments) {
   ic_graph *g = fresh();
   char *text = NULL;
@@ -981,6 +1000,7 @@ int main(void) {
   tcase_add_test(tc, test_golden_print);
   tcase_add_test(tc, test_golden_print_dims_and_constants);
   tcase_add_test(tc, test_print_empty_and_bad_arguments);
+  tcase_add_test(tc, test_print_large_dims_round_trip);
   tcase_add_test(tc, test_print_unprintable_names);
   tcase_add_test(tc, test_parse_hand_written);
   tcase_add_test(tc, test_views_text);
