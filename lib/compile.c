@@ -122,6 +122,9 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   }
   if (o.mode != IC_MODE_FUSED && o.mode != IC_MODE_EAGER)
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown mode %d", (int)o.mode);
+  const uint32_t known = IC_COMPILE_STRICT | IC_COMPILE_NO_CACHE;
+  if (o.flags & ~known)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown flag bits 0x%x", (unsigned)(o.flags & ~known));
   const backend_vtable *backend = backend_by_name(o.backend ? o.backend : "cuda");
   if (!backend) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown backend '%s' (cuda, ref)", o.backend);
   return compile_graph(ctx, g, &o, backend, out);

@@ -121,8 +121,9 @@ static const char *graph_shape_text(const ic_graph *g, int32_t ndim, const sym_i
 /* An ic_dim from the API as an expression; SYM_NONE if it is not a valid dim. */
 static sym_id graph_dim_expr(ic_graph *g, ic_dim d) {
   if (d >= 0) return sym_const(g->syms, d);
+  if (d == IC_DIM_INFER) return SYM_NONE; /* before negating: -INT64_MIN has no value */
   int64_t k = -d - 1;
-  if (d == IC_DIM_INFER || k >= g->symbols.count) return SYM_NONE;
+  if (k >= g->symbols.count) return SYM_NONE;
   return sym_symbol(g->syms, (int32_t)k);
 }
 

@@ -42,6 +42,9 @@ ic_status ic_tensor_from_dlpack(const DLTensor *t, ic_tensor *out) {
     return error_set(IC_ERR_UNSUPPORTED, "DLPack tensor of %d dims: ic takes 0 to %d", (int)t->ndim, IC_MAX_DIMS);
   for (int32_t d = 0; d < t->ndim; d++)
     if (t->shape[d] < 0) return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack tensor with a negative size");
+  if (t->data && t->byte_offset > UINTPTR_MAX - (uintptr_t)t->data)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack byte_offset %llu wraps the data pointer",
+                     (unsigned long long)t->byte_offset);
   *out = (ic_tensor){.data = t->data ? (char *)t->data + t->byte_offset : NULL, .dtype = dt, .ndim = t->ndim,
                      .shape = t->shape, .strides = t->strides};
   return IC_OK;
@@ -73,8 +76,13 @@ ic_status ic_tensor_to_dlpack(ic_context *ctx, const ic_tensor *t, DLDeviceType 
   *out = NULL;
   if (device_type != kDLCUDA && device_type != kDLCPU)
     return error_set(IC_ERR_UNSUPPORTED, "ic_tensor_to_dlpack: export to kDLCUDA or kDLCPU, not %d", (int)device_type);
+  if (device_type == kDLCUDA && !ctx->device)
+    return error_set(IC_ERR_NO_DEVICE, "ic_tensor_to_dlpack: a kDLCUDA tensor from a context with no device (compile-only)");
   if (t->ndim < 0 || t->ndim > IC_MAX_DIMS || (t->ndim > 0 && !t->shape))
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_tensor_to_dlpack: %d dims", (int)t->ndim);
+  for (int32_t d = 0; d < t->ndim; d++)
+    if (t->shape[d] < 0 || (t->strides && t->strides[d] < 0))
+      return error_set(IC_ERR_INVALID_ARGUMENT, "ic_tensor_to_dlpack: dim %d has a negative size or stride", (int)d);
   const dlpack_dtype *map = NULL;
   for (size_t i = 0; i < ARRAY_LEN(dlpack_dtypes); i++)
     if (dlpack_dtypes[i].dtype == t->dtype) map = &dlpack_dtypes[i];
@@ -85,7 +93,7 @@ ic_status ic_tensor_to_dlpack(ic_context *ctx, const ic_tensor *t, DLDeviceType 
   for (int32_t d = t->ndim - 1; d >= 0; d--) {
     e->shape[d] = t->shape[d];
     e->strides[d] = t->strides ? t->strides[d] : contiguous;
-    contiguous *= t->shape[d];
+    if (__builtin_mul_overflow(contiguous, t->shape[d], &contiguous)) contiguous = INT64_MAX; /* only strides of outer dims */
   }
   e->ctx = owned ? ctx : NULL;
   DLTensor *dl = &e->managed.dl_tensor;

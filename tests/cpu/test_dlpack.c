@@ -4,6 +4,7 @@
 #include <ic/ic.h>
 #include <ic/ic_dlpack.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check_main.h"
 
@@ -56,6 +57,10 @@ START_TEST(test_import_errors) {
   ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_INVALID_ARGUMENT);
   ck_assert_int_eq(ic_tensor_from_dlpack(NULL, &it), IC_ERR_INVALID_ARGUMENT);
   ck_assert_int_eq(ic_tensor_from_dlpack_managed(NULL, &it), IC_ERR_INVALID_ARGUMENT);
+  t = cpu_tensor((void *)64, kDLFloat, 32, 1, shape);
+  t.byte_offset = UINT64_MAX - 32; /* past the end of the address space */
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_msg(strstr(ic_last_error(), "wraps") != NULL, "%s", ic_last_error());
 }
 END_TEST
 
@@ -102,6 +107,13 @@ START_TEST(test_ref_round_trip) {
   OK(ic_tensor_to_dlpack(ctx, &borrowed, kDLCPU, 0, &bad)); /* not owned: data stays */
   ck_assert_int_eq(bad->dl_tensor.strides[0], 4);
   bad->deleter(bad);
+  /* negative sizes or strides, and CUDA memory from a compile-only context, are refused */
+  int64_t negative[2] = {5, -3}, back[2] = {4, -1};
+  ic_tensor neg = {data, IC_F32, 2, negative, NULL}, rev = {data, IC_F32, 2, shape, back};
+  ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &neg, kDLCPU, 0, &bad), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &rev, kDLCPU, 0, &bad), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_tensor_to_dlpack(ctx, &borrowed, kDLCUDA, 0, &bad), IC_ERR_NO_DEVICE);
+  ck_assert_ptr_null(bad);
   ic_program_release(p);
   ic_graph_destroy(g);
   ic_context_destroy(ctx);

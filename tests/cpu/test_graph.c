@@ -298,6 +298,9 @@ START_TEST(test_outputs_and_compile_checks) {
   ck_assert_int_eq(ic_compile(ctx, g, &bad, &p), IC_ERR_INVALID_ARGUMENT);
   ic_compile_options mode = {.struct_size = sizeof mode, .mode = (ic_compile_mode)5};
   ck_assert_int_eq(ic_compile(ctx, g, &mode, &p), IC_ERR_INVALID_ARGUMENT);
+  ic_compile_options flags = {.struct_size = sizeof flags, .flags = IC_COMPILE_STRICT | (1u << 7)};
+  ck_assert_int_eq(ic_compile(ctx, g, &flags, &p), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "unknown flag bits 0x80"));
   ck_assert_int_eq(ic_compile(ctx, g, NULL, &p), IC_OK); /* a constant output: a copy kernel */
   ck_assert_int_eq(ic_program_kernel_count(p), 1);
   ic_program_release(p);
