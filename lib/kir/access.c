@@ -135,8 +135,9 @@ void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out)
     out->vec = (int32_t)(KIR_VECTOR_BYTES / wide); /* one vector of the widest a slot */
     return;
   }
-  /* V from the tensors that move along the slot: 16 bytes of the narrowest, at most 64
-   * of the widest; per-row (splat) operands read one element a slot and do not count */
+  /* V from the tensors that move along the slot: 16 bytes of the narrowest, at most 32
+   * of the widest load and 16 of the widest store; per-row (splat) operands read one
+   * element a slot and do not count */
   size_t narrow = KIR_VECTOR_BYTES, wide_load = 1, wide_store = 1;
   bool any = false;
   for (int32_t i = 0; i < k->instrs.count; i++) {
