@@ -25,6 +25,18 @@ static bool kir_reads_last(const kir_kernel *k, sym_id offset) {
   return k->ndim > 0 && sym_depends_on(k->syms, offset, SYM_VAR, k->ndim - 1);
 }
 
+/* offset = sum of coeff[d] * i<d> + rest, every coefficient and rest free of vars; false
+ * when offset is not of that form. */
+static bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest) {
+  *rest = offset;
+  for (int32_t d = k->ndim - 1; d >= 0; d--) {
+    sym_id r;
+    if (!sym_affine_in_var(k->syms, *rest, d, &coeff[d], &r) || sym_depends_on(k->syms, coeff[d], SYM_VAR, -1)) return false;
+    *rest = r;
+  }
+  return true;
+}
+
 kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t elem, sym_id *checks,
                          int32_t *nchecks) {
   sym_arena *a = k->syms;
@@ -33,12 +45,8 @@ kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t
   if (last < 0 || vec == 1) return KIR_ACCESS_ELEMENT;
   if (!kir_reads_last(k, offset)) return KIR_ACCESS_SPLAT;
   if ((size_t)vec * elem < 4) return KIR_ACCESS_ELEMENT; /* vectors move whole 32-bit words */
-  sym_id coeff[IC_MAX_DIMS], rest = offset;
-  for (int32_t d = last; d >= 0; d--) {
-    sym_id r;
-    if (!sym_affine_in_var(a, rest, d, &coeff[d], &r) || sym_depends_on(a, coeff[d], SYM_VAR, -1)) return KIR_ACCESS_ELEMENT;
-    rest = r;
-  }
+  sym_id coeff[IC_MAX_DIMS], rest;
+  if (!kir_affine_coeffs(k, offset, coeff, &rest)) return KIR_ACCESS_ELEMENT;
   int64_t c;
   if (!sym_is_const(a, coeff[last], &c) || c != 1) return KIR_ACCESS_ELEMENT;
   /* every other coefficient and the constant part multiples of V: at the slot's first
@@ -71,12 +79,8 @@ static int32_t kir_transposed_dim(const kir_kernel *k, int32_t i) {
   const kir_instr *in = &k->instrs.items[i];
   if (in->kind != KIR_LOAD || kir_is_guarded_load(in) || !kir_reads_last(k, in->offset)) return -1;
   sym_arena *a = k->syms;
-  sym_id coeff[IC_MAX_DIMS], rest = in->offset;
-  for (int32_t d = k->ndim - 1; d >= 0; d--) {
-    sym_id r;
-    if (!sym_affine_in_var(a, rest, d, &coeff[d], &r) || sym_depends_on(a, coeff[d], SYM_VAR, -1)) return -1;
-    rest = r;
-  }
+  sym_id coeff[IC_MAX_DIMS], rest;
+  if (!kir_affine_coeffs(k, in->offset, coeff, &rest)) return -1;
   int64_t c;
   const bool last_const = sym_is_const(a, coeff[k->ndim - 1], &c);
   if (last_const && c == 1) return -1;
