@@ -434,6 +434,24 @@ START_TEST(test_run_refuses_overflowing_shapes) {
   ic_program_release(p);
   ic_graph_destroy(g);
 
+  /* eager sum(a + b, 1): a small output, an overflowing temporary */
+  OK(ic_graph_create(&g));
+  n = ic_graph_symbol(g, "n");
+  m = ic_graph_symbol(g, "m");
+  a = ic_graph_input(g, "a", IC_F32, 2, (ic_dim[]){n, 1}, IC_LAYOUT_CONTIGUOUS);
+  b = ic_graph_input(g, "b", IC_F32, 2, (ic_dim[]){1, m}, IC_LAYOUT_CONTIGUOUS);
+  OK(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, ic_graph_binary(g, IC_OP_ADD, a, b), 1, (int32_t[]){1}, 0)));
+  ic_compile_options eo = {.struct_size = sizeof eo, .backend = "ref", .mode = IC_MODE_EAGER};
+  OK(ic_compile(ctx, g, &eo, &p));
+  const int64_t sa[2] = {4, 1}, sb[2] = {1, INT64_C(1) << 59}; /* b: 2^61 bytes; a + b: 2^63 */
+  ic_tensor tins[2] = {{cell, IC_F32, 2, sa, NULL}, {cell, IC_F32, 2, sb, NULL}};
+  ic_tensor sums = {NULL, IC_F32, 1, NULL, NULL};
+  ic_status ts = ic_program_run(p, tins, 2, &sums, 1, NULL);
+  ck_assert_msg(ts == IC_ERR_INVALID_ARGUMENT && strstr(ic_last_error(), "temporary"), "%s: %s", ic_status_string(ts),
+                ic_last_error());
+  ic_program_release(p);
+  ic_graph_destroy(g);
+
   /* an input dim 2 * n: n bound near INT64_MAX by the first input */
   OK(ic_graph_create(&g));
   n = ic_graph_symbol(g, "n");
