@@ -87,7 +87,7 @@ static ic_status compile_kernels(ic_program *p, const schedule *s, uint32_t flag
   *failed_group = -1;
   /* Batching is an optimisation: without memory for the list, compile one by one. */
   const int32_t n = p->kernels.count;
-  const kir_kernel **kirs = p->backend->batch_begin && n > 1 ? malloc(sizeof *kirs * (size_t)n) : NULL;
+  const kir_kernel **kirs = p->backend->batch_begin && n > 1 ? sys_malloc(sizeof *kirs * (size_t)n) : NULL;
   for (int32_t i = 0; kirs && i < n; i++) kirs[i] = &p->kernels.items[i].kir;
   void *batch = kirs ? p->backend->batch_begin(p->bs, kirs, n, flags) : NULL;
   free(kirs); /* the batch keeps what it needs */
@@ -155,7 +155,7 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
   }
   lowered *l = NULL;
   if ((st = lower_graph(g, &l))) return st;
-  bool *split = calloc((size_t)l->nodes.count + 1, sizeof(bool));
+  bool *split = sys_calloc((size_t)l->nodes.count + 1, sizeof(bool));
   if (!split) {
     lowered_destroy(l);
     return error_set(IC_ERR_OUT_OF_MEMORY, "ic_compile: out of memory");

@@ -46,13 +46,13 @@ struct program_cache {
 };
 
 static int32_t *pc_new_buckets(int32_t n) {
-  int32_t *b = malloc(sizeof *b * (size_t)n);
+  int32_t *b = sys_malloc(sizeof *b * (size_t)n);
   for (int32_t i = 0; b && i < n; i++) b[i] = PC_NONE;
   return b;
 }
 
 program_cache *program_cache_create(int32_t max_programs) {
-  program_cache *c = calloc(1, sizeof *c);
+  program_cache *c = sys_calloc(1, sizeof *c);
   if (!c) return NULL;
   if (!(c->buckets = pc_new_buckets(PC_MIN_BUCKETS))) {
     free(c);
@@ -135,7 +135,7 @@ static int32_t pc_slot(program_cache *c) {
   if (c->nslots == c->slots_cap) {
     if (c->slots_cap > INT32_MAX / 2) return PC_NONE;
     int32_t cap = c->slots_cap ? c->slots_cap * 2 : PC_MIN_BUCKETS;
-    pc_entry *grown = realloc(c->slots, sizeof *grown * (size_t)cap);
+    pc_entry *grown = sys_realloc(c->slots, sizeof *grown * (size_t)cap);
     if (!grown) return PC_NONE;
     c->slots = grown;
     c->slots_cap = cap;
@@ -285,7 +285,7 @@ static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
 
 bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const char *backend, uint64_t backend_config,
                        key128 *key) {
-  XXH128_hash_t *hashes = malloc(sizeof *hashes * ((size_t)g->nodes.count + 1));
+  XXH128_hash_t *hashes = sys_malloc(sizeof *hashes * ((size_t)g->nodes.count + 1));
   XXH3_state_t *st = XXH3_createState(), *top = XXH3_createState();
   sbuf scratch = {0};
   bool ok = hashes && st && top;

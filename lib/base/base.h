@@ -27,6 +27,7 @@
 #include "base/limits.h"
 #include "base/log.h"
 #include "base/sbuf.h"
+#include "base/sys.h"
 #include "base/vec.h"
 
 #endif

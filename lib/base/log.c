@@ -98,7 +98,7 @@ void log_msg(const logger *lg, ic_log_level level, const char *fmt, ...) {
     /* Long messages (kernel sources, NVRTC logs) go through the heap; when that fails,
      * the truncated stack copy is logged. */
     size_t need = (size_t)head + (size_t)n + 1;
-    char *big = malloc(need);
+    char *big = sys_malloc(need);
     if (big) {
       memcpy(big, stack, (size_t)head);
       va_start(ap, fmt);
@@ -119,15 +119,15 @@ void log_dump_file(const logger *lg, const char *dir, const char *sub, const cha
                    size_t len) {
   if (!dir || !text) return;
   char path[4096];
-  mkdir(dir, 0755);
+  sys_mkdir(dir, 0755);
   if (sub && *sub) {
     snprintf(path, sizeof path, "%s/%s", dir, sub);
-    mkdir(path, 0755);
+    sys_mkdir(path, 0755);
     snprintf(path, sizeof path, "%s/%s/%s", dir, sub, name);
   } else {
     snprintf(path, sizeof path, "%s/%s", dir, name);
   }
-  FILE *f = fopen(path, "wb");
+  FILE *f = sys_fopen(path, "wb");
   if (!f || fwrite(text, 1, len, f) != len) log_msg(lg, IC_LOG_WARN, "IC_DUMP: cannot write %s: %s", path, strerror(errno));
   if (f) fclose(f);
 }

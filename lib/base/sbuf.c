@@ -23,7 +23,7 @@ static bool sbuf_reserve(sbuf *sb, size_t extra) {
     }
     cap *= 2;
   }
-  char *p = realloc(sb->data, cap);
+  char *p = sys_realloc(sb->data, cap);
   if (!p) {
     sb->oom = true;
     return false;
@@ -83,7 +83,7 @@ char *sbuf_take(sbuf *sb) {
   } else if (sb->data) {
     s = sb->data;
   } else {
-    s = malloc(1);
+    s = sys_malloc(1);
     if (s) s[0] = '\0';
   }
   sb->data = NULL;
@@ -103,7 +103,7 @@ void sbuf_free(sbuf *sb) {
 char *str_dup(const char *s) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;
-  char *p = malloc(n);
+  char *p = sys_malloc(n);
   if (p) memcpy(p, s, n);
   return p;
 }

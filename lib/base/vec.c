@@ -10,7 +10,7 @@ bool vec_grow(void **items, int32_t *cap, int32_t need, size_t size) {
   while (newcap < need) newcap *= 2;
   if (newcap > INT32_MAX) newcap = INT32_MAX;
   if ((uint64_t)newcap > SIZE_MAX / size) return false;
-  void *p = realloc(*items, (size_t)newcap * size);
+  void *p = sys_realloc(*items, (size_t)newcap * size);
   if (!p) return false;
   *items = p;
   *cap = (int32_t)newcap;

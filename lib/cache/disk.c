@@ -105,7 +105,7 @@ static bool timespec_before(struct timespec a, struct timespec b) {
 /* Reads exactly n bytes; false on error or early end of file (errno 0 for the latter). */
 static bool read_all(int fd, unsigned char *buf, size_t n) {
   while (n > 0) {
-    ssize_t r = read(fd, buf, n);
+    ssize_t r = sys_read(fd, buf, n);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
       if (r == 0) errno = 0;
@@ -119,7 +119,7 @@ static bool read_all(int fd, unsigned char *buf, size_t n) {
 
 static bool write_all(int fd, const unsigned char *buf, size_t n) {
   while (n > 0) {
-    ssize_t w = write(fd, buf, n);
+    ssize_t w = sys_write(fd, buf, n);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       if (w == 0) errno = EIO;
@@ -168,7 +168,7 @@ static char *home_dir(void) {
   if (home && *home) return str_dup(home);
   long n = sysconf(_SC_GETPW_R_SIZE_MAX);
   size_t len = n > 0 ? (size_t)n : 16384;
-  char *buf = malloc(len);
+  char *buf = sys_malloc(len);
   if (!buf) return NULL;
   struct passwd pw, *found = NULL;
   char *out = NULL;
@@ -221,10 +221,10 @@ static int make_dirs(char *path) {
   for (char *p = path + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
-    (void)mkdir(path, 0700);
+    (void)sys_mkdir(path, 0700);
     *p = '/';
   }
-  if (mkdir(path, 0700) == 0) {
+  if (sys_mkdir(path, 0700) == 0) {
     /* Whatever the umask did, the cache directory is the owner's alone. */
     (void)chmod(path, 0700);
     return 0;
@@ -247,7 +247,7 @@ static bool prepare_dir(const disk_cache *c, char *path) {
     return false;
   }
   struct stat st;
-  if (stat(path, &st) != 0) {
+  if (sys_stat(path, &st) != 0) {
     log_msg(&c->log, IC_LOG_WARN, DISABLED "cannot access %s: %s", path, strerror(errno));
     return false;
   }
@@ -274,7 +274,7 @@ static bool prepare_dir(const disk_cache *c, char *path) {
 }
 
 disk_cache *disk_cache_open(const char *dir, uint64_t max_bytes, const logger *log) {
-  disk_cache *c = calloc(1, sizeof *c);
+  disk_cache *c = sys_calloc(1, sizeof *c);
   if (!c) return NULL;
   if (log) c->log = *log;
   if (pthread_mutex_init(&c->lock, NULL) != 0) {
@@ -372,7 +372,7 @@ static const char *entry_problem(const unsigned char *buf, size_t n, key128 key,
 /* Whether fd (opened from path) may be read as an entry; warns when not. *n: its size. */
 static bool entry_file_ok(const disk_cache *c, int fd, const char *path, size_t *n) {
   struct stat st;
-  if (fstat(fd, &st) != 0) {
+  if (sys_fstat(fd, &st) != 0) {
     log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot read entry %s: %s", path,
            strerror(errno));
     return false;
@@ -410,7 +410,7 @@ bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size) {
   entry_path(c, key, path, sizeof path);
   /* O_NOFOLLOW: entries are never links. O_NONBLOCK: a FIFO in their place must not
    * hang the open; for regular files it changes nothing. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  int fd = sys_open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0);
   if (fd < 0) {
     if (errno == ELOOP)
       warn_corrupted(c, path, "a symbolic link");
@@ -422,7 +422,7 @@ bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size) {
   size_t n = 0;
   unsigned char *buf = NULL;
   bool hit = false;
-  if (entry_file_ok(c, fd, path, &n) && (buf = malloc(n)) != NULL) {
+  if (entry_file_ok(c, fd, path, &n) && (buf = sys_malloc(n)) != NULL) {
     char why[64]; /* problem may point into it */
     const char *problem = NULL;
     if (!read_all(fd, buf, n))
@@ -435,17 +435,17 @@ bool disk_cache_get(disk_cache *c, key128 key, void **payload, size_t *size) {
       hit = true;
       /* A hit makes the entry the most recently used; failure (a read-only file system)
        * only makes its eviction earlier. */
-      (void)futimens(fd, NULL);
+      (void)sys_futimens(fd, NULL);
     }
   }
-  close(fd);
+  sys_close(fd);
   if (!hit) {
     free(buf);
     return false;
   }
   size_t len = n - ENTRY_OVERHEAD;
   memmove(buf, buf + HEADER_BYTES, len);
-  unsigned char *shrunk = realloc(buf, len ? len : 1); /* on failure the larger block serves */
+  unsigned char *shrunk = sys_realloc(buf, len ? len : 1); /* on failure the larger block serves */
   if (shrunk) buf = shrunk;
   *payload = buf;
   *size = len;
@@ -471,7 +471,7 @@ static bool scan_fanout(int fd, const char *fanout, time_t stale_before, scanned
                         uint64_t *total) {
   DIR *d = fdopendir(fd);
   if (!d) {
-    close(fd);
+    sys_close(fd);
     return true; /* vanished or unreadable: nothing to count */
   }
   bool ok = true;
@@ -507,7 +507,7 @@ static bool scan_fanout(int fd, const char *fanout, time_t stale_before, scanned
  * the directory cannot be read or memory runs out. */
 static bool scan_dir(const disk_cache *c, scanned_list *list, uint64_t *total) {
   *total = 0;
-  DIR *d = opendir(c->dir);
+  DIR *d = sys_opendir(c->dir);
   if (!d) {
     log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot scan %s: %s", c->dir, strerror(errno));
     return false;
@@ -517,7 +517,7 @@ static bool scan_dir(const disk_cache *c, scanned_list *list, uint64_t *total) {
   struct dirent *de;
   while (ok && (de = readdir(d)) != NULL) {
     if (!is_fanout_name(de->d_name)) continue;
-    int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = sys_openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) ok = scan_fanout(fd, de->d_name, stale_before, list, total);
   }
   closedir(d);
@@ -548,7 +548,7 @@ static void evict(disk_cache *c) {
     for (int32_t i = 0; i < list.count && total > target; i++) {
       char path[PATH_MAX];
       snprintf(path, sizeof path, "%s/%s", c->dir, list.items[i].rel);
-      if (unlink(path) == 0 || errno == ENOENT) {
+      if (sys_unlink(path) == 0 || errno == ENOENT) {
         total -= list.items[i].size;
         deleted++;
       }
@@ -592,10 +592,10 @@ static bool make_fanout_dir(const disk_cache *c, const char *path) {
   size_t n = strlen(c->dir) + 3;
   memcpy(sub, path, n);
   sub[n] = '\0';
-  if (mkdir(sub, 0700) == 0 || errno == EEXIST) return true;
+  if (sys_mkdir(sub, 0700) == 0 || errno == EEXIST) return true;
   /* The whole directory was removed under us (rm -rf ~/.cache/ic): make it again, ours
    * and 0700 as at open. */
-  if (errno == ENOENT && mkdir(c->dir, 0700) == 0 && (mkdir(sub, 0700) == 0 || errno == EEXIST))
+  if (errno == ENOENT && sys_mkdir(c->dir, 0700) == 0 && (sys_mkdir(sub, 0700) == 0 || errno == EEXIST))
     return true;
   log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot create %s: %s", sub, strerror(errno));
   return false;
@@ -618,7 +618,7 @@ static int create_temp(const disk_cache *c, const char *path, char *tmp, size_t 
     uint32_t rnd = (uint32_t)XXH3_64bits(&seed, sizeof seed);
     snprintf(tmp, tmp_size, "%.*s/" TEMP_PREFIX "%ld.%ld.%" PRIu64 ".%08" PRIx32, (int)n, path,
              seed.pid, seed.tid, seed.counter, rnd);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = sys_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
@@ -627,7 +627,7 @@ static int create_temp(const disk_cache *c, const char *path, char *tmp, size_t 
 /* The whole entry in one buffer: header, payload, checksum. NULL when out of memory. */
 static unsigned char *encode_entry(key128 key, const void *payload, size_t size) {
   size_t n = (size_t)ENTRY_OVERHEAD + size;
-  unsigned char *buf = malloc(n);
+  unsigned char *buf = sys_malloc(n);
   if (!buf) return NULL;
   memcpy(buf, ENTRY_MAGIC, MAGIC_BYTES);
   bytes_store_u32(buf + OFF_SCHEMA, DISK_CACHE_SCHEMA);
@@ -668,7 +668,7 @@ void disk_cache_put(disk_cache *c, key128 key, const void *payload, size_t size)
   bool written = write_all(fd, buf, (size_t)entry_bytes);
   int err = errno;
   free(buf);
-  if (close(fd) != 0 && written) {
+  if (sys_close(fd) != 0 && written) {
     written = false;
     err = errno;
   }
@@ -676,11 +676,11 @@ void disk_cache_put(disk_cache *c, key128 key, const void *payload, size_t size)
    * only makes the count approximate. */
   struct stat old;
   uint64_t replaced = 0;
-  if (written && lstat(path, &old) == 0 && S_ISREG(old.st_mode)) replaced = (uint64_t)old.st_size;
-  if (!written || rename(tmp, path) != 0) {
+  if (written && sys_lstat(path, &old) == 0 && S_ISREG(old.st_mode)) replaced = (uint64_t)old.st_size;
+  if (!written || sys_rename(tmp, path) != 0) {
     if (written) err = errno;
     log_msg(&c->log, IC_LOG_WARN, "kernel cache: cannot write %s: %s", path, strerror(err));
-    (void)unlink(tmp);
+    (void)sys_unlink(tmp);
     return;
   }
   account_put(c, entry_bytes, replaced);
@@ -691,8 +691,8 @@ void disk_cache_remove(disk_cache *c, key128 key) {
   char path[PATH_MAX];
   entry_path(c, key, path, sizeof path);
   struct stat st;
-  uint64_t n = lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
-  if (unlink(path) != 0) return;
+  uint64_t n = sys_lstat(path, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+  if (sys_unlink(path) != 0) return;
   pthread_mutex_lock(&c->lock);
   c->total_bytes -= n < c->total_bytes ? n : c->total_bytes;
   pthread_mutex_unlock(&c->lock);

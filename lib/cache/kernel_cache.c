@@ -26,7 +26,7 @@ struct kernel_cache {
 };
 
 kernel_cache *kernel_cache_create(uint64_t max_bytes, disk_cache *disk, const logger *log) {
-  kernel_cache *c = calloc(1, sizeof *c);
+  kernel_cache *c = sys_calloc(1, sizeof *c);
   if (!c) return NULL;
   pthread_mutex_init(&c->lock, NULL);
   pthread_cond_init(&c->ready, NULL);
@@ -71,7 +71,7 @@ static void kc_evict(kernel_cache *c) {
 }
 
 static ic_status kc_copy_out(const kernel_entry *e, void **binary, size_t *size) {
-  *binary = malloc(e->size ? e->size : 1);
+  *binary = sys_malloc(e->size ? e->size : 1);
   if (!*binary) return error_set(IC_ERR_OUT_OF_MEMORY, "kernel cache: out of memory");
   memcpy(*binary, e->binary, e->size);
   *size = e->size;
@@ -132,7 +132,7 @@ static ic_status kc_get(kernel_cache *c, key128 key, kernel_compile_fn compile, 
   } else if (*origin == KERNEL_FROM_DISK) c->stats.disk_hits++;
   else if (c->disk && disk_cache_enabled(c->disk)) c->stats.disk_misses++;
   kernel_entry *e = &c->entries.items[i];
-  void *copy = s ? NULL : malloc(*size ? *size : 1);
+  void *copy = s ? NULL : sys_malloc(*size ? *size : 1);
   if (copy) {
     memcpy(copy, *binary, *size);
     e->binary = copy;

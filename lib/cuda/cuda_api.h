@@ -16,6 +16,14 @@
 #include <nvrtc.h>
 
 #include "base/base.h"
+#include "base/fault.h"
+
+/* Every call of a loaded entry point goes through the fault table (base/fault.h):
+ * NVRTC_CALL(nv, nvrtcCompileProgram, prog, n, opts) is nv->nvrtcCompileProgram(prog, n,
+ * opts) unless a test armed a fault there. The error-string lookups are not points. */
+#define NVRTC_CALL(api, fn, ...) \
+  (fault_hit(FAULT_NVRTC, #fn) ? (nvrtcResult)fault_code() : (api)->fn(__VA_ARGS__))
+#define CU_CALL(api, fn, ...) (fault_hit(FAULT_DRIVER, #fn) ? (CUresult)fault_code() : (api)->fn(__VA_ARGS__))
 
 /* The entry points ic itself calls, nothing more (benchmarks and tests open their own).
  * Each is requested at the oldest CUDA version that has its ABI, so any driver for CUDA

@@ -42,7 +42,7 @@ static ic_value graph_oom(ic_graph *g) {
 ic_status ic_graph_create(ic_graph **out) {
   if (!out) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_graph_create: out is NULL");
   *out = NULL;
-  ic_graph *g = calloc(1, sizeof *g);
+  ic_graph *g = sys_calloc(1, sizeof *g);
   if (!g || !(g->syms = sym_arena_create())) {
     free(g);
     return error_set(IC_ERR_OUT_OF_MEMORY, "ic_graph_create: out of memory");

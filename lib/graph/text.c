@@ -402,7 +402,7 @@ static bool fail_builder(parser *ps, const token *stmt) {
 
 /* The token's text as a C string for the builder (malloc'd). */
 static char *tok_strdup(const token *t) {
-  char *s = malloc((size_t)t->len + 1);
+  char *s = sys_malloc((size_t)t->len + 1);
   if (s) {
     memcpy(s, t->start, (size_t)t->len);
     s[t->len] = '\0';
@@ -438,7 +438,7 @@ static bool names_add(parser *ps, const token *t, ic_value v) {
     size_t n = ps->nslots ? 2 * ps->nslots : 64;
     name_slot *old = ps->slots;
     size_t old_n = ps->nslots;
-    if (!(ps->slots = calloc(n, sizeof *ps->slots))) {
+    if (!(ps->slots = sys_calloc(n, sizeof *ps->slots))) {
       ps->slots = old;
       return false;
     }

@@ -44,7 +44,7 @@ static kir_pass_result kir_coalesce_with(kir_kernel *k, kir_affine *acc);
 kir_pass_result kir_coalesce_dims(kir_kernel *k) {
   int32_t n = k->instrs.count;
   /* One decomposition per instruction, whatever the kernel's size. */
-  kir_affine *acc = calloc((size_t)n + 1, sizeof *acc);
+  kir_affine *acc = sys_calloc((size_t)n + 1, sizeof *acc);
   if (!acc) return KIR_PASS_OUT_OF_MEMORY;
   kir_pass_result r = kir_coalesce_with(k, acc);
   free(acc);
@@ -148,7 +148,7 @@ kir_pass_result kir_generalize_sizes(kir_kernel *k) {
    * a zero coefficient for the broadcast dims, and for the others the product of the
    * sizes of the later dims the access does not broadcast. */
   sym_id zero = sym_const(a, 0);
-  bool *walks = calloc((size_t)n * IC_MAX_DIMS + 1, sizeof(bool)); /* per access and var */
+  bool *walks = sys_calloc((size_t)n * IC_MAX_DIMS + 1, sizeof(bool)); /* per access and var */
   if (!walks) return KIR_PASS_OUT_OF_MEMORY;
   bool ok = true;
   for (int32_t i = 0; i < n && ok; i++) {

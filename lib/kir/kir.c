@@ -352,7 +352,7 @@ bool kir_split_wanted(const kir_kernel *k) {
   kir_reduce_strategy_of(k, &rs);
   if (rs.columns || !rs.groups) return false; /* rs.groups: more than one lane group possible */
   /* every store is a row store: the combine stage does them */
-  bool *element = malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
+  bool *element = sys_malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
   if (!element) return false; /* one stage is as right, only slower */
   kir_levels(k, element);
   bool row_stores = true;

@@ -140,8 +140,8 @@ static lower_arg lower_resolve_concat(lower_state *st, const lower_consumer *c, 
                                       int32_t guard) {
   sym_arena *a = st->l->syms;
   int32_t count = 0;
-  int32_t *conds = calloc((size_t)n->nargs + 1, sizeof(int32_t));
-  lower_arg *parts = calloc((size_t)n->nargs + 1, sizeof(lower_arg));
+  int32_t *conds = sys_calloc((size_t)n->nargs + 1, sizeof(int32_t));
+  lower_arg *parts = sys_calloc((size_t)n->nargs + 1, sizeof(lower_arg));
   lower_arg result = {.kind = LOWER_ARG_CONST, .dtype = n->dtype, .value = 0, .guard = -1};
   if (!conds || !parts) {
     st->oom = true;
@@ -346,7 +346,7 @@ static ic_status lower_inputs(lower_state *st) {
   const ic_graph *g = st->g;
   lowered *l = st->l;
   l->ninputs = g->inputs.count;
-  l->inputs = calloc((size_t)l->ninputs + 1, sizeof *l->inputs);
+  l->inputs = sys_calloc((size_t)l->ninputs + 1, sizeof *l->inputs);
   if (!l->inputs) return IC_ERR_OUT_OF_MEMORY;
   for (int32_t i = 0; i < l->ninputs; i++) {
     const graph_node *n = graph_node_get(g, g->inputs.items[i]);
@@ -368,10 +368,10 @@ static ic_status lower_inputs(lower_state *st) {
 
 /* A copy of spec owned by l (NULL when out of memory). */
 static const asm_spec *lower_asm_spec(lowered *l, const asm_spec *spec) {
-  asm_spec **grown = realloc(l->asms, sizeof *grown * ((size_t)l->nasms + 1));
+  asm_spec **grown = sys_realloc(l->asms, sizeof *grown * ((size_t)l->nasms + 1));
   if (!grown) return NULL;
   l->asms = grown;
-  asm_spec *c = malloc(sizeof *c);
+  asm_spec *c = sys_malloc(sizeof *c);
   if (!c) return NULL;
   *c = *spec;
   c->text = str_dup(spec->text);
@@ -386,12 +386,12 @@ static ic_status lower_run(lower_state *st) {
   ic_status s = lower_inputs(st);
   if (s) return s;
   l->nsymbols = g->symbols.count;
-  l->symbol_names = calloc((size_t)l->nsymbols + 1, sizeof(char *));
+  l->symbol_names = sys_calloc((size_t)l->nsymbols + 1, sizeof(char *));
   if (!l->symbol_names) return IC_ERR_OUT_OF_MEMORY;
   for (int32_t k = 0; k < l->nsymbols; k++)
     if (!(l->symbol_names[k] = str_dup(g->symbols.items[k]))) return IC_ERR_OUT_OF_MEMORY;
 
-  bool *live = calloc((size_t)g->nodes.count + 1, sizeof(bool));
+  bool *live = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   if (!live) return IC_ERR_OUT_OF_MEMORY;
   lower_mark_live(g, live);
   for (int32_t v = 0; v < g->nodes.count && !s; v++) {
@@ -428,8 +428,8 @@ static ic_status lower_run(lower_state *st) {
   /* Outputs: each gets a node of its own; a copy (cast to its own dtype) where the value
    * is not a computed node or is already another output's. */
   l->noutputs = g->outputs.count;
-  l->outputs = calloc((size_t)l->noutputs + 1, sizeof *l->outputs);
-  bool *claimed = calloc((size_t)l->nodes.count + 1, sizeof(bool));
+  l->outputs = sys_calloc((size_t)l->noutputs + 1, sizeof *l->outputs);
+  bool *claimed = sys_calloc((size_t)l->nodes.count + 1, sizeof(bool));
   if (!l->outputs || !claimed) {
     free(claimed);
     return IC_ERR_OUT_OF_MEMORY;
@@ -478,8 +478,8 @@ static void lower_mark_leaf(const lower_arg *a, void *ctx) {
 /* Drops the nodes no output depends on: those every reader recomputes (lower_inline). */
 static ic_status lower_drop_dead(lowered *l) {
   int32_t n = l->nodes.count;
-  bool *live = calloc((size_t)n + 1, sizeof(bool));
-  int32_t *new_index = malloc(((size_t)n + 1) * sizeof(int32_t));
+  bool *live = sys_calloc((size_t)n + 1, sizeof(bool));
+  int32_t *new_index = sys_malloc(((size_t)n + 1) * sizeof(int32_t));
   if (!live || !new_index) {
     free(live);
     free(new_index);
@@ -508,14 +508,14 @@ static ic_status lower_drop_dead(lowered *l) {
 
 ic_status lower_graph(const ic_graph *g, lowered **out) {
   *out = NULL;
-  lowered *l = calloc(1, sizeof *l);
-  int32_t *node_of = malloc(sizeof(int32_t) * ((size_t)g->nodes.count + 1));
+  lowered *l = sys_calloc(1, sizeof *l);
+  int32_t *node_of = sys_malloc(sizeof(int32_t) * ((size_t)g->nodes.count + 1));
   if (!l || !node_of || !(l->syms = sym_arena_create())) {
     free(node_of);
     lowered_destroy(l);
     return error_set(IC_ERR_OUT_OF_MEMORY, "lowering: out of memory");
   }
-  bool *is_output = calloc((size_t)g->nodes.count + 1, sizeof(bool));
+  bool *is_output = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
   for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
   lower_state st = {g, l, node_of, is_output, LOWER_INLINE_BASE + 4 * g->nodes.count, false};

@@ -11,9 +11,9 @@ bool program_plan_memory(ic_program *p) {
   /* slot_free[s]: the slot's last temporary has been freed; slot_bytes[s]: its size
    * (a slot a temporary at most) */
   size_t n = (size_t)p->buffers.count + 1;
-  bool *slot_free = malloc(sizeof(bool) * n);
-  sym_id *slot_bytes = malloc(sizeof(sym_id) * n);
-  int32_t *last_free_step = malloc(sizeof(int32_t) * n);
+  bool *slot_free = sys_malloc(sizeof(bool) * n);
+  sym_id *slot_bytes = sys_malloc(sizeof(sym_id) * n);
+  int32_t *last_free_step = sys_malloc(sizeof(int32_t) * n);
   if (!slot_free || !slot_bytes || !last_free_step) {
     free(slot_free);
     free(slot_bytes);

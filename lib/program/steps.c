@@ -163,7 +163,7 @@ static ic_status program_add_checks(ic_program *p, const lowered *l) {
 ic_status program_build(const backend_vtable *backend, backend_state *bs, lowered *l, const schedule *s,
                         ic_program **out) {
   *out = NULL;
-  ic_program *p = calloc(1, sizeof *p);
+  ic_program *p = sys_calloc(1, sizeof *p);
   if (!p) return error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
   atomic_init(&p->refs, 1);
   p->backend = backend;
@@ -173,9 +173,9 @@ ic_status program_build(const backend_vtable *backend, backend_state *bs, lowere
   p->inputs = l->inputs;
   p->ninputs = l->ninputs;
   p->noutputs = l->noutputs;
-  p->outputs = calloc((size_t)l->noutputs + 1, sizeof *p->outputs);
-  int32_t *node_buffer = malloc(sizeof(int32_t) * ((size_t)l->nodes.count + 1));
-  int32_t *scratch = malloc(sizeof(int32_t) * ((size_t)l->nodes.count + 1));
+  p->outputs = sys_calloc((size_t)l->noutputs + 1, sizeof *p->outputs);
+  int32_t *node_buffer = sys_malloc(sizeof(int32_t) * ((size_t)l->nodes.count + 1));
+  int32_t *scratch = sys_malloc(sizeof(int32_t) * ((size_t)l->nodes.count + 1));
   ic_status st = IC_ERR_OUT_OF_MEMORY;
   if (p->outputs && node_buffer && scratch && program_plan_buffers(p, l, s, node_buffer))
     st = program_build_steps(p, l, s, node_buffer, scratch);
@@ -225,7 +225,7 @@ static void program_layout_run(ic_program *p) {
 ic_status program_finish(ic_program *p) {
   for (int32_t i = 0; i < p->kernels.count; i++) {
     program_kernel *k = &p->kernels.items[i];
-    k->args = calloc((size_t)k->kir.params.count + 1, sizeof *k->args);
+    k->args = sys_calloc((size_t)k->kir.params.count + 1, sizeof *k->args);
     if (!k->args) return error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory");
     for (int32_t a = 0; a < k->kir.params.count; a++) {
       const kir_param *pa = &k->kir.params.items[a];

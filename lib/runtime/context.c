@@ -37,7 +37,7 @@ ic_status ctx_open(const ic_context_options *opts, ic_context **out) {
   const char *arch = o.arch ? o.arch : getenv("IC_ARCH");
   if (arch && !*arch) arch = NULL;
 
-  ic_context *ctx = calloc(1, sizeof *ctx);
+  ic_context *ctx = sys_calloc(1, sizeof *ctx);
   if (!ctx) return error_set(IC_ERR_OUT_OF_MEMORY, "ic_context_create: out of memory");
   pthread_mutex_init(&ctx->lock, NULL);
   logger_init(&ctx->log, o.log_fn, o.log_user, o.log_level);
@@ -140,7 +140,7 @@ ic_status ic_malloc(ic_context *ctx, size_t bytes, void **out) {
     return s;
   }
   CUdeviceptr p = 0;
-  CUresult r = ctx->device->drv->cuMemAlloc(&p, bytes);
+  CUresult r = CU_CALL(ctx->device->drv, cuMemAlloc, &p, bytes);
   ctx_leave(ctx);
   if (r != CUDA_SUCCESS) return cuda_error(ctx->device->drv, r, "cuMemAlloc");
   *out = (void *)(uintptr_t)p;
@@ -149,27 +149,27 @@ ic_status ic_malloc(ic_context *ctx, size_t bytes, void **out) {
 
 ic_status ic_free(ic_context *ctx, void *ptr) {
   if (!ptr) return IC_OK;
-  CTX_CALL(ctx, ctx->device->drv->cuMemFree((CUdeviceptr)(uintptr_t)ptr), "cuMemFree");
+  CTX_CALL(ctx, CU_CALL(ctx->device->drv, cuMemFree, (CUdeviceptr)(uintptr_t)ptr), "cuMemFree");
 }
 
 ic_status ic_memcpy_htod(ic_context *ctx, void *dst, const void *src, size_t bytes) {
   if (bytes && (!dst || !src)) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_memcpy_htod: NULL pointer");
   if (!bytes) return IC_OK;
-  CTX_CALL(ctx, ctx->device->drv->cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes), "cuMemcpyHtoD");
+  CTX_CALL(ctx, CU_CALL(ctx->device->drv, cuMemcpyHtoD, (CUdeviceptr)(uintptr_t)dst, src, bytes), "cuMemcpyHtoD");
 }
 
 ic_status ic_memcpy_dtoh(ic_context *ctx, void *dst, const void *src, size_t bytes) {
   if (bytes && (!dst || !src)) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_memcpy_dtoh: NULL pointer");
   if (!bytes) return IC_OK;
-  CTX_CALL(ctx, ctx->device->drv->cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes), "cuMemcpyDtoH");
+  CTX_CALL(ctx, CU_CALL(ctx->device->drv, cuMemcpyDtoH, dst, (CUdeviceptr)(uintptr_t)src, bytes), "cuMemcpyDtoH");
 }
 
 ic_status ic_memset_d8(ic_context *ctx, void *dst, uint8_t value, size_t bytes) {
   if (bytes && !dst) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_memset_d8: NULL pointer");
   if (!bytes) return IC_OK;
-  CTX_CALL(ctx, ctx->device->drv->cuMemsetD8((CUdeviceptr)(uintptr_t)dst, value, bytes), "cuMemsetD8");
+  CTX_CALL(ctx, CU_CALL(ctx->device->drv, cuMemsetD8, (CUdeviceptr)(uintptr_t)dst, value, bytes), "cuMemsetD8");
 }
 
 ic_status ic_stream_synchronize(ic_context *ctx, void *stream) {
-  CTX_CALL(ctx, ctx->device->drv->cuStreamSynchronize((CUstream)stream), "cuStreamSynchronize");
+  CTX_CALL(ctx, CU_CALL(ctx->device->drv, cuStreamSynchronize, (CUstream)stream), "cuStreamSynchronize");
 }

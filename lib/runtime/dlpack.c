@@ -87,7 +87,7 @@ ic_status ic_tensor_to_dlpack(ic_context *ctx, const ic_tensor *t, DLDeviceType 
   for (size_t i = 0; i < ARRAY_LEN(dlpack_dtypes); i++)
     if (dlpack_dtypes[i].dtype == t->dtype) map = &dlpack_dtypes[i];
   if (!map) return error_set(IC_ERR_UNSUPPORTED, "ic_tensor_to_dlpack: dtype %s has no DLPack equivalent", ic_dtype_name(t->dtype));
-  dlpack_export *e = calloc(1, sizeof *e);
+  dlpack_export *e = sys_calloc(1, sizeof *e);
   if (!e) return error_set(IC_ERR_OUT_OF_MEMORY, "ic_tensor_to_dlpack: out of memory");
   int64_t contiguous = 1;
   for (int32_t d = t->ndim - 1; d >= 0; d--) {

@@ -51,12 +51,12 @@ static ic_status run_scratch_take(size_t bytes, unsigned char **mem, bool *own) 
   *mem = NULL;
   *own = pthread_once(&run_key_once, run_key_make) != 0 || !run_key_made || run_tls.busy;
   if (*own) {
-    *mem = malloc(bytes);
+    *mem = sys_malloc(bytes);
   } else if (bytes <= run_tls.cap) {
     *mem = run_tls.mem;
   } else {
     size_t cap = (bytes + 255) / 256 * 256;
-    unsigned char *grown = malloc(cap); /* nothing to keep: no realloc copy */
+    unsigned char *grown = sys_malloc(cap); /* nothing to keep: no realloc copy */
     if (grown && pthread_setspecific(run_key, grown) != 0) {
       free(grown); /* the key still holds the old block */
       grown = NULL;

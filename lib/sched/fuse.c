@@ -78,9 +78,9 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
   memset(s, 0, sizeof *s);
   s->eager = eager;
   size_t n = (size_t)l->nodes.count + 1;
-  s->group_of = malloc(n * sizeof(int32_t));
-  s->materialize = calloc(n, sizeof(bool));
-  s->last_use = malloc(n * sizeof(int32_t));
+  s->group_of = sys_malloc(n * sizeof(int32_t));
+  s->materialize = sys_calloc(n, sizeof(bool));
+  s->last_use = sys_malloc(n * sizeof(int32_t));
   if (!s->group_of || !s->materialize || !s->last_use) goto oom;
   for (int32_t i = 0; i < l->nodes.count; i++) {
     const lower_node *node = &l->nodes.items[i];

@@ -98,7 +98,7 @@ static uint64_t hash_node(sym_kind kind, int64_t value, const sym_id *ops, int32
 static bool grow_table(sym_arena *a) {
   uint32_t cap = a->table_cap ? a->table_cap * 2 : 256;
   if (cap == 0 || cap > (1u << 30)) return false;
-  sym_id *t = malloc(cap * sizeof *t);
+  sym_id *t = sys_malloc(cap * sizeof *t);
   if (!t) return false;
   memset(t, 0xff, cap * sizeof *t); /* all SYM_NONE */
   for (int32_t id = 0; id < a->nodes.count; id++) {
@@ -120,7 +120,7 @@ static bool pool_append(sym_arena *a, const sym_id *ops, int32_t n) {
   if (need > a->pool.cap) {
     int32_t cap = a->pool.cap ? a->pool.cap : 256;
     while (cap < need) cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
-    sym_id *p = malloc((size_t)cap * sizeof *p);
+    sym_id *p = sys_malloc((size_t)cap * sizeof *p);
     if (!p) return false;
     if (a->pool.count) memcpy(p, a->pool.items, (size_t)a->pool.count * sizeof *p);
     if (n) memcpy(p + a->pool.count, ops, (size_t)n * sizeof *p);
@@ -160,7 +160,7 @@ static sym_id intern(sym_arena *a, sym_kind kind, int64_t value, const sym_id *o
 
 /* ---- arena */
 
-sym_arena *sym_arena_create(void) { return calloc(1, sizeof(sym_arena)); }
+sym_arena *sym_arena_create(void) { return sys_calloc(1, sizeof(sym_arena)); }
 
 void sym_arena_destroy(sym_arena *a) {
   if (!a) return;
@@ -669,7 +669,7 @@ static sym_id copy_expr(sym_arena *dst, const sym_arena *src, sym_id e, int32_t 
   for (int32_t i = 0; i < nvars; i++)
     if (!valid(dst, repl[i])) return SYM_NONE;
   /* Only ids up to e are reachable from e; new nodes (src == dst) come after them. */
-  copier c = {dst, src, malloc(((size_t)e + 1) * sizeof(sym_id)), nvars, repl};
+  copier c = {dst, src, sys_malloc(((size_t)e + 1) * sizeof(sym_id)), nvars, repl};
   if (!c.memo) return fail(dst);
   memset(c.memo, 0xff, ((size_t)e + 1) * sizeof(sym_id));
   sym_id r = copy_rec(&c, e);

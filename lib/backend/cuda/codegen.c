@@ -748,7 +748,7 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   cg.pack = kir_pack(k); /* asm groups: P points a body call, at least P a slot */
   cg.vec = ps.vec;
   cg.uniform_ranges = ps.uniform_ranges;
-  cg.mode = calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
+  cg.mode = sys_calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
   if (!cg.mode) return error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];

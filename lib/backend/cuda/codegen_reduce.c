@@ -386,7 +386,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     if (need[i] && in->kind != KIR_STORE) sbuf_printf(o, "      %s v%" PRId32 "[8];\n", cg_ctype(in->dtype), i);
   }
   /* loads the registers hold already */
-  bool *load = malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
+  bool *load = sys_malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
   if (!load) {
     rg->cg->oom = true;
     return;
@@ -832,7 +832,7 @@ static void red_plan_cache(red_gen *rg, int32_t per_thread) {
   if (values == 0) return;
   rg->cache_k = per_thread;
   /* the needs of each later pass stop at the values it takes from the registers */
-  int32_t *kept_from = malloc(sizeof(int32_t) * ((size_t)n + 1));
+  int32_t *kept_from = sys_malloc(sizeof(int32_t) * ((size_t)n + 1));
   if (!kept_from) {
     rg->cg->oom = true;
     return;
@@ -884,7 +884,7 @@ static void red_kernel_partial(red_gen *rg) {
   const kir_kernel *k = rg->k;
   int32_t n = k->instrs.count, reduce = 0;
   while (k->instrs.items[reduce].kind != KIR_REDUCE) reduce++;
-  bool *row_need = calloc((size_t)n + 1, sizeof(bool));
+  bool *row_need = sys_calloc((size_t)n + 1, sizeof(bool));
   if (!row_need) {
     rg->cg->oom = true;
     return;
@@ -1011,9 +1011,9 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   red_gen rg = {.cg = &cg, .k = k, .inner = -1};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
-  rg.element = calloc(n, sizeof(bool));
-  rg.need = calloc(n * ((size_t)rg.nreduce + 1), sizeof(bool));
-  cg.mode = calloc(n, sizeof *cg.mode);
+  rg.element = sys_calloc(n, sizeof(bool));
+  rg.need = sys_calloc(n * ((size_t)rg.nreduce + 1), sizeof(bool));
+  cg.mode = sys_calloc(n, sizeof *cg.mode);
   ic_status s = IC_OK;
   if (!rg.element || !rg.need || !cg.mode) {
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
@@ -1050,9 +1050,9 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     rg.any_vector |= cg.mode[i] == ACCESS_VECTOR;
   }
   /* persistent rows: loads read by several passes stay in registers */
-  rg.cached = calloc(n, sizeof(bool));
-  rg.packed = calloc(n, sizeof(bool));
-  rg.first_pass = calloc(n, sizeof(int32_t));
+  rg.cached = sys_calloc(n, sizeof(bool));
+  rg.packed = sys_calloc(n, sizeof(bool));
+  rg.first_pass = sys_calloc(n, sizeof(int32_t));
   if (!rg.cached || !rg.packed || !rg.first_pass) {
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;

@@ -31,9 +31,9 @@ void cuda_nvrtc_options(const char *arch, const char **opts, int32_t max, int32_
 
 static char *cuda_nvrtc_log(const cuda_nvrtc_api *nv, nvrtcProgram prog) {
   size_t size = 0;
-  if (nv->nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS || size == 0) return NULL;
-  char *log = malloc(size + 1);
-  if (log && nv->nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS) {
+  if (NVRTC_CALL(nv, nvrtcGetProgramLogSize, prog, &size) != NVRTC_SUCCESS || size == 0) return NULL;
+  char *log = sys_malloc(size + 1);
+  if (log && NVRTC_CALL(nv, nvrtcGetProgramLog, prog, log) != NVRTC_SUCCESS) {
     free(log);
     return NULL;
   }
@@ -46,7 +46,7 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
   *cubin = NULL;
   *size = 0;
   nvrtcProgram prog = NULL;
-  nvrtcResult r = nv->nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL);
+  nvrtcResult r = NVRTC_CALL(nv, nvrtcCreateProgram, &prog, source, name, 0, NULL, NULL);
   if (r != NVRTC_SUCCESS)
     return error_set(r == NVRTC_ERROR_OUT_OF_MEMORY ? IC_ERR_OUT_OF_MEMORY : IC_ERR_COMPILE,
                         "nvrtcCreateProgram(%s): %s", name, nv->nvrtcGetErrorString(r));
@@ -54,7 +54,7 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
   int32_t nopts;
   char arch_opt[64];
   cuda_nvrtc_options(cs->arch, opts, 16, &nopts, arch_opt, sizeof arch_opt);
-  r = nv->nvrtcCompileProgram(prog, nopts, opts);
+  r = NVRTC_CALL(nv, nvrtcCompileProgram, prog, nopts, opts);
   ic_status s = IC_OK;
   if (r != NVRTC_SUCCESS) {
     char *log = cuda_nvrtc_log(nv, prog);
@@ -67,12 +67,12 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
     log_dump_file(cs->log, cs->dump_dir, LOG_DUMP_FAILED_DIR, file, source, strlen(source));
     free(log);
   }
-  if (!s && (r = nv->nvrtcGetCUBINSize(prog, size)) != NVRTC_SUCCESS)
+  if (!s && (r = NVRTC_CALL(nv, nvrtcGetCUBINSize, prog, size)) != NVRTC_SUCCESS)
     s = error_set(IC_ERR_COMPILE, "nvrtcGetCUBINSize(%s): %s", name, nv->nvrtcGetErrorString(r));
-  if (!s && !(*cubin = malloc(*size ? *size : 1))) s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
-  if (!s && (r = nv->nvrtcGetCUBIN(prog, *cubin)) != NVRTC_SUCCESS)
+  if (!s && !(*cubin = sys_malloc(*size ? *size : 1))) s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+  if (!s && (r = NVRTC_CALL(nv, nvrtcGetCUBIN, prog, *cubin)) != NVRTC_SUCCESS)
     s = error_set(IC_ERR_COMPILE, "nvrtcGetCUBIN(%s): %s", name, nv->nvrtcGetErrorString(r));
-  nv->nvrtcDestroyProgram(&prog);
+  NVRTC_CALL(nv, nvrtcDestroyProgram, &prog);
   if (s) {
     free(*cubin);
     *cubin = NULL;
@@ -83,18 +83,18 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
 
 static ic_status cuda_load(const cuda_state *cs, backend_kernel *bk) {
   const cuda_device *dev = cs->device;
-  cuda_module *m = calloc(1, sizeof *m);
+  cuda_module *m = sys_calloc(1, sizeof *m);
   if (!m) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory loading %s", bk->name);
   ic_status s = cuda_device_enter(dev);
   if (s) {
     free(m);
     return s;
   }
-  CUresult r = dev->drv->cuModuleLoadData(&m->module, bk->binary);
+  CUresult r = CU_CALL(dev->drv, cuModuleLoadData, &m->module, bk->binary);
   if (r != CUDA_SUCCESS) s = cuda_error(dev->drv, r, "cuModuleLoadData");
-  if (!s && (r = dev->drv->cuModuleGetFunction(&m->function, m->module, bk->name)) != CUDA_SUCCESS) {
+  if (!s && (r = CU_CALL(dev->drv, cuModuleGetFunction, &m->function, m->module, bk->name)) != CUDA_SUCCESS) {
     s = cuda_error(dev->drv, r, "cuModuleGetFunction");
-    dev->drv->cuModuleUnload(m->module);
+    CU_CALL(dev->drv, cuModuleUnload, m->module);
   }
   cuda_device_leave(dev);
   if (s) free(m);
@@ -107,7 +107,7 @@ static void cuda_kernel_free(backend_state *bs, backend_kernel *bk) {
   const cuda_device *dev = ((const cuda_state *)bs)->device;
   cuda_module *m = bk->impl;
   if (m && dev && cuda_device_enter(dev) == IC_OK) {
-    dev->drv->cuModuleUnload(m->module);
+    CU_CALL(dev->drv, cuModuleUnload, m->module);
     cuda_device_leave(dev);
   }
   free(m);
@@ -214,11 +214,11 @@ static void cuda_batch_end(void *batch) {
 static void *cuda_batch_begin(backend_state *bs, const kir_kernel *const *kernels, int32_t n, uint32_t flags) {
   const cuda_state *cs = (const cuda_state *)bs;
   if ((flags & IC_COMPILE_NO_CACHE) || !cs->kernels) return NULL;
-  cuda_batch *b = calloc(1, sizeof *b);
+  cuda_batch *b = sys_calloc(1, sizeof *b);
   if (!b) return NULL;
   b->cs = cs;
-  b->kernels = calloc((size_t)n, sizeof *b->kernels);
-  b->in_cubin = calloc((size_t)n, sizeof *b->in_cubin);
+  b->kernels = sys_calloc((size_t)n, sizeof *b->kernels);
+  b->in_cubin = sys_calloc((size_t)n, sizeof *b->in_cubin);
   if (!b->kernels || !b->in_cubin) {
     cuda_batch_end(b);
     return NULL;
@@ -267,7 +267,7 @@ static void cuda_batch_compile(cuda_batch *b) {
 /* A reference record (malloc'd) naming the entry point entry in the batch CUBIN under batch. */
 static ic_status cuda_ref_make(key128 batch, const char *entry, void **out, size_t *size) {
   size_t n = strlen(entry);
-  unsigned char *r = malloc(CUDA_REF_HEAD + n);
+  unsigned char *r = sys_malloc(CUDA_REF_HEAD + n);
   if (!r) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a kernel cache reference");
   memcpy(r, CUDA_REF_MAGIC, 8);
   bytes_store_u64(r + 8, batch.lo);
@@ -323,7 +323,7 @@ static ic_status cuda_batch_missing(void *user, void **binary, size_t *size) {
     return error_set(IC_ERR_COMPILE, "batch CUBIN %016" PRIx64 "%016" PRIx64 " is no longer cached", w->key.hi,
                      w->key.lo);
   }
-  if (!(*binary = malloc(b->size ? b->size : 1))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+  if (!(*binary = sys_malloc(b->size ? b->size : 1))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
   memcpy(*binary, b->cubin, b->size);
   *size = b->size;
   return IC_OK;
@@ -413,7 +413,7 @@ static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t f
   cuda_source own = {0};
   const cuda_source *src = index >= 0 ? &b->kernels[index] : &own;
   ic_status s = index >= 0 ? IC_OK : cuda_generate(cs, k, &own);
-  backend_kernel *bk = calloc(1, sizeof *bk);
+  backend_kernel *bk = sys_calloc(1, sizeof *bk);
   if (!bk) {
     free(own.source);
     return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
@@ -454,7 +454,7 @@ static ic_status cuda_launch(backend_state *bs, const backend_kernel *bk, uint32
   const cuda_device *dev = ((const cuda_state *)bs)->device;
   const cuda_module *m = bk->impl;
   if (!m || !dev) return error_set(IC_ERR_NO_DEVICE, "kernel %s was compiled without a device: it cannot run", bk->name);
-  CUresult r = dev->drv->cuLaunchKernel(m->function, blocks, 1, 1, (unsigned)bk->block, 1, 1, 0, (CUstream)stream,
+  CUresult r = CU_CALL(dev->drv, cuLaunchKernel, m->function, blocks, 1, 1, (unsigned)bk->block, 1, 1, 0, (CUstream)stream,
                                         args, NULL);
   return r == CUDA_SUCCESS ? IC_OK : cuda_error(dev->drv, r, "cuLaunchKernel");
 }
@@ -499,13 +499,13 @@ static ic_status cuda_mem_alloc(backend_state *bs, size_t bytes, void *stream, v
   CUresult r;
   const char *what = "cuMemAlloc";
   if (dev->pool) {
-    r = drv->cuMemAllocFromPoolAsync(&p, bytes, dev->pool, (CUstream)stream);
+    r = CU_CALL(drv, cuMemAllocFromPoolAsync, &p, bytes, dev->pool, (CUstream)stream);
     what = "cuMemAllocFromPoolAsync";
   } else if (drv->cuMemAllocAsync) {
-    r = drv->cuMemAllocAsync(&p, bytes, (CUstream)stream);
+    r = CU_CALL(drv, cuMemAllocAsync, &p, bytes, (CUstream)stream);
     what = "cuMemAllocAsync";
   } else {
-    r = drv->cuMemAlloc(&p, bytes);
+    r = CU_CALL(drv, cuMemAlloc, &p, bytes);
   }
   *out = (void *)(uintptr_t)p;
   return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, what);
@@ -514,15 +514,15 @@ static ic_status cuda_mem_alloc(backend_state *bs, size_t bytes, void *stream, v
 static ic_status cuda_mem_free(backend_state *bs, void *ptr, void *stream) {
   const cuda_driver_api *drv = ((const cuda_state *)bs)->device->drv;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
-  CUresult r = drv->cuMemFreeAsync ? drv->cuMemFreeAsync(p, (CUstream)stream) : drv->cuMemFree(p);
+  CUresult r = drv->cuMemFreeAsync ? CU_CALL(drv, cuMemFreeAsync, p, (CUstream)stream) : CU_CALL(drv, cuMemFree, p);
   return r == CUDA_SUCCESS ? IC_OK : cuda_error(drv, r, drv->cuMemFreeAsync ? "cuMemFreeAsync" : "cuMemFree");
 }
 
 static bool cuda_nvrtc_supports(const cuda_nvrtc_api *nv, int32_t sm) {
   int n = 0;
-  if (nv->nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256) return true;
+  if (NVRTC_CALL(nv, nvrtcGetNumSupportedArchs, &n) != NVRTC_SUCCESS || n <= 0 || n > 256) return true;
   int archs[256];
-  if (nv->nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS) return true;
+  if (NVRTC_CALL(nv, nvrtcGetSupportedArchs, archs) != NVRTC_SUCCESS) return true;
   for (int i = 0; i < n; i++)
     if (archs[i] == sm) return true;
   return false;
@@ -534,7 +534,7 @@ static uint64_t cuda_nvrtc_fingerprint(const cuda_nvrtc_api *nv) {
   Dl_info info;
   struct stat st;
   uint64_t h = XXH3_64bits(nv->path, strlen(nv->path));
-  if (dladdr(*(void **)&nv->nvrtcVersion, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0) {
+  if (dladdr(*(void **)&nv->nvrtcVersion, &info) && info.dli_fname && sys_stat(info.dli_fname, &st) == 0) {
     int64_t parts[3] = {(int64_t)st.st_size, (int64_t)st.st_mtime, (int64_t)st.st_ino};
     h = XXH3_64bits_withSeed(parts, sizeof parts, h);
     h = XXH3_64bits_withSeed(info.dli_fname, strlen(info.dli_fname), h);
@@ -559,7 +559,7 @@ static ic_status cuda_open(const backend_env *env, backend_state **out) {
   }
   if (!cuda_nvrtc_supports(nv, sm))
     return error_set(IC_ERR_UNSUPPORTED, "NVRTC %d.%d cannot target %s", nv->major, nv->minor, arch);
-  cuda_state *cs = calloc(1, sizeof *cs);
+  cuda_state *cs = sys_calloc(1, sizeof *cs);
   if (!cs) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory opening the cuda backend");
   cs->base.vt = &backend_cuda;
   cs->log = env->log;

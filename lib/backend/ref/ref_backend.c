@@ -58,11 +58,11 @@ static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t fl
     if (k->instrs.items[i].kind == KIR_ASM)
       return error_set(IC_ERR_UNSUPPORTED, "the ref backend cannot run PTX: kernel %s holds an inline_asm node "
                        "(compile it for cuda)", k->name);
-  backend_kernel *bk = calloc(1, sizeof *bk);
-  ref_kernel *rk = calloc(1, sizeof *rk);
+  backend_kernel *bk = sys_calloc(1, sizeof *bk);
+  ref_kernel *rk = sys_calloc(1, sizeof *rk);
   if (bk) bk->impl = rk;
   if (!bk || !rk || !(bk->name = str_dup(k->name)) ||
-      !(rk->access = calloc((size_t)k->instrs.count + 1, sizeof *rk->access))) {
+      !(rk->access = sys_calloc((size_t)k->instrs.count + 1, sizeof *rk->access))) {
     ref_kernel_free(bs, bk);
     if (!bk) free(rk);
     return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory compiling %s", k->name);
@@ -78,8 +78,8 @@ static ic_status ref_compile(backend_state *bs, const kir_kernel *k, uint32_t fl
   if (k->reduces) {
     size_t n = (size_t)k->instrs.count + 1;
     rk->nreduce = kir_reduce_count(k);
-    rk->element = calloc(n, sizeof(bool));
-    rk->need = calloc(n * ((size_t)rk->nreduce + 1), sizeof(bool));
+    rk->element = sys_calloc(n, sizeof(bool));
+    rk->need = sys_calloc(n * ((size_t)rk->nreduce + 1), sizeof(bool));
     plan_ok = rk->element && rk->need;
     if (plan_ok) {
       kir_levels(k, rk->element);
@@ -218,7 +218,7 @@ static ic_status ref_reduce_row(const ref_kernel *rk, ref_launch *rl, int32_t p,
   ic_dtype dt = k->instrs.items[in->args[0]].dtype;
   int64_t lanes = KIR_REDUCE_LANES * kir_reduce_groups(count), width = 1;
   while (width < lanes) width *= 2;
-  ref_acc *acc = malloc(sizeof *acc * (size_t)width);
+  ref_acc *acc = sys_malloc(sizeof *acc * (size_t)width);
   if (!acc) return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory reducing in %s", k->name);
   ref_acc identity = ref_reduce_identity(in->reduce, dt);
   for (int64_t j = 0; j < width; j++) acc[j] = identity;
@@ -282,11 +282,11 @@ static ic_status ref_launch_kernel(backend_state *bs, const backend_kernel *bk, 
   (void)bs, (void)blocks, (void)stream; /* synchronous, over the whole iteration space */
   const ref_kernel *rk = bk->impl;
   const kir_kernel *k = rk->k;
-  ref_launch *rl = calloc(1, sizeof *rl);
+  ref_launch *rl = sys_calloc(1, sizeof *rl);
   if (!rl) return error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
-  rl->buffers = calloc((size_t)k->buffers.count + 1, sizeof(void *));
-  rl->coeff = calloc(((size_t)k->instrs.count + 1) * (IC_MAX_DIMS + 1), sizeof(int64_t));
-  rl->values = calloc((size_t)k->instrs.count + 1, sizeof(ref_value));
+  rl->buffers = sys_calloc((size_t)k->buffers.count + 1, sizeof(void *));
+  rl->coeff = sys_calloc(((size_t)k->instrs.count + 1) * (IC_MAX_DIMS + 1), sizeof(int64_t));
+  rl->values = sys_calloc((size_t)k->instrs.count + 1, sizeof(ref_value));
   ic_status s = IC_OK;
   if (!rl->buffers || !rl->coeff || !rl->values) s = error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
   else if (!ref_bind(rk, rl, args)) s = error_set(IC_ERR_INTERNAL, "ref: cannot bind the parameters of %s", k->name);
@@ -336,7 +336,7 @@ static const char *ref_target(const backend_state *bs) {
 /* The ref backend needs nothing of the context: no GPU, no NVRTC, no arch. */
 static ic_status ref_open(const backend_env *env, backend_state **out) {
   (void)env;
-  backend_state *bs = calloc(1, sizeof *bs);
+  backend_state *bs = sys_calloc(1, sizeof *bs);
   if (!bs) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory opening the ref backend");
   bs->vt = &backend_ref;
   *out = bs;

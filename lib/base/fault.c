@@ -1,0 +1,128 @@
+/* The fault table (fault.h). Unarmed, fault_hit costs one relaxed atomic load. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "base/fault.h"
+
+/* Every point. The driver's and NVRTC's are the entries of their tables that ic calls
+ * after loading them (lib/cuda/driver.c, nvrtc.c; test_faults checks that the lists
+ * agree). The loaders' own calls (dlopen, dlsym, cuInit, cuDriverGetVersion,
+ * nvrtcVersion) are not points: their outcome is kept for the process. */
+static const fault_point k_points[] = {
+    {"malloc", FAULT_ALLOC},
+    {"calloc", FAULT_ALLOC},
+    {"realloc", FAULT_ALLOC},
+    {"strdup", FAULT_ALLOC},
+    {"open", FAULT_FS},
+    {"openat", FAULT_FS},
+    {"read", FAULT_FS},
+    {"write", FAULT_FS},
+    {"close", FAULT_FS},
+    {"rename", FAULT_FS},
+    {"unlink", FAULT_FS},
+    {"mkdir", FAULT_FS},
+    {"stat", FAULT_FS},
+    {"lstat", FAULT_FS},
+    {"fstat", FAULT_FS},
+    {"opendir", FAULT_FS},
+    {"futimens", FAULT_FS},
+    {"fopen", FAULT_FS},
+    {"nvrtcCreateProgram", FAULT_NVRTC},
+    {"nvrtcDestroyProgram", FAULT_NVRTC},
+    {"nvrtcCompileProgram", FAULT_NVRTC},
+    {"nvrtcGetProgramLogSize", FAULT_NVRTC},
+    {"nvrtcGetProgramLog", FAULT_NVRTC},
+    {"nvrtcGetCUBINSize", FAULT_NVRTC},
+    {"nvrtcGetCUBIN", FAULT_NVRTC},
+    {"nvrtcGetNumSupportedArchs", FAULT_NVRTC},
+    {"nvrtcGetSupportedArchs", FAULT_NVRTC},
+    {"cuDeviceGetCount", FAULT_DRIVER},
+    {"cuDeviceGet", FAULT_DRIVER},
+    {"cuDeviceGetAttribute", FAULT_DRIVER},
+    {"cuDevicePrimaryCtxRetain", FAULT_DRIVER},
+    {"cuDevicePrimaryCtxRelease", FAULT_DRIVER},
+    {"cuCtxPushCurrent", FAULT_DRIVER},
+    {"cuCtxPopCurrent", FAULT_DRIVER},
+    {"cuModuleLoadData", FAULT_DRIVER},
+    {"cuModuleUnload", FAULT_DRIVER},
+    {"cuModuleGetFunction", FAULT_DRIVER},
+    {"cuLaunchKernel", FAULT_DRIVER},
+    {"cuMemAlloc", FAULT_DRIVER},
+    {"cuMemFree", FAULT_DRIVER},
+    {"cuMemAllocAsync", FAULT_DRIVER},
+    {"cuMemFreeAsync", FAULT_DRIVER},
+    {"cuMemPoolCreate", FAULT_DRIVER},
+    {"cuMemPoolDestroy", FAULT_DRIVER},
+    {"cuMemPoolSetAttribute", FAULT_DRIVER},
+    {"cuMemAllocFromPoolAsync", FAULT_DRIVER},
+    {"cuMemcpyHtoD", FAULT_DRIVER},
+    {"cuMemcpyDtoH", FAULT_DRIVER},
+    {"cuMemsetD8", FAULT_DRIVER},
+    {"cuStreamSynchronize", FAULT_DRIVER},
+};
+
+static const char *const k_class_names[FAULT_CLASSES] = {"alloc", "fs", "nvrtc", "driver"};
+
+/* What is armed: a class (or all of them) or one point; the match is decided once at
+ * arming, so fault_hit compares a class and a pointer. */
+enum { MATCH_NONE, MATCH_ANY, MATCH_CLASS, MATCH_POINT };
+static atomic_int g_match = MATCH_NONE;
+static fault_class g_class;
+static const char *g_point; /* the table's string for MATCH_POINT */
+static int64_t g_nth;
+static int g_code;
+static atomic_llong g_calls;
+static atomic_bool g_fired;
+static _Thread_local int t_code;
+
+const fault_point *fault_points(int32_t *count) {
+  *count = (int32_t)ARRAY_LEN(k_points);
+  return k_points;
+}
+
+const char *fault_class_name(fault_class cls) {
+  return cls >= 0 && cls < FAULT_CLASSES ? k_class_names[cls] : "?";
+}
+
+bool fault_hit(fault_class cls, const char *name) {
+  int match = atomic_load_explicit(&g_match, memory_order_acquire);
+  if (match == MATCH_NONE) return false;
+  if ((match == MATCH_CLASS && cls != g_class) || (match == MATCH_POINT && strcmp(name, g_point) != 0)) return false;
+  if (atomic_fetch_add(&g_calls, 1) + 1 != g_nth) return false;
+  atomic_store(&g_fired, true);
+  t_code = g_code;
+  return true;
+}
+
+int fault_code(void) { return t_code; }
+
+ic_status fault_arm(const char *which, int64_t nth, int code) {
+  if (!which || nth < 1) return error_set(IC_ERR_INVALID_ARGUMENT, "fault_arm: a name and nth >= 1 are needed");
+  int match = MATCH_NONE;
+  if (strcmp(which, "any") == 0) match = MATCH_ANY;
+  for (int c = 0; c < FAULT_CLASSES && match == MATCH_NONE; c++)
+    if (strcmp(which, k_class_names[c]) == 0) {
+      match = MATCH_CLASS;
+      g_class = (fault_class)c;
+    }
+  for (size_t i = 0; i < ARRAY_LEN(k_points) && match == MATCH_NONE; i++)
+    if (strcmp(which, k_points[i].name) == 0) {
+      match = MATCH_POINT;
+      g_point = k_points[i].name;
+    }
+  if (match == MATCH_NONE) return error_set(IC_ERR_INVALID_ARGUMENT, "fault_arm: no fault point or class '%s'", which);
+  atomic_store(&g_match, MATCH_NONE);
+  g_nth = nth;
+  g_code = code;
+  atomic_store(&g_calls, 0);
+  atomic_store(&g_fired, false);
+  atomic_store_explicit(&g_match, match, memory_order_release);
+  return IC_OK;
+}
+
+void fault_disarm(void) { atomic_store(&g_match, MATCH_NONE); }
+
+int64_t fault_calls(void) { return atomic_load(&g_calls); }
+
+bool fault_fired(void) { return atomic_load(&g_fired); }

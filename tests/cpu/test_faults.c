@@ -1,0 +1,246 @@
+/* Fault injection (lib/base/fault.h): every allocation, file-system and NVRTC call of
+ * whole sequences (context creation, parse + compile + run on ref with allocated
+ * outputs, cold / warm / disk-cache compiles for sm_90a, cache writes) is made to fail
+ * in turn, N = 1, 2, ... until the sequence makes fewer than N calls. Each failure must
+ * return a clean status with a message (or be absorbed where ic documents it: the disk
+ * cache is best effort), leave no output allocated and no partial cache entry, and the
+ * context must stay usable: the same sequence then succeeds. Leaks are LeakSanitizer's
+ * to find (the ASan build runs this test too). The driver's points are swept by the GPU
+ * suite (gpu_faults). */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <ftw.h>
+#include <math.h>
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/fault.h"
+#include "check_main.h"
+#include "fault_sweep.h"
+#include "ic/ic.h"
+
+#define OK(call) ck_assert_msg((call) == IC_OK, "%s: %s", #call, ic_last_error())
+
+/* ---------------------------------------------------------------- temp directories */
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  remove(path);
+  return 0;
+}
+
+static void remove_tree(const char *path) { nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+static char cache_root[64];
+
+static void make_cache_root(void) {
+  snprintf(cache_root, sizeof cache_root, "/tmp/ic-faults-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(cache_root));
+}
+
+/* Files under dir whose names start with the disk cache's temp prefix, or that are
+ * neither directories nor regular files: what an interrupted put would leave. */
+static int count_leftovers(const char *dir) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    struct stat st;
+    if (lstat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) n += count_leftovers(path);
+    else if (!S_ISREG(st.st_mode) || strstr(de->d_name, "tmp") != NULL) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* ---------------------------------------------------------------- sequences */
+
+typedef struct seq_env {
+  ic_context *ctx;       /* the long-lived context of the sequence, or NULL */
+  const char *backend;   /* "ref" or "cuda" */
+  ic_compile_mode mode;
+  uint32_t flags;        /* ic_compile flags */
+  bool run;              /* run the program (ref only) */
+  bool own_context;      /* create (and destroy) a context inside the sequence */
+  uint32_t ctx_flags;    /* for own_context */
+  const char *cache_dir; /* for own_context */
+} seq_env;
+
+/* Parse, compile, and (on ref) run with ic-allocated outputs. Returns the first failing
+ * status; everything it made is released whatever happens. */
+static ic_status run_sequence(const void *arg) {
+  const seq_env *env = arg;
+  ic_context *ctx = env->ctx;
+  ic_status s = IC_OK;
+  if (env->own_context) {
+    ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = env->ctx_flags,
+                            .cache_dir = env->cache_dir};
+    ctx = NULL;
+    if ((s = ic_context_create(&o, &ctx)) != IC_OK) {
+      ck_assert_ptr_null(ctx);
+      return s;
+    }
+  }
+  ic_graph *g = NULL;
+  ic_program *p = NULL;
+  if ((s = ic_graph_parse(GRAPH_TEXT, &g)) != IC_OK) ck_assert_ptr_null(g);
+  ic_compile_options co = {.struct_size = sizeof co, .mode = env->mode, .flags = env->flags, .backend = env->backend};
+  if (!s && (s = ic_compile(ctx, g, &co, &p)) != IC_OK) ck_assert_ptr_null(p);
+  if (!s && env->run) {
+    float x[ROWS * COLS], w[COLS];
+    for (int i = 0; i < ROWS * COLS; i++) x[i] = input_x(i);
+    for (int j = 0; j < COLS; j++) w[j] = input_w(j);
+    int64_t xs[2] = {ROWS, COLS}, ws[1] = {COLS};
+    ic_tensor in[2] = {{x, IC_F32, 2, xs, NULL}, {w, IC_F32, 1, ws, NULL}};
+    ic_tensor out[2] = {{NULL, IC_F32, 2, NULL, NULL}, {NULL, IC_F32, 2, NULL, NULL}};
+    s = ic_program_run(p, in, 2, out, 2, NULL);
+    if (s == IC_OK) {
+      ck_assert_msg(outputs_right(out[0].data, out[1].data), "wrong results after a sweep");
+    } else {
+      /* a failed run leaves no output behind */
+      ck_assert_ptr_null(out[0].data);
+      ck_assert_ptr_null(out[1].data);
+    }
+    free(out[0].data);
+    free(out[1].data);
+  }
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  if (env->own_context) ic_context_destroy(ctx);
+  return s;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+START_TEST(test_point_table) {
+  int32_t n = 0;
+  const fault_point *pts = fault_points(&n);
+  ck_assert_int_gt(n, 40);
+  for (int32_t i = 0; i < n; i++) {
+    ck_assert_int_eq(fault_arm(pts[i].name, 1, 1), IC_OK);
+    ck_assert_str_ne(fault_class_name(pts[i].cls), "?");
+  }
+  fault_disarm();
+  for (int c = 0; c < FAULT_CLASSES; c++) ck_assert_int_eq(fault_arm(fault_class_name((fault_class)c), 3, 1), IC_OK);
+  ck_assert_int_eq(fault_arm("any", 1, 1), IC_OK);
+  fault_disarm();
+  ck_assert_int_eq(fault_arm("mallocx", 1, 1), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "mallocx"));
+  ck_assert_int_eq(fault_arm("alloc", 0, 1), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fault_arm(NULL, 1, 1), IC_ERR_INVALID_ARGUMENT);
+  /* the third matching call fails, once; other classes are not counted */
+  ck_assert_int_eq(fault_arm("fs", 3, EIO), IC_OK);
+  ck_assert(!fault_hit(FAULT_ALLOC, "malloc"));
+  ck_assert(!fault_hit(FAULT_FS, "open"));
+  ck_assert(!fault_hit(FAULT_FS, "read"));
+  ck_assert(fault_hit(FAULT_FS, "write"));
+  ck_assert_int_eq(fault_code(), EIO);
+  ck_assert(!fault_hit(FAULT_FS, "write"));
+  ck_assert(fault_fired());
+  ck_assert_int_eq(fault_calls(), 4);
+  ck_assert_int_eq(fault_arm("rename", 1, ENOSPC), IC_OK);
+  ck_assert(!fault_fired());
+  ck_assert(!fault_hit(FAULT_FS, "write"));
+  ck_assert(fault_hit(FAULT_FS, "rename"));
+  fault_disarm();
+  ck_assert(!fault_hit(FAULT_FS, "rename"));
+}
+END_TEST
+
+START_TEST(test_context_creation) {
+  make_cache_root();
+  seq_env env = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = cache_root,
+                 .backend = "ref", .run = true};
+  sweep("context + ref compile + run", run_sequence, &env, "alloc", ENOMEM, NULL);
+  sweep("context + ref compile + run", run_sequence, &env, "fs", EACCES, NULL);
+  remove_tree(cache_root);
+}
+END_TEST
+
+START_TEST(test_ref_compile_and_run) {
+  ic_context *ctx = NULL;
+  ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_NO_DISK_CACHE};
+  OK(ic_context_create(&o, &ctx));
+  seq_env fused = {.ctx = ctx, .backend = "ref", .mode = IC_MODE_FUSED, .flags = IC_COMPILE_NO_CACHE, .run = true};
+  sweep("ref fused, uncached", run_sequence, &fused, "alloc", ENOMEM, NULL);
+  seq_env eager = fused;
+  eager.mode = IC_MODE_EAGER;
+  sweep("ref eager, uncached", run_sequence, &eager, "alloc", ENOMEM, NULL);
+  /* warm: the program cache answers the compile */
+  seq_env warm = fused;
+  warm.flags = 0;
+  ck_assert_int_eq(run_sequence(&warm), IC_OK);
+  sweep("ref fused, program cache", run_sequence, &warm, "alloc", ENOMEM, NULL);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_cuda_cold_compile) {
+  ic_context *ctx = NULL;
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_NO_DISK_CACHE};
+  OK(ic_context_create(&o, &ctx));
+  seq_env cold = {.ctx = ctx, .backend = "cuda", .mode = IC_MODE_FUSED, .flags = IC_COMPILE_NO_CACHE};
+  ck_assert_int_eq(run_sequence(&cold), IC_OK);
+  sweep("cuda sm_90a cold compile", run_sequence, &cold, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
+  sweep("cuda sm_90a cold compile", run_sequence, &cold, "nvrtc", NVRTC_ERROR_INTERNAL_ERROR, NULL);
+  sweep("cuda sm_90a cold compile", run_sequence, &cold, "alloc", ENOMEM, NULL);
+  ic_context_destroy(ctx);
+}
+END_TEST
+static void empty_cache_root(void) {
+  remove_tree(cache_root);
+  ck_assert_int_eq(mkdir(cache_root, 0700), 0);
+}
+
+/* Cold compiles that write the disk cache: a failing write never fails the compile (the
+ * cache is best effort) and leaves no temp file or partial entry; whatever entry is
+ * there afterwards is whole (the next compile of a fresh context reads it). */
+START_TEST(test_disk_cache_writes) {
+  make_cache_root();
+  seq_env env = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = cache_root,
+                 .backend = "cuda", .mode = IC_MODE_FUSED};
+  const int codes[] = {ENOSPC, EACCES, EIO};
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+    sweep("cuda compile writing the disk cache", run_sequence, &env, "fs", codes[i], empty_cache_root);
+    ck_assert_int_eq(count_leftovers(cache_root), 0);
+  }
+  remove_tree(cache_root);
+}
+END_TEST
+
+/* Warm compiles from the disk cache: every allocation and file-system call of a fresh
+ * context that finds its kernels on disk. */
+START_TEST(test_disk_cache_reads) {
+  make_cache_root();
+  seq_env env = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = cache_root,
+                 .backend = "cuda", .mode = IC_MODE_FUSED};
+  ck_assert_int_eq(run_sequence(&env), IC_OK);
+  sweep("cuda compile from the disk cache", run_sequence, &env, "alloc", ENOMEM, NULL);
+  sweep("cuda compile from the disk cache", run_sequence, &env, "fs", EIO, NULL);
+  ck_assert_int_eq(count_leftovers(cache_root), 0);
+  remove_tree(cache_root);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  Suite *s = suite_create("faults");
+  CHECK_CASE(s, test_point_table, 30, NULL, NULL);
+  CHECK_CASE(s, test_context_creation, 600, NULL, NULL);
+  CHECK_CASE(s, test_ref_compile_and_run, 600, NULL, NULL);
+  CHECK_CASE(s, test_cuda_cold_compile, 600, NULL, NULL);
+  CHECK_CASE(s, test_disk_cache_writes, 600, NULL, NULL);
+  CHECK_CASE(s, test_disk_cache_reads, 600, NULL, NULL);
+  if (check_list_cases(argc, argv, s)) return 0;
+  return check_run_suite(s);
+}
