@@ -633,7 +633,7 @@ static bool expr_ok(parser *ps, const token *at, sym_id e) {
 static bool parse_factor(parser *ps, int depth, sym_id *out) {
   token t = ps->tok;
   sym_arena *a = ps->g->syms;
-  if (depth > EXPR_MAX_DEPTH) return fail_at(ps, &t, "dim expression nested too deeply");
+  if (depth > EXPR_MAX_DEPTH) return fail_at(ps, &t, "dim expression nested too deeply (at most %d levels)", EXPR_MAX_DEPTH);
   if (t.kind == TOK_NUMBER) {
     int64_t v = 0;
     if (!parse_integer(ps, &v)) return false;
