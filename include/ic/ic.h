@@ -15,6 +15,10 @@
  *   - Option structs begin with `uint32_t struct_size` (set it to sizeof) and only grow.
  *   - The library never aborts, exits, or prints unasked: logging is off unless IC_LOG
  *     or a log callback asks for it.
+ *   - A failed call leaves nothing behind: nothing leaks, *out stays NULL, outputs that a
+ *     failed ic_program_run allocated are freed (their data NULL again), and the context
+ *     stays usable. Running out of memory or disk is a status, never a crash (README,
+ *     "Guarantees", says which test shows each).
  *
  * Thread safety: a context may be shared by threads; a graph belongs to one thread; a
  * compiled program is immutable and may run concurrently on several streams.
