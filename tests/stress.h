@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ic/ic.h"
 
@@ -75,6 +76,17 @@ static inline ic_graph *stress_graph(int t) {
   }
   ic_graph_output(g, "y", y);
   return g;
+}
+
+/* Resident set size of the process in KiB (/proc/self/statm), for the soaks. */
+static inline long stress_rss_kib(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long pages = 0, resident = 0;
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 static inline float stress_x(unsigned seed, int64_t i) { return (float)((i * 7919 + seed) % 1000) / 250.0f - 2.0f; }

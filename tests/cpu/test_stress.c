@@ -7,7 +7,6 @@
  *   asserted under ASan, whose quarantine holds freed memory on purpose). */
 #include <check.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "check_main.h"
 #include "stress.h"
@@ -35,17 +34,6 @@ START_TEST(test_sixteen_threads_one_context) {
 }
 END_TEST
 
-/* Resident set size in KiB (/proc/self/statm). */
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long pages = 0, resident = 0;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    fclose(f);
-  }
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 START_TEST(test_soak_changing_sizes) {
   ic_context *ctx = NULL;
   ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_NO_DISK_CACHE};
@@ -60,14 +48,14 @@ START_TEST(test_soak_changing_sizes) {
   enum { RUNS = 100000, WARMUP = 2000 };
   long before = 0;
   for (int i = 0; i < RUNS; i++) {
-    if (i == WARMUP) before = rss_kib();
+    if (i == WARMUP) before = stress_rss_kib();
     int64_t xs[2] = {1 + i % 16, STRESS_COLS}, ys[2] = {1 + i % 16, STRESS_COLS};
     ic_tensor in = {x, IC_F32, 2, xs, NULL};
     ic_tensor out = {y, IC_F32, 2, ys, NULL};
     ck_assert_msg(ic_program_run(p, &in, 1, &out, 1, NULL) == IC_OK, "run %d: %s", i, ic_last_error());
     if (i % 9973 == 0) ck_assert(stress_check(1, 7, xs[0], NULL, y));
   }
-  long after = rss_kib();
+  long after = stress_rss_kib();
   printf("soak: %d runs of one program (rows 1..16 changing every call): RSS %ld KiB after %d runs, %ld KiB "
          "after %d (%+ld KiB)%s\n",
          RUNS, before, WARMUP, after, RUNS, after - before, UNDER_ASAN ? " (ASan: not asserted)" : "");

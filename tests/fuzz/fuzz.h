@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ic/ic.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* A broken promise: print it and abort, so that the fuzzer keeps the input. */
@@ -22,6 +24,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
       abort();                                                        \
     }                                                                 \
   } while (0)
+
+/* The process's ref-only context, made on first use (the targets never destroy it). */
+static inline ic_context *fuzz_context(void) {
+  static ic_context *ctx;
+  if (!ctx) {
+    ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_NO_DISK_CACHE};
+    if (ic_context_create(&o, &ctx) != IC_OK) abort();
+  }
+  return ctx;
+}
 
 typedef struct fuzz_bytes {
   const uint8_t *p;

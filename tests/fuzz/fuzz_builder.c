@@ -10,15 +10,6 @@
 
 enum { MAX_VALUES = 24, MAX_STEPS = 16 };
 
-static ic_context *fuzz_context(void) {
-  static ic_context *ctx;
-  if (!ctx) {
-    ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_NO_DISK_CACHE};
-    if (ic_context_create(&o, &ctx) != IC_OK) abort();
-  }
-  return ctx;
-}
-
 static ic_dtype fuzz_dtype(fuzz_bytes *b) { return (ic_dtype)(1 + fuzz_u8(b) % (IC_DTYPE_COUNT - 1)); }
 
 static ic_value pick(fuzz_bytes *b, const ic_value *v, int n) { return v[fuzz_u8(b) % n]; }

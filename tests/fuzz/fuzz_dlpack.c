@@ -10,15 +10,6 @@
 #include "fuzz.h"
 #include "ic/ic_dlpack.h"
 
-static ic_context *fuzz_context(void) {
-  static ic_context *ctx;
-  if (!ctx) {
-    ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_NO_DISK_CACHE};
-    if (ic_context_create(&o, &ctx) != IC_OK) abort();
-  }
-  return ctx;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_bytes b = {data, size};
   static unsigned char memory[256];

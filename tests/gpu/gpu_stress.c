@@ -7,7 +7,6 @@
  * (ic's driver table holds only what ic calls). */
 #include <cuda.h>
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include "gpu_harness.h"
 #include "stress.h"
@@ -54,16 +53,6 @@ START_TEST(test_sixteen_threads_own_streams) {
 }
 END_TEST
 
-static long rss_kib(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  long pages = 0, resident = 0;
-  if (f) {
-    if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    fclose(f);
-  }
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 START_TEST(test_soak_changing_sizes) {
   open_driver();
   ck_assert_int_eq(cu.set_current(cu.primary), CUDA_SUCCESS);
@@ -83,7 +72,7 @@ START_TEST(test_soak_changing_sizes) {
     if (i == WARMUP) {
       IC_OK_OR_FAIL(ic_stream_synchronize(ctx, NULL));
       ck_assert_int_eq(cu.mem_get_info(&free_before, &total), CUDA_SUCCESS);
-      rss_before = rss_kib();
+      rss_before = stress_rss_kib();
     }
     int64_t xs[2] = {1 + (i * 7919) % MAX_ROWS, STRESS_COLS};
     ic_tensor in = {dx, IC_F32, 2, xs, NULL};
@@ -97,7 +86,7 @@ START_TEST(test_soak_changing_sizes) {
   }
   IC_OK_OR_FAIL(ic_stream_synchronize(ctx, NULL));
   ck_assert_int_eq(cu.mem_get_info(&free_after, &total), CUDA_SUCCESS);
-  long rss_after = rss_kib();
+  long rss_after = stress_rss_kib();
   printf("gpu soak: %d runs (rows changing every call, outputs allocated by ic): device free memory %zu MiB "
          "after %d runs, %zu MiB after %d; RSS %ld KiB -> %ld KiB\n",
          RUNS, free_before >> 20, WARMUP, free_after >> 20, RUNS, rss_before, rss_after);
