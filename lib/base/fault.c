@@ -6,60 +6,60 @@
 #include "base/fault.h"
 
 /* Every point. The driver's and NVRTC's are the entries of their tables that ic calls
- * after loading them (lib/cuda/driver.c, nvrtc.c; test_faults checks that the lists
- * agree). The loaders' own calls (dlopen, dlsym, cuInit, cuDriverGetVersion,
+ * after loading them (lib/cuda/driver.c, nvrtc.c; test_faults checks the driver's
+ * list against this one). The loaders' own calls (dlopen, dlsym, cuInit, cuDriverGetVersion,
  * nvrtcVersion) are not points: their outcome is kept for the process. */
 static const fault_point k_points[] = {
-    {"malloc", FAULT_ALLOC},
-    {"calloc", FAULT_ALLOC},
-    {"realloc", FAULT_ALLOC},
-    {"strdup", FAULT_ALLOC},
-    {"open", FAULT_FS},
-    {"openat", FAULT_FS},
-    {"read", FAULT_FS},
-    {"write", FAULT_FS},
-    {"close", FAULT_FS},
-    {"rename", FAULT_FS},
-    {"unlink", FAULT_FS},
-    {"mkdir", FAULT_FS},
-    {"stat", FAULT_FS},
-    {"lstat", FAULT_FS},
-    {"fstat", FAULT_FS},
-    {"opendir", FAULT_FS},
-    {"futimens", FAULT_FS},
-    {"fopen", FAULT_FS},
-    {"nvrtcCreateProgram", FAULT_NVRTC},
-    {"nvrtcDestroyProgram", FAULT_NVRTC},
-    {"nvrtcCompileProgram", FAULT_NVRTC},
-    {"nvrtcGetProgramLogSize", FAULT_NVRTC},
-    {"nvrtcGetProgramLog", FAULT_NVRTC},
-    {"nvrtcGetCUBINSize", FAULT_NVRTC},
-    {"nvrtcGetCUBIN", FAULT_NVRTC},
-    {"nvrtcGetNumSupportedArchs", FAULT_NVRTC},
-    {"nvrtcGetSupportedArchs", FAULT_NVRTC},
-    {"cuDeviceGetCount", FAULT_DRIVER},
-    {"cuDeviceGet", FAULT_DRIVER},
-    {"cuDeviceGetAttribute", FAULT_DRIVER},
-    {"cuDevicePrimaryCtxRetain", FAULT_DRIVER},
-    {"cuDevicePrimaryCtxRelease", FAULT_DRIVER},
-    {"cuCtxPushCurrent", FAULT_DRIVER},
-    {"cuCtxPopCurrent", FAULT_DRIVER},
-    {"cuModuleLoadData", FAULT_DRIVER},
-    {"cuModuleUnload", FAULT_DRIVER},
-    {"cuModuleGetFunction", FAULT_DRIVER},
-    {"cuLaunchKernel", FAULT_DRIVER},
-    {"cuMemAlloc", FAULT_DRIVER},
-    {"cuMemFree", FAULT_DRIVER},
-    {"cuMemAllocAsync", FAULT_DRIVER},
-    {"cuMemFreeAsync", FAULT_DRIVER},
-    {"cuMemPoolCreate", FAULT_DRIVER},
-    {"cuMemPoolDestroy", FAULT_DRIVER},
-    {"cuMemPoolSetAttribute", FAULT_DRIVER},
-    {"cuMemAllocFromPoolAsync", FAULT_DRIVER},
-    {"cuMemcpyHtoD", FAULT_DRIVER},
-    {"cuMemcpyDtoH", FAULT_DRIVER},
-    {"cuMemsetD8", FAULT_DRIVER},
-    {"cuStreamSynchronize", FAULT_DRIVER},
+    {"malloc", FAULT_ALLOC, false},
+    {"calloc", FAULT_ALLOC, false},
+    {"realloc", FAULT_ALLOC, false},
+    {"strdup", FAULT_ALLOC, false},
+    {"open", FAULT_FS, false},
+    {"openat", FAULT_FS, false},
+    {"read", FAULT_FS, false},
+    {"write", FAULT_FS, false},
+    {"close", FAULT_FS, false},
+    {"rename", FAULT_FS, false},
+    {"unlink", FAULT_FS, false},
+    {"mkdir", FAULT_FS, false},
+    {"stat", FAULT_FS, false},
+    {"lstat", FAULT_FS, false},
+    {"fstat", FAULT_FS, false},
+    {"opendir", FAULT_FS, false},
+    {"futimens", FAULT_FS, false},
+    {"fopen", FAULT_FS, false},
+    {"nvrtcCreateProgram", FAULT_NVRTC, false},
+    {"nvrtcDestroyProgram", FAULT_NVRTC, true},
+    {"nvrtcCompileProgram", FAULT_NVRTC, false},
+    {"nvrtcGetProgramLogSize", FAULT_NVRTC, false},
+    {"nvrtcGetProgramLog", FAULT_NVRTC, false},
+    {"nvrtcGetCUBINSize", FAULT_NVRTC, false},
+    {"nvrtcGetCUBIN", FAULT_NVRTC, false},
+    {"nvrtcGetNumSupportedArchs", FAULT_NVRTC, false},
+    {"nvrtcGetSupportedArchs", FAULT_NVRTC, false},
+    {"cuDeviceGetCount", FAULT_DRIVER, false},
+    {"cuDeviceGet", FAULT_DRIVER, false},
+    {"cuDeviceGetAttribute", FAULT_DRIVER, false},
+    {"cuDevicePrimaryCtxRetain", FAULT_DRIVER, false},
+    {"cuDevicePrimaryCtxRelease", FAULT_DRIVER, true},
+    {"cuCtxPushCurrent", FAULT_DRIVER, false},
+    {"cuCtxPopCurrent", FAULT_DRIVER, true},
+    {"cuModuleLoadData", FAULT_DRIVER, false},
+    {"cuModuleUnload", FAULT_DRIVER, true},
+    {"cuModuleGetFunction", FAULT_DRIVER, false},
+    {"cuLaunchKernel", FAULT_DRIVER, false},
+    {"cuMemAlloc", FAULT_DRIVER, false},
+    {"cuMemFree", FAULT_DRIVER, true},
+    {"cuMemAllocAsync", FAULT_DRIVER, false},
+    {"cuMemFreeAsync", FAULT_DRIVER, true},
+    {"cuMemPoolCreate", FAULT_DRIVER, false},
+    {"cuMemPoolDestroy", FAULT_DRIVER, true},
+    {"cuMemPoolSetAttribute", FAULT_DRIVER, false},
+    {"cuMemAllocFromPoolAsync", FAULT_DRIVER, false},
+    {"cuMemcpyHtoD", FAULT_DRIVER, false},
+    {"cuMemcpyDtoH", FAULT_DRIVER, false},
+    {"cuMemsetD8", FAULT_DRIVER, false},
+    {"cuStreamSynchronize", FAULT_DRIVER, false},
 };
 
 static const char *const k_class_names[FAULT_CLASSES] = {"alloc", "fs", "nvrtc", "driver"};
@@ -85,10 +85,17 @@ const char *fault_class_name(fault_class cls) {
   return cls >= 0 && cls < FAULT_CLASSES ? k_class_names[cls] : "?";
 }
 
+static bool fault_is_release(const char *name) {
+  for (size_t i = 0; i < ARRAY_LEN(k_points); i++)
+    if (k_points[i].release && strcmp(name, k_points[i].name) == 0) return true;
+  return false;
+}
+
 bool fault_hit(fault_class cls, const char *name) {
   int match = atomic_load_explicit(&g_match, memory_order_acquire);
   if (match == MATCH_NONE) return false;
-  if ((match == MATCH_CLASS && cls != g_class) || (match == MATCH_POINT && strcmp(name, g_point) != 0)) return false;
+  if (match == MATCH_POINT ? strcmp(name, g_point) != 0 : (match == MATCH_CLASS && cls != g_class) || fault_is_release(name))
+    return false;
   if (atomic_fetch_add(&g_calls, 1) + 1 != g_nth) return false;
   atomic_store(&g_fired, true);
   t_code = g_code;

@@ -25,6 +25,10 @@ typedef enum fault_class { FAULT_ALLOC, FAULT_FS, FAULT_NVRTC, FAULT_DRIVER, FAU
 typedef struct fault_point {
   const char *name;
   fault_class cls;
+  /* A release (nvrtcDestroyProgram, cuMemFree, cuModuleUnload, ...): an injected
+   * failure skips the call, which leaks by construction, so class and "any" arming pass
+   * over it; armed by its name it fails like any point. */
+  bool release;
 } fault_point;
 const fault_point *fault_points(int32_t *count);
 const char *fault_class_name(fault_class cls); /* "alloc", "fs", "nvrtc", "driver" */
@@ -37,7 +41,7 @@ int fault_code(void);
 
 /* Arms the Nth (from 1) next call matching `which` to fail with `code`: `which` is a
  * point's name ("rename", "nvrtcCompileProgram"), a class name ("alloc", "fs", "nvrtc",
- * "driver") or "any". IC_ERR_INVALID_ARGUMENT for an unknown name or nth < 1. Re-arming
+ * "driver") or "any" (classes and "any" leave out the release points). IC_ERR_INVALID_ARGUMENT for an unknown name or nth < 1. Re-arming
  * restarts the count. */
 ic_status fault_arm(const char *which, int64_t nth, int code);
 void fault_disarm(void);

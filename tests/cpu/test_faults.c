@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/fault.h"
+#include "cuda/cuda_api.h"
 #include "check_main.h"
 #include "fault_sweep.h"
 #include "ic/ic.h"
@@ -155,6 +156,25 @@ START_TEST(test_point_table) {
   ck_assert(fault_hit(FAULT_FS, "rename"));
   fault_disarm();
   ck_assert(!fault_hit(FAULT_FS, "rename"));
+  /* class arming passes over releases; a release armed by name fails */
+  ck_assert_int_eq(fault_arm("nvrtc", 1, 1), IC_OK);
+  ck_assert(!fault_hit(FAULT_NVRTC, "nvrtcDestroyProgram"));
+  ck_assert(fault_hit(FAULT_NVRTC, "nvrtcCompileProgram"));
+  ck_assert_int_eq(fault_arm("cuMemFree", 1, 1), IC_OK);
+  ck_assert(fault_hit(FAULT_DRIVER, "cuMemFree"));
+  fault_disarm();
+  /* every driver entry ic calls after loading is a point */
+  size_t ndrv = 0;
+  const cuda_driver_entry *drv = cuda_driver_entries(&ndrv);
+  for (size_t i = 0; i < ndrv; i++) {
+    static const char *const loader[] = {"cuInit", "cuDriverGetVersion", "cuGetErrorString", "cuGetErrorName"};
+    bool is_loader = false;
+    for (size_t k = 0; k < sizeof loader / sizeof loader[0]; k++) is_loader |= strcmp(drv[i].name, loader[k]) == 0;
+    bool found = false;
+    for (int32_t k = 0; k < n; k++) found |= strcmp(pts[k].name, drv[i].name) == 0;
+    ck_assert_msg(found != is_loader, "driver entry %s: %s", drv[i].name,
+                  is_loader ? "a loader call in the table" : "not a fault point");
+  }
 }
 END_TEST
 
