@@ -31,6 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(dir, sizeof dir, "/tmp/ic-fuzz-disk-XXXXXX");
     if (!mkdtemp(dir)) abort();
     atexit(remove_dir);
+    unsetenv("IC_CACHE"); /* IC_CACHE=0 would turn even an explicit directory off */
     c = disk_cache_open(dir, 0, NULL);
     if (!c || !disk_cache_enabled(c)) abort();
   }
