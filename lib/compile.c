@@ -125,6 +125,10 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   const uint32_t known = IC_COMPILE_STRICT | IC_COMPILE_NO_CACHE;
   if (o.flags & ~known)
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown flag bits 0x%x", (unsigned)(o.flags & ~known));
+  if (o.fusion_budget < -1)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: fusion_budget %" PRId32 " (0: the default %d, -1: none, or a count >= 1)",
+                     o.fusion_budget, IC_FUSION_BUDGET_DEFAULT);
+  if (o.fusion_budget == 0) o.fusion_budget = IC_FUSION_BUDGET_DEFAULT;
   const backend_vtable *backend = backend_by_name(o.backend ? o.backend : "cuda");
   if (!backend) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown backend '%s' (cuda, ref)", o.backend);
   return compile_graph(ctx, g, &o, backend, out);
@@ -165,7 +169,7 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
   for (;;) {
     schedule s;
     int32_t failed = -1;
-    st = sched_fuse_pointwise(l, eager, split, &s);
+    st = sched_fuse_pointwise(l, eager, split, o.fusion_budget, &s);
     if (!st) st = program_build(backend, bs, l, &s, &p);
     if (!st) st = compile_kernels(p, &s, o.flags, &failed);
     /* Eager fallback: the failed fusion's nodes become kernels of their own, once. A

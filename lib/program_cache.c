@@ -299,6 +299,7 @@ bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const cha
     key_feed(top, &backend_config, sizeof backend_config);
     key_feed_i64(top, o->mode);
     key_feed_i64(top, o->flags & ~(uint32_t)IC_COMPILE_NO_CACHE);
+    key_feed_i64(top, o->fusion_budget);
     key_feed_i64(top, g->inputs.count);
     for (int32_t i = 0; i < g->inputs.count; i++) key_feed(top, &hashes[g->inputs.items[i]], sizeof hashes[0]);
     key_feed_i64(top, g->outputs.count);

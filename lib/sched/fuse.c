@@ -74,7 +74,7 @@ static void sched_mark_read_leaf(const lower_arg *a, void *ctx) {
   else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) sched_mark_read(v->s, a->src.index, v->group);
 }
 
-ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *s) {
+ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, int32_t budget, schedule *s) {
   memset(s, 0, sizeof *s);
   s->eager = eager;
   size_t n = (size_t)l->nodes.count + 1;
@@ -92,7 +92,8 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       for (int32_t c = sched_min_group(l, s, node); c < s->count && g < 0; c++) {
         const sched_group *grp = &s->groups[c];
         bool alone = split && grp->count == 1 && split[grp->nodes[0]];
-        if (!alone && sched_fits(l, grp, node)) g = c;
+        bool full = budget > 0 && grp->count >= budget;
+        if (!alone && !full && sched_fits(l, grp, node)) g = c;
       }
     }
     if (g < 0) {

@@ -37,8 +37,10 @@ typedef struct schedule {
  * split[n] set (may be NULL), and all nodes in eager mode, get a group of their own.
  * The results of an asm node always join its group. An asm shares a reduction's group
  * only when it is pure and its pack is 1, or (an element node) its pack divides 8 and
- * the one reduced dim is the last: its groups then line up with the kernel's chunks. */
-ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, schedule *out);
+ * the one reduced dim is the last: its groups then line up with the kernel's chunks.
+ * budget (> 0; -1: none) caps the nodes of a group: a full group takes no more (an asm's
+ * results, which always join their asm, excepted). */
+ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, int32_t budget, schedule *out);
 void schedule_free(schedule *s);
 
 #endif

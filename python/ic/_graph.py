@@ -285,17 +285,19 @@ class Graph:
     # ------------------------------------------------------------ compile
 
     def compile(self, mode: str = "fused", backend: str = "cuda", *, strict: bool = False, cache: bool = True,
-                context: Optional["Context"] = None) -> "Program":
+                context: Optional["Context"] = None, fusion_budget: int = 0) -> "Program":
         """Compiles the graph on ``context`` (default: :func:`ic.default_context`).
 
         mode: "fused" (fuse pointwise chains) or "eager" (one kernel per op, bitwise the same
         results). backend: "cuda" (device pointers) or "ref" (the host interpreter, host
         pointers, no GPU needed). strict: a fusion that fails to compile is an error rather
         than an eager fallback. cache: False bypasses the program and kernel caches.
+        fusion_budget: the most ops a fused kernel holds (0: ic's default, -1: no limit).
         """
         from ._runtime import compile_graph
 
-        return compile_graph(self, mode=mode, backend=backend, strict=strict, cache=cache, context=context)
+        return compile_graph(self, mode=mode, backend=backend, strict=strict, cache=cache, context=context,
+                             fusion_budget=fusion_budget)
 
 
 def graph_of(args: Sequence[Any], what: str) -> Graph:

@@ -97,6 +97,7 @@ class ICCompileOptions(Structure):
         ("mode", c_int),
         ("flags", c_uint32),
         ("backend", c_char_p),
+        ("fusion_budget", c_int32),
     ]
 
 

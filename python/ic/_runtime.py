@@ -68,7 +68,7 @@ _MAX_SIGNATURES = 256
 
 
 def compile_graph(graph: "Graph", *, mode: str, backend: str, strict: bool, cache: bool,
-                  context: Optional[Context]) -> "Program":
+                  context: Optional[Context], fusion_budget: int = 0) -> "Program":
     if mode not in ("fused", "eager"):
         raise ValueError(f"mode must be 'fused' or 'eager', not {mode!r}")
     if backend not in ("cuda", "ref"):
@@ -79,6 +79,7 @@ def compile_graph(graph: "Graph", *, mode: str, backend: str, strict: bool, cach
     opts.mode = 0 if mode == "fused" else 1
     opts.flags = (COMPILE_STRICT if strict else 0) | (0 if cache else COMPILE_NO_CACHE)
     opts.backend = backend.encode()
+    opts.fusion_budget = fusion_budget
     out = c_void_p()
     st = api.ic_compile(ctx.handle, graph._h(), byref(opts), byref(out))
     if st:

@@ -34,7 +34,7 @@ static lowered *lower(ic_graph *g) {
 static pipeline run_passes(ic_graph *g, bool eager) {
   pipeline p = {0};
   p.l = lower(g);
-  OK(sched_fuse_pointwise(p.l, eager, NULL, &p.s));
+  OK(sched_fuse_pointwise(p.l, eager, NULL, -1, &p.s));
   int32_t nodes = p.l->nodes.count;
   p.buffer_of = malloc(sizeof(int32_t) * ((size_t)nodes + 1));
   int32_t *scratch = malloc(sizeof(int32_t) * ((size_t)nodes + 1));
@@ -154,7 +154,7 @@ START_TEST(test_sched_chain_siblings_and_spaces) {
   OK(ic_graph_output(g, "c", ic_graph_unary(g, IC_OP_ABS, w)));  /* another space */
   lowered *l = lower(g);
   schedule s;
-  OK(sched_fuse_pointwise(l, false, NULL, &s));
+  OK(sched_fuse_pointwise(l, false, NULL, -1, &s));
   ck_assert_int_eq(s.count, 2);
   ck_assert_int_eq(s.groups[0].count, 3);
   ck_assert_int_eq(s.groups[1].count, 1);
@@ -164,7 +164,7 @@ START_TEST(test_sched_chain_siblings_and_spaces) {
   ck_assert_int_eq(s.last_use[neg], -1);
   schedule_free(&s);
 
-  OK(sched_fuse_pointwise(l, true, NULL, &s)); /* eager: a group a node */
+  OK(sched_fuse_pointwise(l, true, NULL, -1, &s)); /* eager: a group a node */
   ck_assert_int_eq(s.count, l->nodes.count);
   ck_assert(s.eager);
   ck_assert(s.materialize[neg]);
@@ -174,7 +174,7 @@ START_TEST(test_sched_chain_siblings_and_spaces) {
   bool *split = calloc((size_t)l->nodes.count, sizeof *split);
   ck_assert_ptr_nonnull(split);
   split[neg] = true;
-  OK(sched_fuse_pointwise(l, false, split, &s));
+  OK(sched_fuse_pointwise(l, false, split, -1, &s));
   ck_assert_int_eq(s.count, 3); /* neg alone, then exp + sqrt, then abs */
   ck_assert_int_eq(s.group_of[neg], 0);
   ck_assert(s.materialize[neg]);
@@ -192,7 +192,7 @@ START_TEST(test_sched_moved_index_recomputes) {
   OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_EXP, t)));
   lowered *l = lower(g);
   schedule s;
-  OK(sched_fuse_pointwise(l, false, NULL, &s));
+  OK(sched_fuse_pointwise(l, false, NULL, -1, &s));
   /* the transposed read recomputes neg at the moved index: one group, the first neg gone */
   ck_assert_int_eq(l->nodes.count, 2);
   ck_assert_int_eq(s.count, 1);
@@ -210,7 +210,7 @@ START_TEST(test_sched_moved_index_recomputes) {
   OK(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_EXP, t)));
   OK(ic_graph_output(g, "inner", inner));
   l = lower(g);
-  OK(sched_fuse_pointwise(l, false, NULL, &s));
+  OK(sched_fuse_pointwise(l, false, NULL, -1, &s));
   ck_assert_int_eq(s.count, 2);
   ck_assert(s.materialize[0]);
   ck_assert_int_eq(s.last_use[0], 1);

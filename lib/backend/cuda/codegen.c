@@ -235,13 +235,46 @@ static void cg_op_bits(codegen *cg, const kir_instr *in, const kir_instr *args, 
   sbuf_free(&expr);
 }
 
+/* Ops that expand to a call or a long instruction sequence weigh 8 (a guess from their
+ * PTX; only the order of magnitude matters), the others 1. */
+static int32_t cg_op_weight(ic_op op) {
+  switch (op) {
+  case IC_OP_EXP: case IC_OP_LOG: case IC_OP_TANH: case IC_OP_SIGMOID: case IC_OP_GELU_TANH: case IC_OP_EXP2:
+  case IC_OP_EXPM1: case IC_OP_LOG2: case IC_OP_LOG10: case IC_OP_LOG1P: case IC_OP_RSQRT: case IC_OP_RECIPROCAL:
+  case IC_OP_SIN: case IC_OP_COS: case IC_OP_TAN: case IC_OP_ASIN: case IC_OP_ACOS: case IC_OP_ATAN:
+  case IC_OP_SINH: case IC_OP_COSH: case IC_OP_ASINH: case IC_OP_ACOSH: case IC_OP_ATANH: case IC_OP_ERF:
+  case IC_OP_ERFC: case IC_OP_SILU: case IC_OP_SOFTPLUS: case IC_OP_GELU_ERF: case IC_OP_DIV: case IC_OP_POW:
+  case IC_OP_ATAN2: case IC_OP_HYPOT: case IC_OP_FMOD: case IC_OP_REMAINDER: case IC_OP_FLOOR_DIVIDE:
+  case IC_OP_TRUNC_DIVIDE: case IC_OP_SQRT: case IC_OP_LERP:
+    return 8;
+  default:
+    return 1;
+  }
+}
+
+int32_t cg_body_weight(const kir_kernel *k) {
+  int32_t w = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_OP) w += cg_op_weight(in->op);
+    else if (in->kind == KIR_ASM) w += 8;
+  }
+  return w;
+}
+
 /* __device__ void <name>_body(loads..., stores&...): the ops of one point, or of P
- * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop). */
+ * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop).
+ * Inlined where it is small, one function where it is large (CG_BODY_INLINE_MAX_WEIGHT). */
 static void cg_body(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t P = cg->pack;
-  sbuf_printf(o, "__device__ __forceinline__ void %s_body(", cg->entry);
+  int32_t weight = cg_body_weight(k);
+  if (weight > CG_BODY_INLINE_MAX_WEIGHT)
+    sbuf_printf(o, "/* weight %" PRId32 " > %d: one copy, called (NVRTC time) */\n__device__ __noinline__ void %s_body(",
+                weight, CG_BODY_INLINE_MAX_WEIGHT, cg->entry);
+  else
+    sbuf_printf(o, "__device__ __forceinline__ void %s_body(", cg->entry);
   const char *sep = "";
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
