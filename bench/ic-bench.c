@@ -677,6 +677,135 @@ static void remove_dir(const char *dir) {
   if (system(cmd) != 0) fprintf(stderr, "ic-bench: could not remove %s\n", dir);
 }
 
+/* A fused chain of n ops over x [n_rows, 1024] f32: mul by w, add, tanh, sub, maximum,
+ * exp, repeated (ic-bench compile's chains). */
+static ic_graph *chain_graph(int n) {
+  ic_graph *g;
+  BENCH_CHECK(ic_graph_create(&g));
+  ic_dim dims[2] = {ic_graph_symbol(g, "n"), 1024};
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, dims, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, &dims[1], IC_LAYOUT_CONTIGUOUS);
+  ic_value c = ic_graph_constant(g, 0.5, IC_DTYPE_AUTO), v = x;
+  static const ic_op ops[6] = {IC_OP_MUL, IC_OP_ADD, IC_OP_TANH, IC_OP_SUB, IC_OP_MAXIMUM, IC_OP_EXP};
+  for (int i = 0; i < n; i++) {
+    ic_op op = ops[i % 6];
+    v = op == IC_OP_TANH || op == IC_OP_EXP ? ic_graph_unary(g, op, v)
+                                            : ic_graph_binary(g, op, v, op == IC_OP_MUL || op == IC_OP_SUB ? w : c);
+  }
+  BENCH_CHECK(ic_graph_output(g, "y", v));
+  return g;
+}
+
+/* About 200 ops with reductions: 25 rounds of softmax over the rows (its decomposition:
+ * max, sub, exp, sum, div) followed by a scale and a shift. */
+static ic_graph *reduction_graph(void) {
+  ic_graph *g;
+  BENCH_CHECK(ic_graph_create(&g));
+  ic_dim dims[2] = {ic_graph_symbol(g, "n"), 1024};
+  ic_value v = ic_graph_input(g, "x", IC_F32, 2, dims, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, &dims[1], IC_LAYOUT_CONTIGUOUS);
+  for (int r = 0; r < 25; r++) {
+    v = ic_graph_softmax(g, v, 1);
+    v = ic_graph_binary(g, IC_OP_MUL, v, w);
+    v = ic_graph_binary(g, IC_OP_SUB, v, ic_graph_constant(g, 0.25, IC_DTYPE_AUTO));
+  }
+  BENCH_CHECK(ic_graph_output(g, "y", v));
+  return g;
+}
+
+/* One cold compile of g in a fresh context on an empty cache directory: milliseconds,
+ * kernels, and the raw NVRTC floor (each kernel's source compiled alone, summed). */
+static double cold_compile_ms(ic_graph *g, int32_t budget, int32_t *kernels, double *raw_ms) {
+  char cold[] = "/tmp/ic-bench-cold-XXXXXX";
+  if (!mkdtemp(cold)) exit(1);
+  ic_context *c = compile_ctx(cold);
+  ic_compile_options o = {.struct_size = sizeof o, .fusion_budget = budget};
+  ic_program *p;
+  double t0 = host_now_ms();
+  BENCH_CHECK(ic_compile(c, g, &o, &p));
+  double ms = host_now_ms() - t0;
+  *kernels = ic_program_kernel_count(p);
+  if (raw_ms) {
+    *raw_ms = 0;
+    for (int32_t k = 0; k < *kernels; k++) *raw_ms += raw_nvrtc_ms(ic_context_arch(c), "raw", ic_program_kernel_source(p, k));
+  }
+  ic_program_release(p);
+  ic_context_destroy(c);
+  remove_dir(cold);
+  return ms;
+}
+
+/* `ic-bench first-compile ARCH DIR` (run by bench_compile in a new process, exec'ed, so
+ * nothing is loaded yet): prints the milliseconds of ic_context_create and of the first
+ * ic_compile of the 10-node graph (cold: DIR is empty), as "create compile". */
+static int first_compile_child(const char *arch, const char *dir) {
+  double t0 = host_now_ms();
+  ic_context_options o = {.struct_size = sizeof o, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = dir};
+  ic_context *ctx;
+  BENCH_CHECK(ic_context_create(&o, &ctx));
+  double t1 = host_now_ms();
+  ic_graph *g = ten_node_graph();
+  ic_program *p;
+  BENCH_CHECK(ic_compile(ctx, g, NULL, &p));
+  double t2 = host_now_ms();
+  printf("%.3f %.3f\n", t1 - t0, t2 - t1);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+  return 0;
+}
+
+/* Runs first_compile_child in a fresh process; returns the compile's ms (create in *create). */
+static double first_compile_in_process(const char *arch, double *create) {
+  char dir[] = "/tmp/ic-bench-first-XXXXXX";
+  if (!mkdtemp(dir)) exit(1);
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "/proc/%ld/exe first-compile '%s' '%s'", (long)getpid(), arch, dir);
+  FILE *f = popen(cmd, "r");
+  double c = -1, ms = -1;
+  if (!f || fscanf(f, "%lf %lf", &c, &ms) != 2) ms = -1;
+  if (f) pclose(f);
+  remove_dir(dir);
+  *create = c;
+  return ms;
+}
+
+/* Compile time against graph size: chains of 10 to 3000 fused ops and a 200-op graph with
+ * reductions, ic's cold compile (fusion budget: the default, and none) against raw NVRTC
+ * of ic's own sources, and the first compile in a fresh process. */
+static void bench_compile_scaling(const char *arch) {
+  printf("\n## compile time against graph size (%s; ic cold: fresh context, empty cache)\n\n", arch);
+  printf("| graph | kernels | ic cold compile | raw NVRTC of ic's sources | ic, no fusion budget (kernels) |\n");
+  printf("|---|---|---|---|---|\n");
+  const int sizes[] = {10, 100, 1000, 3000};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    ic_graph *g = chain_graph(sizes[i]);
+    int32_t kernels = 0, whole_kernels = 0;
+    double raw = 0, t[3];
+    int reps = sizes[i] <= 100 ? 3 : 1;
+    for (int r = 0; r < reps; r++) t[r] = cold_compile_ms(g, 0, &kernels, r == 0 ? &raw : NULL);
+    double ms = median(t, reps);
+    double whole = cold_compile_ms(g, -1, &whole_kernels, NULL);
+    printf("| chain of %d ops | %d | %.1f ms | %.1f ms | %.1f ms (%d) |\n", sizes[i], (int)kernels, ms, raw, whole,
+           (int)whole_kernels);
+    fflush(stdout);
+    ic_graph_destroy(g);
+  }
+  ic_graph *g = reduction_graph();
+  int32_t kernels = 0, whole_kernels = 0;
+  double raw = 0;
+  double ms = cold_compile_ms(g, 0, &kernels, &raw);
+  double whole = cold_compile_ms(g, -1, &whole_kernels, NULL);
+  printf("| 25 x (softmax, mul, sub): 200 ops, 50 reductions | %d | %.1f ms | %.1f ms | %.1f ms (%d) |\n", (int)kernels,
+         ms, raw, whole, (int)whole_kernels);
+  ic_graph_destroy(g);
+  double create[5], first[5];
+  for (int i = 0; i < 5; i++) first[i] = first_compile_in_process(arch, &create[i]);
+  printf("\nfirst compile in a fresh process (10-node graph, empty cache; median of 5 processes): "
+         "ic_context_create %.1f ms, first ic_compile %.1f ms\n",
+         median(create, 5), median(first, 5));
+}
+
 static void bench_compile(void) {
   char dir[] = "/tmp/ic-bench-cache-XXXXXX";
   if (!mkdtemp(dir)) {
@@ -779,6 +908,7 @@ static void bench_compile(void) {
   printf("| raw NVRTC, %d eager kernels, one call each | %.2f ms | 1.00x |\n", (int)ne, raw_eager_sum);
   printf("| raw NVRTC, the same %d kernels in one call | %.2f ms | %.2fx |\n", (int)ne, raw_batch,
          raw_batch / raw_eager_sum);
+  bench_compile_scaling(arch);
   ic_program_release(fused);
   ic_program_release(eager);
   ic_graph_destroy(g);
@@ -1654,6 +1784,7 @@ int main(int argc, char **argv) {
     else if (!what && argv[i][0] != '-') what = argv[i];
     else what = "?";
   }
+  if (argc == 4 && strcmp(argv[1], "first-compile") == 0) return first_compile_child(argv[2], argv[3]);
   if (!what) what = "all";
   bool all = strcmp(what, "all") == 0;
   bool pointwise = all || strcmp(what, "pointwise") == 0, compile = all || strcmp(what, "compile") == 0,

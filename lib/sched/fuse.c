@@ -62,6 +62,26 @@ static int32_t sched_min_group(const lowered *l, schedule *s, const lower_node *
   return v.group;
 }
 
+/* The most reductions of group `group` that lead to a node (its operands' depths there). */
+typedef struct sched_depth {
+  const schedule *s;
+  const int32_t *rdepth;
+  int32_t group, depth;
+} sched_depth;
+
+static void sched_depth_leaf(const lower_arg *a, void *ctx) {
+  sched_depth *d = ctx;
+  if (a->kind == LOWER_ARG_NODE && d->s->group_of[a->node] == d->group && d->rdepth[a->node] > d->depth)
+    d->depth = d->rdepth[a->node];
+}
+
+static int32_t sched_depth_in(const lowered *l, const schedule *s, const int32_t *rdepth, const lower_node *n,
+                              int32_t group) {
+  sched_depth d = {s, rdepth, group, 0};
+  for (int32_t i = 0; i < n->nargs; i++) lower_arg_leaves(l, &n->args[i], sched_depth_leaf, &d);
+  return d.depth + (n->is_reduce ? 1 : 0);
+}
+
 static void sched_mark_read(schedule *s, int32_t producer, int32_t reader_group) {
   if (s->group_of[producer] == reader_group) return;
   s->materialize[producer] = true;
@@ -81,7 +101,8 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
   s->group_of = sys_malloc(n * sizeof(int32_t));
   s->materialize = sys_calloc(n, sizeof(bool));
   s->last_use = sys_malloc(n * sizeof(int32_t));
-  if (!s->group_of || !s->materialize || !s->last_use) goto oom;
+  int32_t *rdepth = sys_malloc(n * sizeof(int32_t)); /* reductions leading to a node in its group */
+  if (!s->group_of || !s->materialize || !s->last_use || !rdepth) goto oom;
   for (int32_t i = 0; i < l->nodes.count; i++) {
     const lower_node *node = &l->nodes.items[i];
     int32_t g = -1;
@@ -92,7 +113,8 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       for (int32_t c = sched_min_group(l, s, node); c < s->count && g < 0; c++) {
         const sched_group *grp = &s->groups[c];
         bool alone = split && grp->count == 1 && split[grp->nodes[0]];
-        bool full = budget > 0 && grp->count >= budget;
+        bool full = budget > 0 && (grp->count >= budget ||
+                                   (node->is_reduce && sched_depth_in(l, s, rdepth, node, c) > SCHED_MAX_REDUCTION_DEPTH));
         if (!alone && !full && sched_fits(l, grp, node)) g = c;
       }
     }
@@ -116,12 +138,15 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;
+    rdepth[i] = sched_depth_in(l, s, rdepth, node, g);
     sched_visit reader = {s, node, g};
     for (int32_t a = 0; a < node->nargs; a++) lower_arg_leaves(l, &node->args[a], sched_mark_read_leaf, &reader);
   }
   for (int32_t o = 0; o < l->noutputs; o++) s->materialize[l->outputs[o].node] = true;
+  free(rdepth);
   return IC_OK;
 oom:
+  free(rdepth);
   schedule_free(s);
   return error_set(IC_ERR_OUT_OF_MEMORY, "scheduling: out of memory");
 }

@@ -39,7 +39,14 @@ typedef struct schedule {
  * only when it is pure and its pack is 1, or (an element node) its pack divides 8 and
  * the one reduced dim is the last: its groups then line up with the kernel's chunks.
  * budget (> 0; -1: none) caps the nodes of a group: a full group takes no more (an asm's
- * results, which always join their asm, excepted). */
+ * results, which always join their asm, excepted); with a budget, a reduction also
+ * joins a group only where at most SCHED_MAX_REDUCTION_DEPTH reductions of the group
+ * lead to it (itself included): each is a pass over the row that recomputes the element
+ * ops before it, so a chain of dependent reductions makes a kernel's source (and NVRTC's
+ * time) grow with its length times its ops (25 chained softmaxes in one kernel: 27.7 s
+ * of NVRTC). Softmax, log_softmax, layer and RMS norm chain 2 at most; independent
+ * reductions over the same rows (siblings) do not count against each other. */
+enum { SCHED_MAX_REDUCTION_DEPTH = 4 };
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, int32_t budget, schedule *out);
 void schedule_free(schedule *s);
 

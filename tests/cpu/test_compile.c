@@ -487,6 +487,129 @@ START_TEST(test_ic_dump) {
 }
 END_TEST
 
+/* A chain of n ops over x [rows, 37] f32 (mul by w, add, tanh, sub, maximum, exp, ...). */
+static ic_graph *chain_graph(int n) {
+  ic_graph *g = NULL;
+  OK(ic_graph_create(&g));
+  ic_dim dims[2] = {ic_graph_symbol(g, "n"), 37};
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, dims, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, &dims[1], IC_LAYOUT_CONTIGUOUS);
+  ic_value c = ic_graph_constant(g, 0.5, IC_DTYPE_AUTO), v = x;
+  for (int i = 0; i < n; i++) {
+    switch (i % 6) {
+    case 0: v = ic_graph_binary(g, IC_OP_MUL, v, w); break;
+    case 1: v = ic_graph_binary(g, IC_OP_ADD, v, c); break;
+    case 2: v = ic_graph_unary(g, IC_OP_TANH, v); break;
+    case 3: v = ic_graph_binary(g, IC_OP_SUB, v, w); break;
+    case 4: v = ic_graph_binary(g, IC_OP_MAXIMUM, v, c); break;
+    default: v = ic_graph_unary(g, IC_OP_EXP, v); break;
+    }
+  }
+  OK(ic_graph_output(g, "y", v));
+  return g;
+}
+
+/* Large bodies are one __noinline__ function (NVRTC time), small ones stay inlined; both
+ * compile for sm_90a and sm_80. */
+START_TEST(test_large_bodies_not_inlined) {
+  const char *const archs[] = {"sm_90a", "sm_80"};
+  for (int a = 0; a < 2; a++) {
+    ic_context *ctx = make_ctx(archs[a]);
+    const int sizes[] = {6, 120};
+    for (int k = 0; k < 2; k++) {
+      ic_graph *g = chain_graph(sizes[k]);
+      ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_NO_CACHE};
+      ic_program *p = NULL;
+      OK(ic_compile(ctx, g, &o, &p));
+      ck_assert_int_eq(ic_program_kernel_count(p), 1);
+      const char *src = ic_program_kernel_source(p, 0);
+      if (k == 0) {
+        ck_assert_ptr_nonnull(strstr(src, "__device__ __forceinline__ void"));
+        ck_assert_ptr_null(strstr(src, "__noinline__"));
+      } else {
+        ck_assert_ptr_nonnull(strstr(src, "__device__ __noinline__ void"));
+      }
+      ic_program_release(p);
+      ic_graph_destroy(g);
+    }
+    ic_context_destroy(ctx);
+  }
+}
+END_TEST
+
+/* The fusion budget: kernels hold at most budget ops, results stay bitwise those of the
+ * unbudgeted and the eager programs (ref), and the budget is part of the program key. */
+START_TEST(test_fusion_budget) {
+  ic_context *ctx = make_ctx("sm_90a");
+  ic_graph *g = chain_graph(40);
+  ic_compile_options o = {.struct_size = sizeof o, .backend = "ref", .fusion_budget = 16};
+  ic_program *budgeted = NULL, *whole = NULL, *eager = NULL, *none = NULL;
+  OK(ic_compile(ctx, g, &o, &budgeted));
+  ck_assert_int_ge(ic_program_kernel_count(budgeted), 3);
+  o.fusion_budget = 0; /* the default: 40 ops fit */
+  OK(ic_compile(ctx, g, &o, &whole));
+  ck_assert_int_eq(ic_program_kernel_count(whole), 1);
+  o.fusion_budget = -1;
+  OK(ic_compile(ctx, g, &o, &none));
+  ck_assert_int_eq(ic_program_kernel_count(none), 1);
+  ck_assert_ptr_ne(budgeted, whole); /* different keys, different programs */
+  o.fusion_budget = 0;
+  o.mode = IC_MODE_EAGER;
+  OK(ic_compile(ctx, g, &o, &eager));
+  float x[7 * 37], w[37], y[3][7 * 37];
+  for (int i = 0; i < 7 * 37; i++) x[i] = (float)((i * 53) % 97) / 40.0f - 1.2f;
+  for (int j = 0; j < 37; j++) w[j] = 0.9f + (float)j / 100.0f;
+  int64_t xs[2] = {7, 37}, ws[1] = {37}, ys[2] = {7, 37};
+  ic_tensor in[2] = {{x, IC_F32, 2, xs, NULL}, {w, IC_F32, 1, ws, NULL}};
+  ic_program *progs[3] = {budgeted, whole, eager};
+  for (int k = 0; k < 3; k++) {
+    ic_tensor out = {y[k], IC_F32, 2, ys, NULL};
+    OK(ic_program_run(progs[k], in, 2, &out, 1, NULL));
+  }
+  ck_assert_int_eq(memcmp(y[0], y[1], sizeof y[0]), 0);
+  ck_assert_int_eq(memcmp(y[0], y[2], sizeof y[0]), 0);
+  /* chained reductions: 5 softmaxes (10 reductions, each depending on the one before)
+   * make 3 kernels of at most 4 chained reductions; siblings do not count (reduce_norms
+   * golden: softmax, layer norm and RMS norm of one input stay one kernel) */
+  ic_graph *rg = NULL;
+  OK(ic_graph_create(&rg));
+  ic_dim rdims[2] = {ic_graph_symbol(rg, "n"), 37};
+  ic_value rv = ic_graph_input(rg, "x", IC_F32, 2, rdims, IC_LAYOUT_CONTIGUOUS);
+  for (int r = 0; r < 5; r++) rv = ic_graph_softmax(rg, rv, 1);
+  OK(ic_graph_output(rg, "y", rv));
+  ic_compile_options ro = {.struct_size = sizeof ro, .backend = "ref"};
+  ic_program *chained = NULL, *unbounded = NULL, *chained_eager = NULL;
+  OK(ic_compile(ctx, rg, &ro, &chained));
+  ck_assert_int_eq(ic_program_kernel_count(chained), 3);
+  ro.fusion_budget = -1;
+  OK(ic_compile(ctx, rg, &ro, &unbounded));
+  ck_assert_int_eq(ic_program_kernel_count(unbounded), 1);
+  ro.fusion_budget = 0;
+  ro.mode = IC_MODE_EAGER;
+  OK(ic_compile(ctx, rg, &ro, &chained_eager));
+  ic_program *rprogs[3] = {chained, unbounded, chained_eager};
+  for (int k = 0; k < 3; k++) {
+    ic_tensor out = {y[k], IC_F32, 2, ys, NULL};
+    OK(ic_program_run(rprogs[k], in, 1, &out, 1, NULL));
+    ic_program_release(rprogs[k]);
+  }
+  ck_assert_int_eq(memcmp(y[0], y[1], sizeof y[0]), 0);
+  ck_assert_int_eq(memcmp(y[0], y[2], sizeof y[0]), 0);
+  ic_graph_destroy(rg);
+
+  o.fusion_budget = -2;
+  ic_program *bad = NULL;
+  ck_assert_int_eq(ic_compile(ctx, g, &o, &bad), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "fusion_budget -2"));
+  ic_program_release(budgeted);
+  ic_program_release(whole);
+  ic_program_release(none);
+  ic_program_release(eager);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("compile");
   CHECK_CASE(s, test_context_without_gpu, 1200, NULL, NULL);
@@ -500,6 +623,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_ref_context_needs_no_nvrtc, 1200, NULL, NULL);
   CHECK_CASE(s, test_nvrtc_error_carries_log, 1200, NULL, NULL);
   CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
+  CHECK_CASE(s, test_large_bodies_not_inlined, 1200, NULL, NULL);
+  CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }
