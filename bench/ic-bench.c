@@ -715,11 +715,11 @@ static ic_graph *reduction_graph(void) {
 
 /* One cold compile of g in a fresh context on an empty cache directory: milliseconds,
  * kernels, and the raw NVRTC floor (each kernel's source compiled alone, summed). */
-static double cold_compile_ms(ic_graph *g, int32_t budget, int32_t *kernels, double *raw_ms) {
+static double cold_compile_ms(ic_graph *g, ic_compile_mode mode, int32_t budget, int32_t *kernels, double *raw_ms) {
   char cold[] = "/tmp/ic-bench-cold-XXXXXX";
   if (!mkdtemp(cold)) exit(1);
   ic_context *c = compile_ctx(cold);
-  ic_compile_options o = {.struct_size = sizeof o, .fusion_budget = budget};
+  ic_compile_options o = {.struct_size = sizeof o, .mode = mode, .fusion_budget = budget};
   ic_program *p;
   double t0 = host_now_ms();
   BENCH_CHECK(ic_compile(c, g, &o, &p));
@@ -783,9 +783,9 @@ static void bench_compile_scaling(const char *arch) {
     int32_t kernels = 0, whole_kernels = 0;
     double raw = 0, t[3];
     int reps = sizes[i] <= 100 ? 3 : 1;
-    for (int r = 0; r < reps; r++) t[r] = cold_compile_ms(g, 0, &kernels, r == 0 ? &raw : NULL);
+    for (int r = 0; r < reps; r++) t[r] = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, r == 0 ? &raw : NULL);
     double ms = median(t, reps);
-    double whole = cold_compile_ms(g, -1, &whole_kernels, NULL);
+    double whole = cold_compile_ms(g, IC_MODE_FUSED, -1, &whole_kernels, NULL);
     printf("| chain of %d ops | %d | %.1f ms | %.1f ms | %.1f ms (%d) |\n", sizes[i], (int)kernels, ms, raw, whole,
            (int)whole_kernels);
     fflush(stdout);
@@ -794,10 +794,17 @@ static void bench_compile_scaling(const char *arch) {
   ic_graph *g = reduction_graph();
   int32_t kernels = 0, whole_kernels = 0;
   double raw = 0;
-  double ms = cold_compile_ms(g, 0, &kernels, &raw);
-  double whole = cold_compile_ms(g, -1, &whole_kernels, NULL);
+  double ms = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, &raw);
+  double whole = cold_compile_ms(g, IC_MODE_FUSED, -1, &whole_kernels, NULL);
   printf("| 25 x (softmax, mul, sub): 200 ops, 50 reductions | %d | %.1f ms | %.1f ms | %.1f ms (%d) |\n", (int)kernels,
          ms, raw, whole, (int)whole_kernels);
+  ic_graph_destroy(g);
+  /* eager: many small kernels, the missing ones compiled as parallel batch parts */
+  g = chain_graph(100);
+  double te[5];
+  for (int r = 0; r < 5; r++) te[r] = cold_compile_ms(g, IC_MODE_EAGER, 0, &kernels, NULL);
+  printf("| chain of 100 ops, eager: 6 distinct kernels in parallel batch parts (%ld cores) | %d | %.1f ms | | |\n",
+         sysconf(_SC_NPROCESSORS_ONLN), (int)kernels, median(te, 5));
   ic_graph_destroy(g);
   double create[5], first[5];
   for (int i = 0; i < 5; i++) first[i] = first_compile_in_process(arch, &create[i]);
