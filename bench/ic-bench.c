@@ -735,20 +735,28 @@ static double cold_compile_ms(ic_graph *g, ic_compile_mode mode, int32_t budget,
   return ms;
 }
 
-/* `ic-bench first-compile ARCH DIR` (run by bench_compile in a new process, exec'ed, so
- * nothing is loaded yet): prints the milliseconds of ic_context_create and of the first
- * ic_compile of the 10-node graph (cold: DIR is empty), as "create compile". */
-static int first_compile_child(const char *arch, const char *dir) {
+/* `ic-bench first-compile ARCH DIR [warm]` (run by bench_compile in a new process,
+ * exec'ed, so nothing is loaded yet): prints the milliseconds of ic_context_create and of
+ * the first ic_compile of the 10-node graph (cold: DIR is empty), as "create compile".
+ * warm: the context has IC_CONTEXT_WARM_COMPILER and the host does 50 ms of other work
+ * before its first compile. */
+static int first_compile_child(const char *arch, const char *dir, bool warm) {
   double t0 = host_now_ms();
   ic_context_options o = {.struct_size = sizeof o, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = dir};
+  if (warm) o.flags |= IC_CONTEXT_WARM_COMPILER;
   ic_context *ctx;
   BENCH_CHECK(ic_context_create(&o, &ctx));
-  double t1 = host_now_ms();
+  double t1 = host_now_ms(), create_ms = t1 - t0;
+  if (warm) {
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    t1 = host_now_ms();
+  }
   ic_graph *g = ten_node_graph();
   ic_program *p;
   BENCH_CHECK(ic_compile(ctx, g, NULL, &p));
   double t2 = host_now_ms();
-  printf("%.3f %.3f\n", t1 - t0, t2 - t1);
+  printf("%.3f %.3f\n", create_ms, t2 - t1);
   ic_program_release(p);
   ic_graph_destroy(g);
   ic_context_destroy(ctx);
@@ -756,11 +764,11 @@ static int first_compile_child(const char *arch, const char *dir) {
 }
 
 /* Runs first_compile_child in a fresh process; returns the compile's ms (create in *create). */
-static double first_compile_in_process(const char *arch, double *create) {
+static double first_compile_in_process(const char *arch, bool warm, double *create) {
   char dir[] = "/tmp/ic-bench-first-XXXXXX";
   if (!mkdtemp(dir)) exit(1);
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "/proc/%ld/exe first-compile '%s' '%s'", (long)getpid(), arch, dir);
+  snprintf(cmd, sizeof cmd, "/proc/%ld/exe first-compile '%s' '%s'%s", (long)getpid(), arch, dir, warm ? " warm" : "");
   FILE *f = popen(cmd, "r");
   double c = -1, ms = -1;
   if (!f || fscanf(f, "%lf %lf", &c, &ms) != 2) ms = -1;
@@ -806,11 +814,15 @@ static void bench_compile_scaling(const char *arch) {
   printf("| chain of 100 ops, eager: 6 distinct kernels in parallel batch parts (%ld cores) | %d | %.1f ms | | |\n",
          sysconf(_SC_NPROCESSORS_ONLN), (int)kernels, median(te, 5));
   ic_graph_destroy(g);
-  double create[5], first[5];
-  for (int i = 0; i < 5; i++) first[i] = first_compile_in_process(arch, &create[i]);
+  double create[5], first[5], warm_first[5], warm_create[5];
+  for (int i = 0; i < 5; i++) {
+    first[i] = first_compile_in_process(arch, false, &create[i]);
+    warm_first[i] = first_compile_in_process(arch, true, &warm_create[i]);
+  }
   printf("\nfirst compile in a fresh process (10-node graph, empty cache; median of 5 processes): "
-         "ic_context_create %.1f ms, first ic_compile %.1f ms\n",
-         median(create, 5), median(first, 5));
+         "ic_context_create %.1f ms, first ic_compile %.1f ms; with IC_CONTEXT_WARM_COMPILER and 50 ms of host "
+         "work before it: ic_context_create %.1f ms, first ic_compile %.1f ms\n",
+         median(create, 5), median(first, 5), median(warm_create, 5), median(warm_first, 5));
 }
 
 static void bench_compile(void) {
@@ -1791,7 +1803,8 @@ int main(int argc, char **argv) {
     else if (!what && argv[i][0] != '-') what = argv[i];
     else what = "?";
   }
-  if (argc == 4 && strcmp(argv[1], "first-compile") == 0) return first_compile_child(argv[2], argv[3]);
+  if ((argc == 4 || argc == 5) && strcmp(argv[1], "first-compile") == 0)
+    return first_compile_child(argv[2], argv[3], argc == 5 && strcmp(argv[4], "warm") == 0);
   if (!what) what = "all";
   bool all = strcmp(what, "all") == 0;
   bool pointwise = all || strcmp(what, "pointwise") == 0, compile = all || strcmp(what, "compile") == 0,

@@ -83,6 +83,11 @@ const cuda_driver_api *cuda_driver_get(void);
  * CUDA major of the driver (0 when there is none) and is only honoured on the first call. */
 const cuda_nvrtc_api *cuda_nvrtc_get(int driver_major);
 
+/* Loads NVRTC (cuda_nvrtc_get) and compiles an empty kernel for arch, so that NVRTC's
+ * one-time start-up is paid before the first real compile (IC_CONTEXT_WARM_COMPILER runs
+ * it on a thread of its own). Best effort: failures are not reported. */
+void cuda_nvrtc_warm(const char *arch, int driver_major);
+
 /* The entries of the driver table: name, requested version, optional. For tests. */
 typedef struct cuda_driver_entry {
   const char *name; /* the base name cuGetProcAddress wants ("cuMemAlloc") */

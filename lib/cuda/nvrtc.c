@@ -161,3 +161,17 @@ const cuda_nvrtc_api *cuda_nvrtc_get(int driver_major) {
   if (!result) error_set(IC_ERR_NO_NVRTC, "%s", g_error);
   return result;
 }
+
+void cuda_nvrtc_warm(const char *arch, int driver_major) {
+  const cuda_nvrtc_api *nv = cuda_nvrtc_get(driver_major);
+  if (!nv || !arch || !arch[0]) return;
+  char opt[64];
+  snprintf(opt, sizeof opt, "--gpu-architecture=%s", arch);
+  const char *const opts[] = {opt, "--std=c++17"};
+  nvrtcProgram prog = NULL;
+  if (NVRTC_CALL(nv, nvrtcCreateProgram, &prog, "extern \"C\" __global__ void ic_warm(int *p) { *p = 0; }\n",
+                 "ic_warm", 0, NULL, NULL) != NVRTC_SUCCESS)
+    return;
+  (void)NVRTC_CALL(nv, nvrtcCompileProgram, prog, 2, opts);
+  NVRTC_CALL(nv, nvrtcDestroyProgram, &prog);
+}

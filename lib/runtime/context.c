@@ -24,6 +24,12 @@ static ic_status ctx_pick_arch(ic_context *ctx, const char *arch) {
   return IC_OK;
 }
 
+static void *ctx_warm_compiler(void *arg) {
+  const ic_context *ctx = arg;
+  cuda_nvrtc_warm(ctx->arch, ctx->warm_driver_major);
+  return NULL;
+}
+
 ic_status ctx_open(const ic_context_options *opts, ic_context **out) {
   *out = NULL;
   ic_context_options o = {.struct_size = sizeof o};
@@ -34,6 +40,9 @@ ic_status ctx_open(const ic_context_options *opts, ic_context **out) {
                        (unsigned)opts->struct_size);
     memcpy(&o, opts, opts->struct_size);
   }
+  const uint32_t known = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_NO_DISK_CACHE | IC_CONTEXT_WARM_COMPILER;
+  if (o.flags & ~known)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_context_create: unknown flag bits 0x%x", (unsigned)(o.flags & ~known));
   const char *arch = o.arch ? o.arch : getenv("IC_ARCH");
   if (arch && !*arch) arch = NULL;
 
@@ -67,12 +76,18 @@ ic_status ctx_open(const ic_context_options *opts, ic_context **out) {
   }
   log_msg(&ctx->log, IC_LOG_INFO, "context: target %s, %s", ctx->arch[0] ? ctx->arch : "none (ref backend only)",
           ctx->device ? "device present" : "no device");
+  if ((o.flags & IC_CONTEXT_WARM_COMPILER) && ctx->arch[0]) {
+    ctx->warm_driver_major = ctx->device ? ctx->device->drv->driver_version / 1000 : 0;
+    /* no thread to be had: the first compile starts NVRTC, as without the flag */
+    ctx->warm_started = pthread_create(&ctx->warm_thread, NULL, ctx_warm_compiler, ctx) == 0;
+  }
   *out = ctx;
   return IC_OK;
 }
 
 void ctx_close(ic_context *ctx) {
   if (!ctx) return;
+  if (ctx->warm_started) pthread_join(ctx->warm_thread, NULL);
   for (int32_t b = 0; b < CTX_MAX_BACKENDS && ctx->backends[b].vt; b++) ctx->backends[b].vt->close(ctx->backends[b].bs);
   kernel_cache_destroy(ctx->kernels);
   disk_cache_close(ctx->disk);

@@ -487,6 +487,36 @@ START_TEST(test_ic_dump) {
 }
 END_TEST
 
+/* IC_CONTEXT_WARM_COMPILER: a compile right away (while the thread may still run), a
+ * destroy right away (joins it), a context without a target (no thread); unknown flag
+ * bits are refused. */
+START_TEST(test_warm_compiler) {
+  ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a",
+                          .flags = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_NO_DISK_CACHE | IC_CONTEXT_WARM_COMPILER};
+  ic_context *ctx = NULL;
+  OK(ic_context_create(&o, &ctx));
+  ic_context_destroy(ctx);
+  OK(ic_context_create(&o, &ctx));
+  ic_graph *g = NULL;
+  OK(ic_graph_parse("input x : f32[8]\ny = exp(x)\noutput y\n", &g));
+  ic_program *p = NULL;
+  OK(ic_compile(ctx, g, NULL, &p));
+  ck_assert_int_eq(ic_program_kernel_count(p), 1);
+  ic_program_release(p);
+  ic_context_destroy(ctx);
+  unsetenv("IC_ARCH");
+  ic_context_options ref = {.struct_size = sizeof ref, .flags = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_WARM_COMPILER};
+  OK(ic_context_create(&ref, &ctx));
+  ic_context_destroy(ctx);
+  o.flags |= 1u << 20;
+  ctx = (ic_context *)1;
+  ck_assert_int_eq(ic_context_create(&o, &ctx), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "unknown flag bits 0x100000"));
+  ck_assert_ptr_null(ctx);
+  ic_graph_destroy(g);
+}
+END_TEST
+
 /* A chain of n ops over x [rows, 37] f32 (mul by w, add, tanh, sub, maximum, exp, ...). */
 static ic_graph *chain_graph(int n) {
   ic_graph *g = NULL;
@@ -625,6 +655,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
   CHECK_CASE(s, test_large_bodies_not_inlined, 1200, NULL, NULL);
   CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);
+  CHECK_CASE(s, test_warm_compiler, 1200, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }
