@@ -366,6 +366,14 @@ static int cuda_ref_parse(const void *p, size_t size, const char *entry, key128 
   return 1;
 }
 
+/* A malloc'd copy of a batch part's CUBIN. */
+static ic_status cuda_part_copy(const cuda_batch_part *part, void **binary, size_t *size) {
+  if (!(*binary = sys_malloc(part->size ? part->size : 1))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
+  memcpy(*binary, part->cubin, part->size);
+  *size = part->size;
+  return IC_OK;
+}
+
 typedef struct cuda_nvrtc_job {
   const cuda_state *cs;
   const cuda_source *kernel;
@@ -381,12 +389,7 @@ static ic_status cuda_compile_missing(void *user, void **binary, size_t *size) {
   if (b && !b->tried) cuda_batch_compile(b);
   const cuda_batch_part *part = b && b->part_of[job->index] >= 0 ? &b->parts[b->part_of[job->index]] : NULL;
   if (part && part->kernels > 1) return cuda_ref_make(part->key, job->kernel->entry, binary, size);
-  if (part) { /* a part of one: its CUBIN is the kernel's own (its source is the kernel's) */
-    if (!(*binary = sys_malloc(part->size ? part->size : 1))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
-    memcpy(*binary, part->cubin, part->size);
-    *size = part->size;
-    return IC_OK;
-  }
+  if (part) return cuda_part_copy(part, binary, size); /* a part of one: the kernel's own CUBIN */
   return cuda_nvrtc_compile(job->cs, job->kernel->entry, job->kernel->source, binary, size);
 }
 
@@ -409,10 +412,7 @@ static ic_status cuda_batch_missing(void *user, void **binary, size_t *size) {
     return error_set(IC_ERR_COMPILE, "batch CUBIN %016" PRIx64 "%016" PRIx64 " is no longer cached", w->key.hi,
                      w->key.lo);
   }
-  if (!(*binary = sys_malloc(part->size ? part->size : 1))) return error_set(IC_ERR_OUT_OF_MEMORY, "out of memory for a CUBIN");
-  memcpy(*binary, part->cubin, part->size);
-  *size = part->size;
-  return IC_OK;
+  return cuda_part_copy(part, binary, size);
 }
 
 /* The CUBIN holding a kernel through the cache (see the batch comment above); batch_origin
