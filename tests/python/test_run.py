@@ -69,6 +69,18 @@ class RunTest(unittest.TestCase):
                     self.check_gelu(prog, rows)
         self.assertLess(g.compile(backend="ref").kernel_count, g.compile(backend="ref", mode="eager").kernel_count)
 
+    def test_fusion_budget(self) -> None:
+        # gelu_tanh(x * w + b) is 3 ops: a budget of 1 makes a kernel of each, -1 and the
+        # default keep one kernel; the split gives the same results
+        g = gelu_graph()
+        self.assertEqual(g.compile(backend="ref").kernel_count, 1)
+        self.assertEqual(g.compile(backend="ref", fusion_budget=-1).kernel_count, 1)
+        split = g.compile(backend="ref", fusion_budget=1)
+        self.assertEqual(split.kernel_count, 3)
+        self.check_gelu(split, 7)
+        with self.assertRaises(ic.Error):
+            g.compile(backend="ref", fusion_budget=-2)
+
     def test_outputs_follow_the_inputs_kind(self) -> None:
         prog = gelu_graph(4).compile(backend="ref")
         xs = [1.0] * 8
