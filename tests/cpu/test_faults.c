@@ -215,6 +215,11 @@ START_TEST(test_cuda_cold_compile) {
   sweep("cuda sm_90a cold compile", run_sequence, &cold, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
   sweep("cuda sm_90a cold compile", run_sequence, &cold, "nvrtc", NVRTC_ERROR_INTERNAL_ERROR, NULL);
   sweep("cuda sm_90a cold compile", run_sequence, &cold, "alloc", ENOMEM, NULL);
+  /* eager, caches on in a fresh context each time: several missing kernels, compiled as
+   * parallel NVRTC batch parts on threads (a failed part: its kernels one by one) */
+  seq_env eager = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_NO_DISK_CACHE,
+                   .backend = "cuda", .mode = IC_MODE_EAGER};
+  sweep("cuda sm_90a cold eager compile (batch parts)", run_sequence, &eager, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
   ic_context_destroy(ctx);
 }
 END_TEST
