@@ -332,6 +332,9 @@ typedef enum ic_log_level {
   IC_LOG_DEBUG = 4
 } ic_log_level;
 
+/* A log callback may be called from any thread that uses the context, and from ic's own
+ * compile threads (parallel NVRTC batch parts, IC_CONTEXT_WARM_COMPILER): make it
+ * thread-safe. */
 typedef void (*ic_log_fn)(void *user, ic_log_level level, const char *message);
 typedef struct ic_cache_stats ic_cache_stats;
 
