@@ -105,7 +105,8 @@ bool fault_hit(fault_class cls, const char *name) {
 int fault_code(void) { return t_code; }
 
 ic_status fault_arm(const char *which, int64_t nth, int code) {
-  if (!which || nth < 1) return error_set(IC_ERR_INVALID_ARGUMENT, "fault_arm: a name and nth >= 1 are needed");
+  if (!which || nth < 1 || code == 0)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "fault_arm: a name, nth >= 1 and a nonzero code are needed");
   int match = MATCH_NONE;
   if (strcmp(which, "any") == 0) match = MATCH_ANY;
   for (int c = 0; c < FAULT_CLASSES && match == MATCH_NONE; c++)

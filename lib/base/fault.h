@@ -41,8 +41,9 @@ int fault_code(void);
 
 /* Arms the Nth (from 1) next call matching `which` to fail with `code`: `which` is a
  * point's name ("rename", "nvrtcCompileProgram"), a class name ("alloc", "fs", "nvrtc",
- * "driver") or "any" (classes and "any" leave out the release points). IC_ERR_INVALID_ARGUMENT for an unknown name or nth < 1. Re-arming
- * restarts the count. */
+ * "driver") or "any" (classes and "any" leave out the release points).
+ * IC_ERR_INVALID_ARGUMENT for an unknown name, nth < 1 or code 0 (a failure needs a
+ * code: 0 is success for NVRTC and the driver). Re-arming restarts the count. */
 ic_status fault_arm(const char *which, int64_t nth, int code);
 void fault_disarm(void);
 /* Matching calls counted since fault_arm, and whether the armed failure has happened. */

@@ -140,6 +140,7 @@ START_TEST(test_point_table) {
   ck_assert_ptr_nonnull(strstr(ic_last_error(), "mallocx"));
   ck_assert_int_eq(fault_arm("alloc", 0, 1), IC_ERR_INVALID_ARGUMENT);
   ck_assert_int_eq(fault_arm(NULL, 1, 1), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(fault_arm("nvrtc", 1, 0), IC_ERR_INVALID_ARGUMENT);
   /* the third matching call fails, once; other classes are not counted */
   ck_assert_int_eq(fault_arm("fs", 3, EIO), IC_OK);
   ck_assert(!fault_hit(FAULT_ALLOC, "malloc"));

@@ -235,9 +235,9 @@ static void cuda_batch_end(void *batch) {
 static void *cuda_batch_begin(backend_state *bs, const kir_kernel *const *kernels, int32_t n, uint32_t flags) {
   const cuda_state *cs = (const cuda_state *)bs;
   if ((flags & IC_COMPILE_NO_CACHE) || !cs->kernels) return NULL;
-  cuda_batch *b = sys_calloc(1, sizeof *b);
+  cuda_batch *b = sys_malloc(sizeof *b);
   if (!b) return NULL;
-  b->cs = cs;
+  *b = (cuda_batch){.cs = cs};
   b->kernels = sys_calloc((size_t)n, sizeof *b->kernels);
   b->part_of = sys_malloc((size_t)n + 1);
   if (!b->kernels || !b->part_of) {
@@ -607,7 +607,7 @@ static ic_status cuda_mem_free(backend_state *bs, void *ptr, void *stream) {
 static bool cuda_nvrtc_supports(const cuda_nvrtc_api *nv, int32_t sm) {
   int n = 0;
   if (NVRTC_CALL(nv, nvrtcGetNumSupportedArchs, &n) != NVRTC_SUCCESS || n <= 0 || n > 256) return true;
-  int archs[256];
+  int archs[256] = {0};
   if (NVRTC_CALL(nv, nvrtcGetSupportedArchs, archs) != NVRTC_SUCCESS) return true;
   for (int i = 0; i < n; i++)
     if (archs[i] == sm) return true;
