@@ -248,8 +248,8 @@ typedef enum tok_kind {
 
 typedef struct token {
   tok_kind kind;
-  const char *start;
   int32_t len;
+  const char *start;
   int64_t line, col; /* 1-based; col counts bytes */
 } token;
 

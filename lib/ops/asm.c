@@ -73,6 +73,9 @@ static ic_status asm_fit(const char *what, const char *role, int32_t k, char let
     op->upcast = letter == 'f' && dt != IC_F32;
     return IC_OK;
   }
+  if (bits <= 0 || width <= 0)
+    return error_set(IC_ERR_INVALID_GRAPH, "%s: %s %" PRId32 " is %s, which no register '%c' holds", what, role, k,
+                     ic_dtype_name(dt), letter);
   if (bits > width)
     return error_set(IC_ERR_INVALID_GRAPH, "%s: %s %" PRId32 " is %s (%" PRId32 " bits), which does not fit '%c' (%" PRId32
                      "-bit registers)", what, role, k, ic_dtype_name(dt), bits, letter, width);

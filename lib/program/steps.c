@@ -94,6 +94,7 @@ static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t 
   const kir_instr *reduce = NULL;
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_REDUCE) reduce = &k->instrs.items[i];
+  if (!reduce) return error_set(IC_ERR_INTERNAL, "%s: a two-stage split of a kernel without a reduction", k->name);
   ic_dtype acc = kir_reduce_acc_dtype(reduce->reduce, k->instrs.items[reduce->args[0]].dtype);
   bool arg = reduce->reduce == IC_REDUCE_ARGMAX || reduce->reduce == IC_REDUCE_ARGMIN;
   sym_id dims[2] = {k->launch_numel, kir_split_units(k)};
