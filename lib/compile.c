@@ -128,7 +128,6 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   if (o.fusion_budget < -1)
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: fusion_budget %" PRId32 " (0: the default %d, -1: none, or a count >= 1)",
                      o.fusion_budget, IC_FUSION_BUDGET_DEFAULT);
-  if (o.fusion_budget == 0) o.fusion_budget = IC_FUSION_BUDGET_DEFAULT;
   const backend_vtable *backend = backend_by_name(o.backend ? o.backend : "cuda");
   if (!backend) return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown backend '%s' (cuda, ref)", o.backend);
   return compile_graph(ctx, g, &o, backend, out);
@@ -136,7 +135,8 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
 
 ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_options *opts,
                         const backend_vtable *backend, ic_program **out) {
-  const ic_compile_options o = *opts;
+  ic_compile_options o = *opts;
+  if (o.fusion_budget == 0) o.fusion_budget = IC_FUSION_BUDGET_DEFAULT; /* before the key: 0 and 512 are one program */
   bool eager = o.mode == IC_MODE_EAGER;
   backend_state *bs = NULL;
   ic_status st = ctx_backend(ctx, backend, &bs);

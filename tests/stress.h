@@ -50,10 +50,11 @@ static inline double stress_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static inline void stress_fail(stress_shared *sh, const char *fmt, const char *a, const char *b) {
+/* Counts a failure; the first one's words are kept for the test's message. */
+static inline void stress_fail(stress_shared *sh, const char *what, const char *detail) {
   if (atomic_fetch_add(&sh->failures, 1) == 0) {
     pthread_mutex_lock(&sh->mu);
-    snprintf(sh->first_failure, sizeof sh->first_failure, fmt, a, b);
+    snprintf(sh->first_failure, sizeof sh->first_failure, "%s: %s", what, detail);
     pthread_mutex_unlock(&sh->mu);
   }
 }
@@ -125,7 +126,7 @@ static inline bool stress_iteration(stress_worker *wk, void *stream, float *hx, 
   unsigned seed = r >> 12;
   ic_graph *g = stress_graph(t);
   if (!g) {
-    stress_fail(sh, "graph: %s%s", ic_last_error(), "");
+    stress_fail(sh, "graph", ic_last_error());
     return false;
   }
   ic_compile_options o = {.struct_size = sizeof o, .mode = (r >> 8) & 1 ? IC_MODE_EAGER : IC_MODE_FUSED,
@@ -143,7 +144,7 @@ static inline bool stress_iteration(stress_worker *wk, void *stream, float *hx, 
   ic_graph_destroy(g);
   atomic_fetch_add(&sh->compiles, 1);
   if (s) {
-    stress_fail(sh, "compile: %s%s", ic_last_error(), "");
+    stress_fail(sh, "compile", ic_last_error());
     ic_program_release(p);
     return false;
   }
@@ -166,8 +167,8 @@ static inline bool stress_iteration(stress_worker *wk, void *stream, float *hx, 
   if (!s && sh->device) s = ic_memcpy_dtoh(sh->ctx, hy, out[0].data, ybytes);
   if (!s && !sh->device) memcpy(hy, out[0].data, ybytes);
   bool ok = !s && stress_check(t, seed, n, hw, hy);
-  if (s) stress_fail(sh, "run: %s%s", ic_last_error(), "");
-  else if (!ok) stress_fail(sh, "template %s: wrong result%s", t == 0 ? "x*w+1" : t == 1 ? "softmax" : "row sum", "");
+  if (s) stress_fail(sh, "run", ic_last_error());
+  else if (!ok) stress_fail(sh, "wrong result", t == 0 ? "x*w+1" : t == 1 ? "softmax" : "row sum");
   if (sh->device) {
     ic_free(sh->ctx, out[0].data);
     ic_free(sh->ctx, dx);

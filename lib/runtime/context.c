@@ -26,7 +26,7 @@ static ic_status ctx_pick_arch(ic_context *ctx, const char *arch) {
 
 static void *ctx_warm_compiler(void *arg) {
   const ic_context *ctx = arg;
-  cuda_nvrtc_warm(ctx->arch, ctx->warm_driver_major);
+  cuda_nvrtc_warm(ctx->arch, ctx->device ? ctx->device->drv->driver_version / 1000 : 0);
   return NULL;
 }
 
@@ -77,7 +77,6 @@ ic_status ctx_open(const ic_context_options *opts, ic_context **out) {
   log_msg(&ctx->log, IC_LOG_INFO, "context: target %s, %s", ctx->arch[0] ? ctx->arch : "none (ref backend only)",
           ctx->device ? "device present" : "no device");
   if ((o.flags & IC_CONTEXT_WARM_COMPILER) && ctx->arch[0]) {
-    ctx->warm_driver_major = ctx->device ? ctx->device->drv->driver_version / 1000 : 0;
     /* no thread to be had: the first compile starts NVRTC, as without the flag */
     ctx->warm_started = pthread_create(&ctx->warm_thread, NULL, ctx_warm_compiler, ctx) == 0;
   }

@@ -28,7 +28,6 @@ struct ic_context {
   pthread_mutex_t lock;      /* guards opening backends */
   pthread_t warm_thread;     /* IC_CONTEXT_WARM_COMPILER: cuda_nvrtc_warm, joined by ctx_close */
   bool warm_started;
-  int warm_driver_major;
   struct { const backend_vtable *vt; backend_state *bs; } backends[CTX_MAX_BACKENDS];
 };
 

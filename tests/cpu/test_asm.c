@@ -150,6 +150,9 @@ START_TEST(test_register_layouts) {
   /* i32 at pack 16 needs 16 r: 4 for the u8 output and 4 + 16 for the inputs */
   ck_assert_int_eq(asm_plan("t", "", "=r,=r,=r,=r,r,r,r,r,r", 16, 1, u8, 2, (const ic_dtype[]){IC_U8, IC_I32}, &l),
                    IC_ERR_INVALID_GRAPH);
+  /* a dtype no register holds (the builder refuses it first; the plan says so too) */
+  ck_assert_int_eq(asm_plan("t", "", "=r,r", 1, 1, u8, 1, (const ic_dtype[]){IC_DTYPE_INVALID}, &l), IC_ERR_INVALID_GRAPH);
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "which no register 'r' holds"));
   sbuf c = {0};
   asm_c_template("mov.u32 $0, %tid.x; // $$5 100%", &c);
   ck_assert_str_eq(c.data, "mov.u32 %0, %%tid.x; // $5 100%%");

@@ -571,14 +571,7 @@ static struct { uint64_t bytes, largest, ref_bytes; int files, refs; char larges
 
 enum { REF_MAX_BYTES = 200 };
 
-/* The batch parts a program of n distinct missing kernels compiles as (cuda_backend.c:
- * min(cores, kernels, 8)). */
-static int batch_parts(int n) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int parts = cores < 1 ? 1 : (int)cores;
-  if (parts > n) parts = n;
-  return parts > 8 ? 8 : parts;
-}
+
 
 static int census_file(const char *path, const struct stat *st, int type, struct FTW *ftw) {
   (void)ftw;
@@ -612,7 +605,7 @@ START_TEST(test_batch_warm_from_disk) {
   ck_assert_int_ge(kernels, 20);
   check_binaries(p);
   ic_cache_stats s = stats_of(ctx);
-  ck_assert_int_eq(s.compiles, 20); /* distinct kernels, in batch_parts(20) NVRTC calls */
+  ck_assert_int_eq(s.compiles, 20); /* distinct kernels, in cuda_batch_parts(20) NVRTC calls */
   ck_assert_int_eq(c1.compiled, 20);
   ic_program_release(p);
   ic_context_destroy(ctx);
@@ -621,7 +614,7 @@ START_TEST(test_batch_warm_from_disk) {
   printf("eager chain: %d entries, %" PRIu64 " bytes in all, largest %" PRIu64
          " bytes (one entry a kernel holding the batch would be %" PRIu64 " bytes)\n",
          census.files, census.bytes, census.largest, census.largest * 20);
-  ck_assert_int_eq(census.files, 20 + batch_parts(20)); /* 20 references and the parts */
+  ck_assert_int_eq(census.files, 20 + cuda_batch_parts(20)); /* 20 references and the parts */
   ck_assert_int_eq(census.refs, 20);
   ck_assert(census.ref_bytes < 20 * REF_MAX_BYTES);
 
@@ -636,7 +629,7 @@ START_TEST(test_batch_warm_from_disk) {
   ic_program_release(p);
   ic_context_destroy(ctx);
   take_census();
-  ck_assert_int_eq(census.files, 20 + batch_parts(20));
+  ck_assert_int_eq(census.files, 20 + cuda_batch_parts(20));
   remove_cache_dir();
 }
 END_TEST

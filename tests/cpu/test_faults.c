@@ -45,8 +45,9 @@ static void make_cache_root(void) {
   ck_assert_ptr_nonnull(mkdtemp(cache_root));
 }
 
-/* Files under dir whose names start with the disk cache's temp prefix, or that are
- * neither directories nor regular files: what an interrupted put would leave. */
+/* Files under dir whose names start with the disk cache's temp prefix (".tmp.", see
+ * lib/cache/disk.c), or that are neither directories nor regular files: what an
+ * interrupted put would leave. */
 static int count_leftovers(const char *dir) {
   int n = 0;
   DIR *d = opendir(dir);
@@ -59,7 +60,7 @@ static int count_leftovers(const char *dir) {
     struct stat st;
     if (lstat(path, &st) != 0) continue;
     if (S_ISDIR(st.st_mode)) n += count_leftovers(path);
-    else if (!S_ISREG(st.st_mode) || strstr(de->d_name, "tmp") != NULL) n++;
+    else if (!S_ISREG(st.st_mode) || strncmp(de->d_name, ".tmp.", 5) == 0) n++;
   }
   closedir(d);
   return n;

@@ -252,7 +252,8 @@ static int32_t cg_op_weight(ic_op op) {
   }
 }
 
-int32_t cg_body_weight(const kir_kernel *k) {
+/* The body's estimated size in simple-op units (see CG_BODY_INLINE_MAX_WEIGHT). */
+static int32_t cg_body_weight(const kir_kernel *k) {
   int32_t w = 0;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];

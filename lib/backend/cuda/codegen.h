@@ -35,9 +35,6 @@ typedef struct codegen {
   bool oom;
 } codegen;
 
-/* The body's estimated size in simple-op units (see CG_BODY_INLINE_MAX_WEIGHT). */
-int32_t cg_body_weight(const kir_kernel *k);
-
 /* The compute type of a dtype (the prelude's overloads): bool, int, ic_i64, float, double. */
 const char *cg_ctype(ic_dtype dt);
 const char *cg_dtname(ic_dtype dt);

@@ -197,15 +197,12 @@ enum { CUDA_REF_HEAD = 8 + 16 };
  * start-up and the prelude over its kernels, parallel calls use the cores (ic-bench
  * compile; on 2 cores, 6 eager kernels: 142 ms in one call, 102 ms as 2 parallel parts).
  * Each part's CUBIN is a batch entry of its own. */
-enum { CUDA_BATCH_MAX_PARTS = 8 };
-
 typedef struct cuda_batch_part {
   sbuf source;
   void *cubin;
   size_t size;
   key128 key; /* of the part's source: the cache entry of cubin */
   const cuda_state *cs;
-  ic_status status;
   int32_t kernels; /* distinct kernels in it; a part of one is that kernel's own CUBIN */
 } cuda_batch_part;
 
@@ -257,17 +254,16 @@ static void *cuda_batch_begin(backend_state *bs, const kir_kernel *const *kernel
 
 static void *cuda_batch_part_compile(void *arg) {
   cuda_batch_part *part = arg;
-  part->status = part->source.data && !part->source.oom
-                     ? cuda_nvrtc_compile(part->cs, "ic_batch", part->source.data, &part->cubin, &part->size)
-                     : IC_ERR_OUT_OF_MEMORY;
-  if (part->status) part->cubin = NULL;
+  /* a failure leaves cubin NULL (cuda_nvrtc_compile clears it) */
+  if (part->source.data && !part->source.oom)
+    (void)cuda_nvrtc_compile(part->cs, "ic_batch", part->source.data, &part->cubin, &part->size);
   return NULL;
 }
 
-/* The cores this process may use, at least 1. */
-static int32_t cuda_cores(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > 1024 ? 1024 : (int32_t)n;
+int32_t cuda_batch_parts(int32_t kernels) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int32_t parts = cores < 1 ? 1 : cores > CUDA_BATCH_MAX_PARTS ? CUDA_BATCH_MAX_PARTS : (int32_t)cores;
+  return kernels < parts ? (kernels < 1 ? 1 : kernels) : parts;
 }
 
 /* Compiles, once, every kernel of the batch not yet in memory, distinct entries only:
@@ -289,9 +285,7 @@ static void cuda_batch_compile(cuda_batch *b) {
     free(todo);
     return;
   }
-  int32_t nparts = cuda_cores();
-  if (nparts > count) nparts = count;
-  if (nparts > CUDA_BATCH_MAX_PARTS) nparts = CUDA_BATCH_MAX_PARTS;
+  int32_t nparts = cuda_batch_parts(count);
   /* largest first, each to the lightest part */
   for (int32_t a = 1; a < count; a++)
     for (int32_t c = a; c > 0 && strlen(b->kernels[todo[c]].source) > strlen(b->kernels[todo[c - 1]].source); c--) {

@@ -47,6 +47,11 @@ void cuda_nvrtc_options(const char *arch, const char **opts, int32_t max, int32_
  * error message and, under IC_DUMP, the source and log are written there. */
 ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char *source, void **cubin, size_t *size);
 
+/* The parallel NVRTC calls (batch parts) a program's `kernels` missing kernels compile
+ * as: min(cores, kernels, CUDA_BATCH_MAX_PARTS), at least 1 (cuda_backend.c). */
+enum { CUDA_BATCH_MAX_PARTS = 8 };
+int32_t cuda_batch_parts(int32_t kernels);
+
 /* Everything a kernel's binary depends on besides ic's own code. */
 typedef struct cuda_key_parts {
   const char *source;
