@@ -4,6 +4,9 @@
 # device memory). Any reported error fails the script; a summary line per tool and test
 # is printed at the end. Needs a GPU and compute-sanitizer (CUDA toolkit) on PATH.
 # Usage: scripts/gpu-sanitize.sh BUILD_DIR [gpu_test ...]   (default: every tests/gpu_*)
+# IC_SANITIZE_JOBS=N runs N (tool, test) pairs at once (default 1): the tools are slow and
+# one GPU has room for several. IC_SANITIZE_TIMEOUT=S stops a pair after S seconds (a
+# failure, reported as such).
 # e.g. on the GPU machine: .gpu/gpu-run.sh -- scripts/gpu-sanitize.sh build-gpu
 set -uo pipefail
 build=${1:?usage: scripts/gpu-sanitize.sh BUILD_DIR [gpu_test ...]}
@@ -16,29 +19,46 @@ fi
 out=${OUT:-$build/sanitize}
 mkdir -p "$out"
 status=0
-summary=()
+jobs=${IC_SANITIZE_JOBS:-1}
+# One (tool, test) pair: its log, then a one-line result in $out/$tool-$t.result.
+sanitize_one() {
+  local tool=$1 t=$2 extra=() rc errors result
+  [ "$tool" != memcheck ] || extra+=(--leak-check full)
+  [ "$tool" != racecheck ] || extra+=(--racecheck-report all)
+  local log="$out/$tool-$t.log"
+  # CK_FORK=no: CUDA state cannot cross a fork; IC_CACHE=0: every kernel compiled and
+  # loaded under the tool.
+  local limit=()
+  [ -z "${IC_SANITIZE_TIMEOUT:-}" ] || limit=(timeout "$IC_SANITIZE_TIMEOUT")
+  CK_FORK=no IC_STRICT=1 IC_CACHE=0 "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 "${extra[@]}" \
+    "$build/tests/$t" >"$log" 2>&1
+  rc=$?
+  errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -Eo '[0-9]+' || echo "?")
+  if [ $rc -eq 0 ] && [ "$errors" = 0 ]; then
+    result="ok, 0 errors"
+  elif [ $rc -eq 77 ]; then
+    result="skipped (no GPU)"
+  elif [ $rc -eq 124 ]; then
+    result="FAILED (timed out after ${IC_SANITIZE_TIMEOUT}s; $log)"
+  else
+    result="FAILED (exit $rc, $errors errors; $log)"
+  fi
+  printf '%-10s %-18s %s\n' "$tool" "$t" "$result" >"$out/$tool-$t.result"
+}
+pairs=()
 for tool in memcheck racecheck initcheck; do
-  extra=()
-  [ $tool != memcheck ] || extra+=(--leak-check full)
-  [ $tool != racecheck ] || extra+=(--racecheck-report all)
-  for t in "${tests[@]}"; do
-    log="$out/$tool-$t.log"
-    # CK_FORK=no: CUDA state cannot cross a fork; IC_CACHE=0: every kernel compiled and
-    # loaded under the tool.
-    CK_FORK=no IC_STRICT=1 IC_CACHE=0 compute-sanitizer --tool $tool --error-exitcode 99 "${extra[@]}" \
-      "$build/tests/$t" >"$log" 2>&1
-    rc=$?
-    errors=$(grep -Eo 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -Eo '[0-9]+' || echo "?")
-    if [ $rc -eq 0 ] && [ "$errors" = 0 ]; then
-      result="ok, 0 errors"
-    elif [ $rc -eq 77 ]; then
-      result="skipped (no GPU)"
-    else
-      result="FAILED (exit $rc, $errors errors; $log)"
-      status=1
-    fi
-    summary+=("$(printf '%-10s %-18s %s' "$tool" "$t" "$result")")
-  done
+  for t in "${tests[@]}"; do pairs+=("$tool $t"); done
 done
-printf '%s\n' "${summary[@]}"
+for pair in "${pairs[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  read -r tool t <<<"$pair"
+  sanitize_one "$tool" "$t" &
+done
+wait
+for pair in "${pairs[@]}"; do
+  read -r tool t <<<"$pair"
+  r="$out/$tool-$t.result"
+  if [ -f "$r" ]; then cat "$r"; else printf '%-10s %-18s %s\n' "$tool" "$t" "NO RESULT"; status=1; fi
+  grep -q FAILED "$r" 2>/dev/null && status=1
+done
 exit $status
