@@ -5,7 +5,7 @@
 #   .gpu/gpu-run.sh -- bash scripts/gpu-session.sh stress sanitize bench torch
 #   stress    gpu_faults and gpu_stress with their printed figures (fault points, soak memory)
 #   sanitize  scripts/gpu-sanitize.sh over the GPU tests but gpu_stress (memcheck, racecheck,
-#             initcheck; 6 at once, 240 s each at most)
+#             initcheck; a Check case at a time, 16 at once, 400 s each at most)
 #   bench     build-gpu/bench/ic-bench all
 #   torch     bench/torch_compare.py (PyTorch eager and torch.compile on the same workloads)
 # A failing part is reported and the next one still runs; the exit status says whether
@@ -37,12 +37,9 @@ for part in "$@"; do
     sanitize)
       # gpu_stress is left out: its 20 s of threads and 100 000-run soak add no kernel the
       # others lack, and under the tools they would take the whole session.
-      san=()
-      for t in "$build"/tests/gpu_*; do
-        [ "$(basename "$t")" = gpu_stress ] || san+=("$(basename "$t")")
-      done
-      run sanitize env OUT="$out/sanitize" IC_SANITIZE_JOBS="${IC_SANITIZE_JOBS:-6}" \
-        IC_SANITIZE_TIMEOUT="${IC_SANITIZE_TIMEOUT:-240}" scripts/gpu-sanitize.sh "$build" "${san[@]}" ;;
+      mapfile -t san < <(ctest --test-dir "$build" -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p' | grep -v '^gpu_stress')
+      run sanitize env OUT="$out/sanitize" IC_SANITIZE_JOBS="${IC_SANITIZE_JOBS:-16}" \
+        IC_SANITIZE_TIMEOUT="${IC_SANITIZE_TIMEOUT:-400}" scripts/gpu-sanitize.sh "$build" "${san[@]}" ;;
     bench) run bench "$build/bench/ic-bench" all ;;
     torch) run torch env IC_LIBRARY="$PWD/$build/libic.so.0" python3 bench/torch_compare.py ;;
     *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch)" >&2; status=2 ;;

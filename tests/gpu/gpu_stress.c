@@ -12,6 +12,7 @@
 #include "stress.h"
 
 static struct {
+  CUresult (*init)(unsigned);
   CUresult (*retain)(CUcontext *, CUdevice);
   CUresult (*set_current)(CUcontext);
   CUresult (*stream_create)(CUstream *, unsigned);
@@ -23,12 +24,14 @@ static struct {
 static void open_driver(void) {
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   ck_assert_ptr_nonnull(lib);
+  *(void **)&cu.init = dlsym(lib, "cuInit");
   *(void **)&cu.retain = dlsym(lib, "cuDevicePrimaryCtxRetain");
   *(void **)&cu.set_current = dlsym(lib, "cuCtxSetCurrent");
   *(void **)&cu.stream_create = dlsym(lib, "cuStreamCreate");
   *(void **)&cu.stream_destroy = dlsym(lib, "cuStreamDestroy_v2");
   *(void **)&cu.mem_get_info = dlsym(lib, "cuMemGetInfo_v2");
-  ck_assert(cu.retain && cu.set_current && cu.stream_create && cu.stream_destroy && cu.mem_get_info);
+  ck_assert(cu.init && cu.retain && cu.set_current && cu.stream_create && cu.stream_destroy && cu.mem_get_info);
+  ck_assert_int_eq(cu.init(0), CUDA_SUCCESS); /* ic has not initialized the driver yet */
   ck_assert_int_eq(cu.retain(&cu.primary, 0), CUDA_SUCCESS); /* ic runs in device 0's primary context */
 }
 
