@@ -129,6 +129,78 @@ START_TEST(test_shorthands) {
 }
 END_TEST
 
+/* Narrow floats stored by a reduction's epilogue (y = cast(x * max|x|, dt), saturating or
+ * not): values that overflow either sign, NaN, inf, ties; rows of 1000 and 16 (vector
+ * chunks and tails). The fused kernel stores one rounding's bits (pairs of f8e4m3 a cvt
+ * on sm_89+), which must be the bits eager mode's pointwise cast kernel stores, and the
+ * ref backend's: a negative overflow to f8e4m3 is the canonical NaN 0x7f, not 0xff. */
+START_TEST(test_narrow_epilogue_stores) {
+  static const ic_dtype dts[] = {IC_F8E4M3, IC_F8E5M2, IC_F16, IC_BF16};
+  static const float pattern[] = {2.0f, -3.0f, 5.0f, 0.5f, -0.25f, 40.0f, -50.0f, 1.0f / 3.0f, NAN, -NAN, INFINITY,
+                                  11.25f, -11.25f, 0.0f, -0.0f, 1e-3f};
+  enum { ROWS = 5, NP = sizeof pattern / sizeof *pattern };
+  static const int64_t cols_list[] = {1000, 16};
+  for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+    for (int sat = 0; sat < 2; sat++) {
+      ic_dtype dt = dts[di];
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){ROWS, ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+      /* row 0 has a NaN and an inf: its max is NaN; the others are finite */
+      ic_value m = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, x), 1, (int32_t[]){1}, 1);
+      ic_value v = ic_graph_binary(g, IC_OP_MUL, x, m);
+      IC_OK_OR_FAIL(ic_graph_output(g, "y", sat ? ic_graph_cast_saturate(g, v, dt) : ic_graph_cast(g, v, dt)));
+      ic_program *p[3] = {NULL, NULL, NULL};
+      const ic_compile_options opts[3] = {
+          {.struct_size = sizeof(ic_compile_options), .flags = IC_COMPILE_STRICT},
+          {.struct_size = sizeof(ic_compile_options), .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT},
+          {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
+      for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
+      ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+      for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
+        const int64_t cols = cols_list[ci], n = ROWS * cols;
+        float *hx = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+          int64_t r = i / cols, c = i % cols;
+          float f = pattern[(c * 7 + r) % NP];
+          if (r > 0 && (f != f || f == INFINITY)) f = (float)(c % 9) - 4.0f; /* finite rows */
+          hx[i] = f * (r == 2 ? 1e-3f : r == 3 ? 7.0f : 1.0f);
+        }
+        size_t ob = (size_t)n * ic_dtype_size(dt);
+        void *dx = gpu_upload(rc_ctx, hx, sizeof(float) * (size_t)n);
+        int64_t xs[2] = {ROWS, cols};
+        void *got[3];
+        for (int v3 = 0; v3 < 3; v3++) {
+          bool ref = v3 == 2;
+          void *dy = ref ? malloc(ob) : gpu_poisoned(rc_ctx, ob);
+          if (ref) memset(dy, 0xA5, ob);
+          ic_tensor in = {ref ? (void *)hx : dx, IC_F32, 2, xs, NULL}, out = {dy, dt, 2, xs, NULL};
+          IC_OK_OR_FAIL(ic_program_run(p[v3], &in, 1, &out, 1, NULL));
+          if (ref) {
+            got[v3] = dy;
+          } else {
+            IC_OK_OR_FAIL(ic_stream_synchronize(rc_ctx, NULL));
+            got[v3] = gpu_download(rc_ctx, dy, ob);
+            IC_OK_OR_FAIL(ic_free(rc_ctx, dy));
+          }
+        }
+        for (int v3 = 1; v3 < 3; v3++)
+          for (size_t b = 0; b < ob; b++)
+            ck_assert_msg(((unsigned char *)got[0])[b] == ((unsigned char *)got[v3])[b],
+                          "%s %s, rows of %lld: byte %zu fused 0x%02x, %s 0x%02x", sat ? "cast_saturate" : "cast",
+                          ic_dtype_name(dt), (long long)cols, b, ((unsigned char *)got[0])[b], v3 == 1 ? "eager" : "ref",
+                          ((unsigned char *)got[v3])[b]);
+        for (int v3 = 0; v3 < 3; v3++) free(got[v3]);
+        IC_OK_OR_FAIL(ic_free(rc_ctx, dx));
+        free(hx);
+      }
+      for (int v3 = 0; v3 < 3; v3++) ic_program_release(p[v3]);
+      ic_graph_destroy(g);
+    }
+  }
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_reduce");
   CHECK_CASE(s, test_matrix_f32_f64, 1500, setup, teardown);
@@ -142,6 +214,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_summation_order_long_rows, 1500, setup, teardown);
   CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
   CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
+  CHECK_CASE(s, test_narrow_epilogue_stores, 600, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }

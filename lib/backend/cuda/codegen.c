@@ -205,7 +205,7 @@ static bool cg_value_stored(const codegen *cg, int32_t i) {
 
 /* Whether asm result instruction in is an output the asm makes as bits (a narrow float
  * in an integer register: cg_asm_block keeps them in a<asm>_b<result>). */
-static bool cg_asm_result_bits(const codegen *cg, const kir_instr *in) {
+bool cg_asm_result_bits(const codegen *cg, const kir_instr *in) {
   if (in->kind != KIR_ASM_RESULT || !cg_narrow_float(in->dtype)) return false;
   const asm_operand *ao = &cg->k->instrs.items[in->args[0]].spec->layout.ops[in->result];
   return ao->letter != 'f' && ao->letter != 'd';

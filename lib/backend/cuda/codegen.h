@@ -71,6 +71,10 @@ void cg_point_stores(codegen *cg, const char *last_var, const char *indent);
 void cg_body_call(codegen *cg, const char *index);
 /* The type of store i's r<i> (ic_u32 bits for narrow floats), and its stored bits. */
 const char *cg_store_type(const codegen *cg, const kir_instr *in);
+/* Whether asm result instruction in is an output the asm makes as bits (a narrow float in
+ * an integer register): cg_asm_block keeps them in a<asm>_b<result>, which a store takes
+ * as they are. */
+bool cg_asm_result_bits(const codegen *cg, const kir_instr *in);
 void cg_store_bits(codegen *cg, int32_t i, const char *suffix);
 /* The vars i<d> of point e (a C expression), in 32-bit arithmetic when n fits. */
 void cg_decompose(codegen *cg, const char *e, const char *indent);

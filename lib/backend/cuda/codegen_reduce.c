@@ -287,20 +287,33 @@ static void red_vector_load(red_gen *rg, int32_t i) {
   }
 }
 
+/* Whether store i stores a conversion of a float (f32 compute type) to its narrow float
+ * dtype: a cast, or a saturating cast to fp8. */
+static bool red_stored_rounding(const red_gen *rg, int32_t i) {
+  const kir_kernel *k = rg->k;
+  const kir_instr *in = &k->instrs.items[i], *v = &k->instrs.items[in->args[0]];
+  bool narrow = in->dtype == IC_F16 || in->dtype == IC_BF16 || in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
+  bool fp8 = in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
+  return v->kind == KIR_OP && narrow && v->dtype == in->dtype && (v->op == IC_OP_CAST || (v->op == IC_OP_CAST_SATURATE && fp8)) &&
+         strcmp(cg_ctype(k->instrs.items[v->args[0]].dtype), "float") == 0;
+}
+
 /* The storage bits of store i's value. A conversion to a narrow float that is stored
- * packs its f32 operand directly (one rounding instead of round, widen, round again:
- * the same bits, since a rounded value packs to itself). */
+ * takes the bits of one rounding of its f32 operand (ic_rndbits_, ic_satbits_: the bits
+ * the pointwise kernels store, canonical NaN included); an asm output made as bits is
+ * stored as the asm made it (its canonical bits: what unpacking and packing again would
+ * give). */
 static void red_pack(red_gen *rg, int32_t i, sbuf *o) {
   const kir_kernel *k = rg->k;
   const kir_instr *in = &k->instrs.items[i], *v = &k->instrs.items[in->args[0]];
   char src[32];
-  bool narrow = in->dtype == IC_F16 || in->dtype == IC_BF16 || in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
-  bool fp8 = in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
-  if (v->kind == KIR_OP && narrow && v->dtype == in->dtype && (v->op == IC_OP_CAST || (v->op == IC_OP_CAST_SATURATE && fp8)) &&
-      strcmp(cg_ctype(k->instrs.items[v->args[0]].dtype), "float") == 0) {
+  if (v->dtype == in->dtype && cg_asm_result_bits(rg->cg, v)) {
+    sbuf_printf(o, rg->element[v->args[0]] ? "a%" PRId32 "_b%" PRId32 "[e]" : "a%" PRId32 "_b%" PRId32, v->args[0], v->result);
+    return;
+  }
+  if (red_stored_rounding(rg, i)) {
     red_name(rg, v->args[0], src, sizeof src);
-    if (v->op == IC_OP_CAST) sbuf_printf(o, "ic_pack_%s(%s)", cg_dtname(in->dtype), src);
-    else sbuf_printf(o, "ic_f2%s_sat(%s)", in->dtype == IC_F8E4M3 ? "e4m3" : "e5m2", src);
+    sbuf_printf(o, "ic_%sbits_%s(%s)", v->op == IC_OP_CAST ? "rnd" : "sat", cg_dtname(in->dtype), src);
     return;
   }
   red_name(rg, in->args[0], src, sizeof src);
@@ -316,6 +329,11 @@ static void red_vector_store(red_gen *rg, int32_t i) {
     sbuf_puts(o, "        for (int e = 0; e < 8; e++) { const ic_u64 p = ");
     red_pack(rg, i, o);
     sbuf_puts(o, "; w[2 * e] = (ic_u32)p; w[2 * e + 1] = (ic_u32)(p >> 32); }\n");
+  } else if (in->dtype == IC_F8E4M3 && red_stored_rounding(rg, i) && rg->element[rg->k->instrs.items[in->args[0]].args[0]]) {
+    /* two elements a cvt (ic_<rnd|sat>bits_f8e4m3x2) */
+    const kir_instr *v = &rg->k->instrs.items[in->args[0]];
+    sbuf_printf(o, "        for (int e = 0; e < 8; e += 2) w[e / 4] |= ic_%sbits_f8e4m3x2(v%" PRId32 "[e], v%" PRId32 "[e + 1]) << (e %% 4) * 8;\n",
+                v->op == IC_OP_CAST ? "rnd" : "sat", v->args[0], v->args[0]);
   } else {
     int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
     sbuf_printf(o, "        for (int e = 0; e < 8; e++) w[e / %" PRId32 "] |= (", per_word);

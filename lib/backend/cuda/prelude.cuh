@@ -164,6 +164,24 @@ __device__ __forceinline__ ic_u32 ic_rndbits_f8e5m2(float x) { return ic_f2e5m2(
 __device__ __forceinline__ ic_u32 ic_satbits_f16(float x) { return ic_f2h(ic_sat_f16(x)); }
 __device__ __forceinline__ ic_u32 ic_satbits_bf16(float x) { return ic_f2bf(ic_sat_bf16(x)); }
 __device__ __forceinline__ ic_u32 ic_satbits_f8e4m3(float x) { return ic_f2e4m3_sat(x); }
+/* Two values' f8e4m3 storage bits at once (lo in bits 0-7, hi in 8-15), the same bits as
+ * ic_satbits_f8e4m3 / ic_rndbits_f8e4m3 of each: one cvt for the pair on sm_89+, whose
+ * NaN bytes (s.1111.111; .satfinite makes no other such byte) become 0x7f. */
+#if __CUDA_ARCH__ >= 890 && !defined(IC_SOFT_FP8)
+__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x2(float lo, float hi) {
+  ic_u16 h; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(hi), "f"(lo));
+  const ic_u32 w = h;
+  return w & ~(((w & 0x7f7fu) + 0x0101u) & 0x8080u);
+}
+#else
+__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x2(float lo, float hi) { return ic_f2e4m3_sat(lo) | ic_f2e4m3_sat(hi) << 8; }
+#endif
+/* without saturation |x| > 464 (and NaN) round to NaN, stored as 0x7f */
+__device__ __forceinline__ ic_u32 ic_rndbits_f8e4m3x2(float lo, float hi) {
+  const ic_u32 w = ic_satbits_f8e4m3x2(lo, hi);
+  return ((__float_as_uint(lo) & 0x7fffffffu) > 0x43e80000u ? 0x7fu : w & 0xffu) |
+         ((__float_as_uint(hi) & 0x7fffffffu) > 0x43e80000u ? 0x7f00u : w & 0xff00u);
+}
 __device__ __forceinline__ ic_u32 ic_satbits_f8e5m2(float x) { return ic_f2e5m2_sat(x); }
 __device__ __forceinline__ double ic_sat_f64(double x) { const double m = __longlong_as_double(0x7fefffffffffffffll); return x != x ? x : x > m ? m : x < -m ? -m : x; }
 /* float -> integer: truncate, saturate (cvt.rzi.sat), NaN -> 0 (cvt gives 0 for s32 from
