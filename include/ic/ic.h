@@ -391,7 +391,9 @@ IC_API int ic_context_has_device(const ic_context *ctx);
 
 /* ---------------------------------------------------------------- device memory
  * So C hosts need no CUDA runtime. All fail with IC_ERR_NO_DEVICE in compile-only mode.
- * ic_free accepts NULL and frees outputs that ic_program_run allocated. */
+ * ic_free accepts NULL and frees outputs that ic_program_run allocated; when it fails
+ * (the driver could not make the context current, say) the memory is still allocated
+ * and still the caller's: free it again later. */
 IC_API ic_status ic_malloc(ic_context *ctx, size_t bytes, void **out);
 IC_API ic_status ic_free(ic_context *ctx, void *ptr);
 IC_API ic_status ic_memcpy_htod(ic_context *ctx, void *dst, const void *src, size_t bytes);
