@@ -99,6 +99,17 @@ sym_id kir_tile_order(const kir_kernel *k, int32_t i) {
   return coeff;
 }
 
+int32_t kir_tile_load_width(const kir_kernel *k, int32_t i, int32_t tile_dim) {
+  const kir_instr *in = &k->instrs.items[i];
+  sym_id coeff, rest;
+  int64_t c;
+  size_t size = ic_dtype_size(in->dtype);
+  if (size > 2 || kir_tile_order(k, i) >= 0 || !sym_affine_in_var(k->syms, in->offset, tile_dim, &coeff, &rest) ||
+      !sym_is_const(k->syms, coeff, &c) || c != 1)
+    return 1;
+  return (int32_t)(16 / size);
+}
+
 /* Whether a dim may be tiled: symbolic, or a constant of at least half a tile. */
 static bool kir_tile_worth(const kir_kernel *k, int32_t d) {
   int64_t c;

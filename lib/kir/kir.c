@@ -98,7 +98,10 @@ static void kir_print_access(const kir_kernel *k, const kir_pointwise_strategy *
   if (!pointwise) return;
   sym_id checks[IC_MAX_DIMS + 1];
   int32_t n;
-  sbuf_printf(out, "  (%s)", kir_access_name(kir_instr_access(k, ps, i, checks, &n)));
+  kir_access acc = kir_instr_access(k, ps, i, checks, &n);
+  int32_t w = acc == KIR_ACCESS_TILED ? kir_tile_load_width(k, i, ps->tile_dim) : 1;
+  if (w > 1) sbuf_printf(out, "  (%s, %" PRId32 " along i%" PRId32 " a load)", kir_access_name(acc), w, ps->tile_dim);
+  else sbuf_printf(out, "  (%s)", kir_access_name(acc));
 }
 
 void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {

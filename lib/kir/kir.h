@@ -230,6 +230,12 @@ void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out)
  * tile is read along the last dim where it is 1, along p elsewhere); -1 for a load that
  * is transposed by its kernel alone (read along p). */
 sym_id kir_tile_order(const kir_kernel *k, int32_t i);
+/* Elements a thread's tile load of load i moves along p at once: 16 bytes of a 1- or
+ * 2-byte dtype whose offset steps by 1 along p (a constant) and that is read along p
+ * (kir_tile_order -1), else 1 (one element: 4- and 8-byte dtypes already fill a warp's
+ * 128 bytes). The generated kernel takes the vector where it is aligned and inside d_p,
+ * else element by element. */
+int32_t kir_tile_load_width(const kir_kernel *k, int32_t i, int32_t tile_dim);
 /* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / T) T
  * times the other dims. */
 sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim);

@@ -13,7 +13,6 @@
 #include <inttypes.h>
 
 #include "backend/cuda/codegen.h"
-#include "sym/sym.h"
 
 static void cg_tile_coordinates(codegen *cg, int32_t P) {
   const kir_kernel *k = cg->k;
@@ -30,22 +29,10 @@ static void cg_tile_coordinates(codegen *cg, int32_t P) {
   sbuf_puts(o, "  (void)blk;\n");
 }
 
-/* Elements of load i a tile load moves along p: 16 bytes of a 1- or 2-byte dtype whose
- * offset steps by 1 along p (a constant), else 1. Scalar loads of narrow elements kept
- * too few bytes in flight (bf16 permute: 59% of copy against 98% for f32). */
-static int32_t cg_tile_load_width(const codegen *cg, int32_t i, int32_t P) {
-  const kir_instr *in = &cg->k->instrs.items[i];
-  sym_id coeff, rest;
-  int64_t c;
-  size_t size = ic_dtype_size(in->dtype);
-  if (size > 2 || !sym_affine_in_var(cg->k->syms, in->offset, P, &coeff, &rest) || !sym_is_const(cg->k->syms, coeff, &c) ||
-      c != 1)
-    return 1;
-  return (int32_t)(16 / size);
-}
-
-/* Tile load i along p, W elements a thread at a time: one 16-byte load where the address
- * is aligned and the W elements are inside d_p, else element by element. */
+/* Tile load i along p, W elements a thread at a time (kir_tile_load_width: scalar loads
+ * of narrow elements kept too few bytes in flight, bf16 permute 59% of copy against 98%
+ * for f32): one 16-byte load where the address is aligned and the W elements are inside
+ * d_p, else element by element. */
 static void cg_tile_vector_load(codegen *cg, int32_t i, int32_t P, int32_t W) {
   const kir_instr *in = &cg->k->instrs.items[i];
   sbuf *o = &cg->out;
@@ -67,7 +54,7 @@ static void cg_tile_vector_load(codegen *cg, int32_t i, int32_t P, int32_t W) {
 
 /* Each tiled load fills its tile, T x T elements, KIR_TILE_THREADS at a time along p
  * (consecutive threads, consecutive addresses; 16-byte vectors of narrow dtypes,
- * cg_tile_load_width), or along the last dim where its run-time stride there is 1
+ * kir_tile_load_width), or along the last dim where its run-time stride there is 1
  * (kir_tile_order; uniform over the grid). */
 static void cg_tile_load_phase(codegen *cg, int32_t P) {
   const kir_kernel *k = cg->k;
@@ -88,7 +75,7 @@ static void cg_tile_load_phase(codegen *cg, int32_t P) {
       } else if (order >= 0) {
         sbuf_puts(o, "  else");
       }
-      int32_t W = order < 0 ? cg_tile_load_width(cg, i, P) : 1;
+      int32_t W = order < 0 ? kir_tile_load_width(k, i, P) : 1;
       if (W > 1) {
         cg_tile_vector_load(cg, i, P, W);
         continue;
