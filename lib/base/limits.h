@@ -8,7 +8,8 @@
 #include "ic/ic.h"
 
 enum {
-  PROGRAM_MAX_BUFFERS = 512, /* inputs + outputs + temporaries of a program */
+  PROGRAM_MAX_BUFFERS = 512, /* the budget inputs and outputs are carved from (temporaries
+                              * are not bounded: the memory plan sizes itself from the program) */
   PROGRAM_MAX_SYMBOLS = 64,  /* size symbols of a graph */
   PROGRAM_MAX_INPUTS = 128,
   PROGRAM_MAX_OUTPUTS = PROGRAM_MAX_BUFFERS / 4,

@@ -2,6 +2,7 @@
  * dumps, program text, generated CUDA for every op, conversion and dtype compiled by NVRTC
  * for sm_80, sm_89 and sm_90a, eager fallback and strict mode, IC_DUMP, compile-only run errors. */
 #include <check.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <ic/ic.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend/cuda/cuda_backend.h"
+#include "base/sbuf.h"
 #include "compile.h"
 #include "runtime/context.h"
 
@@ -148,13 +150,19 @@ START_TEST(test_kernel_ir_and_program_text) {
   ck_assert_int_eq(ic_program_output_index(p, "y"), 0);
   ck_assert_int_eq(ic_program_input_count(p), 2);
   ck_assert_int_eq(ic_program_output_count(p), 1);
-  /* the generated source is self-contained and uses the vector path */
+  /* the generated source is self-contained and uses the vector path (4 f16 in 8-byte
+   * loads, 4 f32 in a 16-byte store); it carries the prelude helpers it names and not the
+   * others (cuda_prelude_needed) */
   const char *src = ic_program_kernel_source(p, 0);
   ck_assert_ptr_null(strstr(src, "#include"));
   ck_assert_ptr_nonnull(strstr(src, "extern \"C\" __global__"));
-  ck_assert_ptr_nonnull(strstr(src, "ld.global.nc.v4.b32"));
+  ck_assert_ptr_nonnull(strstr(src, "ld.global.nc.v2.b32"));
   ck_assert_ptr_nonnull(strstr(src, "st.global.cs.v4.b32"));
   ck_assert_ptr_nonnull(strstr(src, "ic_rnd_f16(ic_add(v0, v1))"));
+  ck_assert_ptr_nonnull(strstr(src, "ic_rnd_f16(float f)"));
+  ck_assert_ptr_null(strstr(src, "ld.global.nc.v4.b32")); /* ic_ld_w4: not used */
+  ck_assert_ptr_null(strstr(src, "ic_bfly"));             /* reduction helpers */
+  ck_assert_ptr_null(strstr(src, "ic_f2e4m3"));           /* fp8 conversions */
   /* output shape on the host, no GPU needed */
   int64_t xs[2] = {9, 4}, bs[1] = {4}, shape[IC_MAX_DIMS];
   int64_t strides[2] = {16, 1};
@@ -378,6 +386,78 @@ START_TEST(test_nvrtc_error_carries_log) {
   ck_assert_int_eq(size, 0);
   ck_assert_ptr_nonnull(strstr(ic_last_error(), "undeclared_thing"));
   ic_context_destroy(ctx);
+}
+END_TEST
+
+/* The names the prelude declares, found here independently of prelude.c's cutter: the
+ * first ic_name( after __device__ on a line, and ic_x for each IC_MATH1(x, ...) and
+ * IC_MATH2(x, ...). Returns their count (distinct), at most max. */
+static int prelude_declared(char names[][48], int max) {
+  int n = 0;
+  for (const char *line = cuda_prelude; *line;) {
+    const char *end = strchr(line, '\n');
+    if (!end) end = line + strlen(line);
+    char buf[512];
+    size_t len = (size_t)(end - line) < sizeof buf - 1 ? (size_t)(end - line) : sizeof buf - 1;
+    memcpy(buf, line, len);
+    buf[len] = '\0';
+    const char *dev = strstr(buf, "__device__");
+    for (const char *q = dev ? dev : buf; q && *q; q++) {
+      const char *found = NULL;
+      size_t skip = 0;
+      if (dev && strncmp(q, "ic_", 3) == 0 && (q == buf || !(isalnum((unsigned char)q[-1]) || q[-1] == '_'))) {
+        found = q;
+      } else if (strncmp(q, "IC_MATH1(", 9) == 0 || strncmp(q, "IC_MATH2(", 9) == 0) {
+        found = q + 9;
+        skip = 9;
+      }
+      if (!found) continue;
+      char name[48] = "ic_";
+      size_t k = skip ? 3 : 0, j = 0;
+      while ((isalnum((unsigned char)found[j]) || found[j] == '_') && k + 1 < sizeof name) name[k++] = found[j++];
+      name[k] = '\0';
+      if (!skip && found[j] != '(') continue; /* a type, not a declaration */
+      bool seen = false;
+      for (int i = 0; i < n && !seen; i++) seen = strcmp(names[i], name) == 0;
+      if (!seen && n < max) snprintf(names[n++], sizeof names[0], "%s", name);
+      if (dev) break; /* one declaration a __device__ line */
+      q = found + j - 1;
+    }
+    line = *end ? end + 1 : end;
+  }
+  return n;
+}
+
+/* Sources carry only the prelude they need (cuda_prelude_needed): for every name the
+ * prelude declares, a kernel naming only it gets a part of the prelude that compiles on
+ * its own, for sm_90a and sm_80 (the two sides of the fp8 #if), and is smaller than the
+ * whole for a plain load helper. */
+START_TEST(test_prelude_parts_compile) {
+  static char names[400][48];
+  int n = prelude_declared(names, 400);
+  ck_assert_int_gt(n, 150);
+  static const char *const arches[] = {"sm_90a", "sm_80"};
+  for (int a = 0; a < 2; a++) {
+    ic_context *ctx = make_ctx(arches[a]);
+    backend_state *bs;
+    OK(ctx_backend(ctx, &backend_cuda, &bs));
+    for (int i = 0; i < n; i++) {
+      char text[160];
+      snprintf(text, sizeof text, "\n#define IC_TEST_USE %.47s\nextern \"C\" __global__ void k() {}\n", names[i]);
+      sbuf src = {0};
+      cuda_prelude_needed(text, &src);
+      sbuf_puts(&src, text);
+      ck_assert(!src.oom);
+      if (strcmp(names[i], "ic_ld_s8") == 0) ck_assert_uint_lt(src.len, strlen(cuda_prelude) / 4);
+      void *cubin = NULL;
+      size_t size = 0;
+      ck_assert_msg(cuda_nvrtc_compile((const cuda_state *)bs, "prelude_part", src.data, &cubin, &size) == IC_OK,
+                    "%s, the prelude part for %s: %s", arches[a], names[i], ic_last_error());
+      free(cubin);
+      sbuf_free(&src);
+    }
+    ic_context_destroy(ctx);
+  }
 }
 END_TEST
 
@@ -652,6 +732,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_eager_fallback_and_strict, 1200, NULL, NULL);
   CHECK_CASE(s, test_ref_context_needs_no_nvrtc, 1200, NULL, NULL);
   CHECK_CASE(s, test_nvrtc_error_carries_log, 1200, NULL, NULL);
+  CHECK_CASE(s, test_prelude_parts_compile, 600, NULL, NULL);
   CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
   CHECK_CASE(s, test_large_bodies_not_inlined, 1200, NULL, NULL);
   CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);

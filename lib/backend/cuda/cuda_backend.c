@@ -300,7 +300,10 @@ static void cuda_batch_compile(cuda_batch *b) {
     for (int32_t q = 1; q < nparts; q++)
       if (b->parts[q].source.len < b->parts[p].source.len) p = q;
     const cuda_source *k = &b->kernels[todo[t]];
+    /* one whole prelude a part (each kernel's source carries only what it needs), then
+     * each kernel from its mark */
     const char *body = strstr(k->source, CUDA_KERNEL_MARK);
+    if (b->parts[p].source.len == 0 && body) sbuf_puts(&b->parts[p].source, cuda_prelude);
     sbuf_puts(&b->parts[p].source, b->parts[p].source.len == 0 || !body ? k->source : body);
     b->parts[p].kernels++;
     b->part_of[todo[t]] = (int8_t)p;

@@ -5,8 +5,11 @@
 //
 // Not a header to #include: ic embeds this file at build time (cmake/embed.cmake) as the
 // string cuda_prelude (lib/backend/cuda/cuda_backend.h). Only the text after the marker
-// line below is embedded, byte for byte; it is part of every kernel's source and so of
-// every kernel's cache key.
+// line below is embedded, byte for byte. A kernel's source carries the parts of it that
+// the kernel names, and theirs (lib/backend/cuda/prelude.c cuts it into definitions,
+// macros and #if blocks: declare a helper as `__device__ ... ic_name(` on its first line,
+// or through a macro whose uses are `IC_MACRO(...)`), and so they are part of its cache
+// key; a batch of kernels in one NVRTC call carries all of it once.
 // ---- embedded below ----
 typedef unsigned char ic_u8;
 typedef unsigned short ic_u16;
