@@ -435,7 +435,7 @@ static int prelude_declared(char names[][48], int max) {
 START_TEST(test_prelude_parts_compile) {
   static char names[400][48];
   int n = prelude_declared(names, 400);
-  ck_assert_int_gt(n, 150);
+  ck_assert_int_gt(n, 100); /* about 160 today: the parser above found them */
   static const char *const arches[] = {"sm_90a", "sm_80"};
   for (int a = 0; a < 2; a++) {
     ic_context *ctx = make_ctx(arches[a]);
