@@ -276,11 +276,12 @@ static void nvrtc_compile(const char *arch, const char *name, const char *source
   const nvrtc_api *nv = nvrtc_get();
   char arch_opt[64];
   snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
-  const char *const opts[] = {arch_opt,         "-fmad=false",      "--std=c++17",
-                              "-prec-div=true", "-prec-sqrt=true", "-ftz=false"};
+  const char *const opts[] = {arch_opt,         "-fmad=false", "--std=c++17", "-prec-div=true",
+                              "-prec-sqrt=true", "-ftz=false",  "-minimal"};
+  int nopts = (int)(sizeof opts / sizeof opts[0]) - (nv->major >= 13 ? 0 : 1); /* -minimal from NVRTC 13 */
   nvrtcProgram prog = NULL;
   BENCH_NVRTC(nv, nv->nvrtcCreateProgram(&prog, source, name, 0, NULL, NULL), "nvrtcCreateProgram");
-  nvrtcResult r = nv->nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+  nvrtcResult r = nv->nvrtcCompileProgram(prog, nopts, opts);
   if (r != NVRTC_SUCCESS) {
     size_t log_size = 0;
     char *log = NULL;

@@ -19,7 +19,7 @@ typedef struct cuda_module {
   CUfunction function;
 } cuda_module;
 
-void cuda_nvrtc_options(const char *arch, const char **opts, int32_t max, int32_t *count, char *arch_opt,
+void cuda_nvrtc_options(const char *arch, int nvrtc_major, const char **opts, int32_t max, int32_t *count, char *arch_opt,
                         size_t arch_size) {
   /* -fmad=false: no contraction (NVRTC's default is on); IEEE div/sqrt are explicit in
    * the prelude and also NVRTC's defaults. */
@@ -28,6 +28,10 @@ void cuda_nvrtc_options(const char *arch, const char **opts, int32_t max, int32_
   int32_t n = 0;
   if (n < max) opts[n++] = arch_opt;
   for (size_t i = 0; i < ARRAY_LEN(fixed) && n < max; i++) opts[n++] = fixed[i];
+  /* -minimal leaves out the runtime API, textures and device launches, none of which a
+   * generated source uses: NVRTC 13.0 makes the same PTX 2-5 ms sooner (an empty kernel
+   * 18.3 -> 16.1 ms). Used from NVRTC 13, where that was checked. */
+  if (nvrtc_major >= 13 && n < max) opts[n++] = "-minimal";
   *count = n;
 }
 
@@ -55,7 +59,7 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
   const char *opts[16];
   int32_t nopts;
   char arch_opt[64];
-  cuda_nvrtc_options(cs->arch, opts, 16, &nopts, arch_opt, sizeof arch_opt);
+  cuda_nvrtc_options(cs->arch, cs->nvrtc->major, opts, 16, &nopts, arch_opt, sizeof arch_opt);
   r = NVRTC_CALL(nv, nvrtcCompileProgram, prog, nopts, opts);
   ic_status s = IC_OK;
   if (r != NVRTC_SUCCESS) {
@@ -144,7 +148,7 @@ static key128 cuda_source_key(const cuda_state *cs, const char *source) {
   const char *opts[16];
   int32_t n;
   char arch_opt[64];
-  cuda_nvrtc_options(cs->arch, opts, 16, &n, arch_opt, sizeof arch_opt);
+  cuda_nvrtc_options(cs->arch, cs->nvrtc->major, opts, 16, &n, arch_opt, sizeof arch_opt);
   cuda_key_parts parts = {.source = source, .options = opts, .noptions = n, .nvrtc_major = cs->nvrtc->major,
                           .nvrtc_minor = cs->nvrtc->minor, .nvrtc_fingerprint = cs->nvrtc_fingerprint,
                           .arch = cs->arch, .ic_version = IC_VERSION_STRING, .schema = DISK_CACHE_SCHEMA};
@@ -548,7 +552,7 @@ static uint64_t cuda_config_compute(const cuda_state *cs) {
   const char *opts[16];
   int32_t n;
   char arch_opt[64];
-  cuda_nvrtc_options(cs->arch, opts, 16, &n, arch_opt, sizeof arch_opt);
+  cuda_nvrtc_options(cs->arch, cs->nvrtc->major, opts, 16, &n, arch_opt, sizeof arch_opt);
   uint64_t h = XXH3_64bits_withSeed(&cs->nvrtc_fingerprint, sizeof cs->nvrtc_fingerprint, 0);
   int32_t version[2] = {cs->nvrtc->major, cs->nvrtc->minor};
   h = XXH3_64bits_withSeed(version, sizeof version, h);

@@ -47,8 +47,9 @@ typedef struct cuda_codegen_result {
 /* Writes self-contained CUDA C for kernel k with the given entry point name. */
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *out);
 
-/* The NVRTC options ic compiles with for arch (arch option first, written to arch_opt). */
-void cuda_nvrtc_options(const char *arch, const char **opts, int32_t max, int32_t *count, char *arch_opt,
+/* The NVRTC options ic compiles with for arch with NVRTC of that major version (arch
+ * option first, written to arch_opt). */
+void cuda_nvrtc_options(const char *arch, int nvrtc_major, const char **opts, int32_t max, int32_t *count, char *arch_opt,
                         size_t arch_size);
 
 /* Compiles source to a CUBIN for the state's arch; on failure the NVRTC log is in the
