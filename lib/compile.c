@@ -136,8 +136,11 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
 ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_options *opts,
                         const backend_vtable *backend, ic_program **out) {
   ic_compile_options o = *opts;
-  if (o.fusion_budget == 0) o.fusion_budget = IC_FUSION_BUDGET_DEFAULT; /* before the key: 0 and 512 are one program */
   bool eager = o.mode == IC_MODE_EAGER;
+  /* before the key: 0 and 512 are one program, and eager programs (a kernel an op) have
+   * no use for a budget */
+  if (o.fusion_budget == 0) o.fusion_budget = IC_FUSION_BUDGET_DEFAULT;
+  if (eager) o.fusion_budget = -1;
   backend_state *bs = NULL;
   ic_status st = ctx_backend(ctx, backend, &bs);
   if (st) {

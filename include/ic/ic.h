@@ -711,11 +711,13 @@ typedef struct ic_compile_options {
   const char *backend;
   /* The fusion budget: the most graph ops (after lowering) one fused kernel holds, and
    * with it at most 4 dependent reductions chained in a kernel (each is a pass over the
-   * row that recomputes the ops before it; softmax, layer and RMS norm chain 2 at most). A group that would
-   * grow past it goes on in a new kernel; the values crossing that boundary are stored in
-   * their own dtype, as in eager mode, so results stay bitwise equal. It bounds the size of a kernel's source and with it NVRTC's time (about
-   * 0.4 ms an op on a 1000-op chain; bench: `ic-bench compile`). 0: the default,
-   * IC_FUSION_BUDGET_DEFAULT; -1: no budget. Part of the program cache key. */
+   * row that recomputes the ops before it; softmax, layer and RMS norm chain 2 at most).
+   * A group that would grow past it goes on in a new kernel; the values crossing that
+   * boundary are stored in their own dtype, as in eager mode, so results stay bitwise
+   * equal. It bounds the size of a kernel's source and with it NVRTC's time (0.2-0.4 ms
+   * an op on a 1000-op chain; bench: `ic-bench compile`). 0: the default,
+   * IC_FUSION_BUDGET_DEFAULT; -1: no budget. Part of the program cache key (eager
+   * programs, a kernel an op, ignore it). */
   int32_t fusion_budget;
 } ic_compile_options;
 

@@ -101,8 +101,9 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
   s->group_of = sys_malloc(n * sizeof(int32_t));
   s->materialize = sys_calloc(n, sizeof(bool));
   s->last_use = sys_malloc(n * sizeof(int32_t));
-  int32_t *rdepth = sys_malloc(n * sizeof(int32_t)); /* reductions leading to a node in its group */
-  if (!s->group_of || !s->materialize || !s->last_use || !rdepth) goto oom;
+  const bool bounded = budget > 0 && !eager; /* eager groups are single nodes */
+  int32_t *rdepth = bounded ? sys_malloc(n * sizeof(int32_t)) : NULL; /* reductions leading to a node in its group */
+  if (!s->group_of || !s->materialize || !s->last_use || (bounded && !rdepth)) goto oom;
   for (int32_t i = 0; i < l->nodes.count; i++) {
     const lower_node *node = &l->nodes.items[i];
     int32_t g = -1;
@@ -113,8 +114,8 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       for (int32_t c = sched_min_group(l, s, node); c < s->count && g < 0; c++) {
         const sched_group *grp = &s->groups[c];
         bool alone = split && grp->count == 1 && split[grp->nodes[0]];
-        bool full = budget > 0 && (grp->count >= budget ||
-                                   (node->is_reduce && sched_depth_in(l, s, rdepth, node, c) > SCHED_MAX_REDUCTION_DEPTH));
+        bool full = bounded && (grp->count >= budget ||
+                                (node->is_reduce && sched_depth_in(l, s, rdepth, node, c) > SCHED_MAX_REDUCTION_DEPTH));
         if (!alone && !full && sched_fits(l, grp, node)) g = c;
       }
     }
@@ -138,7 +139,7 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
     grp->nodes[grp->count++] = i;
     s->group_of[i] = g;
-    rdepth[i] = sched_depth_in(l, s, rdepth, node, g);
+    if (bounded) rdepth[i] = sched_depth_in(l, s, rdepth, node, g);
     sched_visit reader = {s, node, g};
     for (int32_t a = 0; a < node->nargs; a++) lower_arg_leaves(l, &node->args[a], sched_mark_read_leaf, &reader);
   }

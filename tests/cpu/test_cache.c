@@ -567,21 +567,16 @@ static void check_binaries(ic_program *p) {
 }
 
 /* Entries of the cache directory: reference records are small, CUBINs large. */
-static struct { uint64_t bytes, largest, ref_bytes; int files, refs; char largest_path[512]; } census;
+static struct { uint64_t bytes, largest; int files, refs; char largest_path[512]; } census;
 
 enum { REF_MAX_BYTES = 200 };
-
-
 
 static int census_file(const char *path, const struct stat *st, int type, struct FTW *ftw) {
   (void)ftw;
   if (type != FTW_F || !strstr(path, ".ick")) return 0;
   census.bytes += (uint64_t)st->st_size;
   census.files++;
-  if (st->st_size <= REF_MAX_BYTES) {
-    census.refs++;
-    census.ref_bytes += (uint64_t)st->st_size;
-  }
+  if (st->st_size <= REF_MAX_BYTES) census.refs++;
   if ((uint64_t)st->st_size > census.largest) {
     census.largest = (uint64_t)st->st_size;
     snprintf(census.largest_path, sizeof census.largest_path, "%s", path);
@@ -616,7 +611,6 @@ START_TEST(test_batch_warm_from_disk) {
          census.files, census.bytes, census.largest, census.largest * 20);
   ck_assert_int_eq(census.files, 20 + cuda_batch_parts(20)); /* 20 references and the parts */
   ck_assert_int_eq(census.refs, 20);
-  ck_assert(census.ref_bytes < 20 * REF_MAX_BYTES);
 
   ctx = make_ctx(count_origins, &c2); /* a new context on the same directory */
   p = compile_chain(ctx, IC_MODE_EAGER);
@@ -656,15 +650,12 @@ START_TEST(test_batch_entry_deleted) {
   p = compile_chain(ctx, IC_MODE_EAGER);
   check_binaries(p);
   s = stats_of(ctx);
-  ck_assert_int_eq(s.compiles, 0); /* every kernel an entry again */
+  /* every kernel an entry again, each reference naming a batch CUBIN that is there (a
+   * stale one would compile). How many kernels the repair compiled, and in how many
+   * parts, depends on the order in which the stale references are met and on the cores. */
+  ck_assert_int_eq(s.compiles, 0);
   ic_program_release(p);
   ic_context_destroy(ctx);
-  take_census();
-  /* How many kernels the repair compiled, and in how many parts, depends on the order in
-   * which the stale references are met and on the cores (a part of one kernel is stored
-   * as that kernel's CUBIN, not a reference); the entries are whole either way. */
-  ck_assert_int_le(census.refs, 20);
-  ck_assert_int_gt(census.files, census.refs);
 
   remove_cache_dir();
 }

@@ -662,7 +662,18 @@ START_TEST(test_fusion_budget) {
   o.fusion_budget = -1;
   OK(ic_compile(ctx, g, &o, &none));
   ck_assert_int_eq(ic_program_kernel_count(none), 1);
-  ck_assert_ptr_ne(budgeted, whole); /* different keys, different programs */
+  /* the budget is part of the program key: 0 is the default's own program, another
+   * budget that schedules the same kernel a program of its own */
+  ic_program *same = NULL, *other = NULL;
+  o.fusion_budget = IC_FUSION_BUDGET_DEFAULT;
+  OK(ic_compile(ctx, g, &o, &same));
+  ck_assert_ptr_eq(same, whole);
+  o.fusion_budget = 1000;
+  OK(ic_compile(ctx, g, &o, &other));
+  ck_assert_int_eq(ic_program_kernel_count(other), 1);
+  ck_assert_ptr_ne(other, whole);
+  ic_program_release(same);
+  ic_program_release(other);
   o.fusion_budget = 0;
   o.mode = IC_MODE_EAGER;
   OK(ic_compile(ctx, g, &o, &eager));

@@ -130,7 +130,7 @@ START_TEST(test_shorthands) {
 END_TEST
 
 /* Narrow floats stored by a reduction's epilogue (y = cast(x * max|x|, dt), saturating or
- * not): values that overflow either sign, NaN, inf, ties; rows of 1000 and 16 (vector
+ * not): values that overflow either sign, NaN, inf, ties; rows of 1000, 16 and 13 (vector
  * chunks and tails). The fused kernel stores one rounding's bits (pairs of f8e4m3 a cvt
  * on sm_89+), which must be the bits eager mode's pointwise cast kernel stores, and the
  * ref backend's: a negative overflow to f8e4m3 is the canonical NaN 0x7f, not 0xff. */
@@ -139,7 +139,7 @@ START_TEST(test_narrow_epilogue_stores) {
   static const float pattern[] = {2.0f, -3.0f, 5.0f, 0.5f, -0.25f, 40.0f, -50.0f, 1.0f / 3.0f, NAN, -NAN, INFINITY,
                                   11.25f, -11.25f, 0.0f, -0.0f, 1e-3f};
   enum { ROWS = 5, NP = sizeof pattern / sizeof *pattern };
-  static const int64_t cols_list[] = {1000, 16};
+  static const int64_t cols_list[] = {1000, 16, 13}; /* 13: the element-by-element stores */
   for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
     for (int sat = 0; sat < 2; sat++) {
       ic_dtype dt = dts[di];
@@ -157,6 +157,8 @@ START_TEST(test_narrow_epilogue_stores) {
           {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
       for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
       ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+      if (dt == IC_F8E4M3) /* the vector stores convert pairs */
+        ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], 0), sat ? "ic_satbits_f8e4m3x2(" : "ic_rndbits_f8e4m3x2("));
       for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
         const int64_t cols = cols_list[ci], n = ROWS * cols;
         float *hx = malloc(sizeof(float) * (size_t)n);

@@ -41,8 +41,7 @@ bool cg_rounds(ic_dtype dt) {
   }
 }
 
-/* f16, bf16 and fp8: values computed in float, stored as 8 or 16 bits. */
-static bool cg_narrow_float(ic_dtype dt) {
+bool cg_narrow_float(ic_dtype dt) {
   return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
 }
 

@@ -75,7 +75,7 @@ static void cg_tile_load_phase(codegen *cg, int32_t P) {
       } else if (order >= 0) {
         sbuf_puts(o, "  else");
       }
-      int32_t W = order < 0 ? kir_tile_load_width(k, i, P) : 1;
+      int32_t W = kir_tile_load_width(k, i, P); /* 1 for a load read along the last dim */
       if (W > 1) {
         cg_tile_vector_load(cg, i, P, W);
         continue;

@@ -202,12 +202,15 @@ enum { CUDA_REF_HEAD = 8 + 16 };
  * compile; on 2 cores, 6 eager kernels: 142 ms in one call, 102 ms as 2 parallel parts).
  * Each part's CUBIN is a batch entry of its own. */
 typedef struct cuda_batch_part {
-  sbuf source;
+  sbuf bodies; /* its kernels from their marks; then the source: the prelude they need, the bodies */
+  const char *source; /* what NVRTC compiles: bodies.data, or the one kernel's own source */
   void *cubin;
   size_t size;
   key128 key; /* of the part's source: the cache entry of cubin */
   const cuda_state *cs;
+  int32_t index;   /* for its NVRTC name (ic_batch_p<index>) */
   int32_t kernels; /* distinct kernels in it; a part of one is that kernel's own CUBIN */
+  char error[256]; /* why its compile failed (the worker thread's message) */
 } cuda_batch_part;
 
 typedef struct cuda_batch {
@@ -228,7 +231,7 @@ static void cuda_batch_end(void *batch) {
   free(b->part_of);
   for (int32_t p = 0; p < b->nparts; p++) {
     free(b->parts[p].cubin);
-    sbuf_free(&b->parts[p].source);
+    sbuf_free(&b->parts[p].bodies);
   }
   free(b);
 }
@@ -258,10 +261,35 @@ static void *cuda_batch_begin(backend_state *bs, const kir_kernel *const *kernel
 
 static void *cuda_batch_part_compile(void *arg) {
   cuda_batch_part *part = arg;
-  /* a failure leaves cubin NULL (cuda_nvrtc_compile clears it) */
-  if (part->source.data && !part->source.oom)
-    (void)cuda_nvrtc_compile(part->cs, "ic_batch", part->source.data, &part->cubin, &part->size);
+  char name[32];
+  snprintf(name, sizeof name, "ic_batch_p%" PRId32, part->index);
+  /* a failure leaves cubin NULL (cuda_nvrtc_compile clears it); its message is this
+   * thread's, so it is kept for the caller's log */
+  if (!part->source) snprintf(part->error, sizeof part->error, "out of memory for its source");
+  else if (cuda_nvrtc_compile(part->cs, name, part->source, &part->cubin, &part->size) != IC_OK)
+    snprintf(part->error, sizeof part->error, "%s", ic_last_error());
   return NULL;
+}
+
+/* A part's source: its kernel's own when it has one (the key and the binary then agree),
+ * else the prelude its kernels need (cuda_prelude_needed over their bodies) and the
+ * bodies; NULL when out of memory. */
+static void cuda_batch_part_source(cuda_batch_part *part, const char *only_source) {
+  if (part->kernels == 1) {
+    part->source = only_source;
+    return;
+  }
+  sbuf src = {0};
+  if (part->bodies.data) cuda_prelude_needed(part->bodies.data, &src);
+  sbuf_puts(&src, part->bodies.data ? part->bodies.data : "");
+  bool oom = src.oom || part->bodies.oom;
+  sbuf_free(&part->bodies);
+  if (oom) {
+    sbuf_free(&src);
+    return;
+  }
+  part->bodies = src;
+  part->source = src.data;
 }
 
 int32_t cuda_batch_parts(int32_t kernels) {
@@ -290,29 +318,38 @@ static void cuda_batch_compile(cuda_batch *b) {
     return;
   }
   int32_t nparts = cuda_batch_parts(count);
-  /* largest first, each to the lightest part */
+  /* largest first, each to the lightest part; a kernel's body is its source from the mark */
+  size_t *len = sys_malloc(sizeof *len * ((size_t)b->n + 1));
+  if (!len) {
+    free(todo);
+    return;
+  }
+  for (int32_t t = 0; t < count; t++) len[todo[t]] = strlen(b->kernels[todo[t]].source);
   for (int32_t a = 1; a < count; a++)
-    for (int32_t c = a; c > 0 && strlen(b->kernels[todo[c]].source) > strlen(b->kernels[todo[c - 1]].source); c--) {
+    for (int32_t c = a; c > 0 && len[todo[c]] > len[todo[c - 1]]; c--) {
       int32_t t = todo[c];
       todo[c] = todo[c - 1];
       todo[c - 1] = t;
     }
   b->nparts = nparts;
-  for (int32_t p = 0; p < nparts; p++) b->parts[p].cs = b->cs;
+  const char *only[CUDA_BATCH_MAX_PARTS] = {NULL};
+  for (int32_t p = 0; p < nparts; p++) {
+    b->parts[p].cs = b->cs;
+    b->parts[p].index = p;
+  }
   for (int32_t t = 0; t < count; t++) {
     int32_t p = 0;
     for (int32_t q = 1; q < nparts; q++)
-      if (b->parts[q].source.len < b->parts[p].source.len) p = q;
-    const cuda_source *k = &b->kernels[todo[t]];
-    /* one whole prelude a part (each kernel's source carries only what it needs), then
-     * each kernel from its mark */
-    const char *body = strstr(k->source, CUDA_KERNEL_MARK);
-    if (b->parts[p].source.len == 0 && body) sbuf_puts(&b->parts[p].source, cuda_prelude);
-    sbuf_puts(&b->parts[p].source, b->parts[p].source.len == 0 || !body ? k->source : body);
+      if (b->parts[q].bodies.len < b->parts[p].bodies.len) p = q;
+    const char *src = b->kernels[todo[t]].source, *body = strstr(src, CUDA_KERNEL_MARK);
+    sbuf_puts(&b->parts[p].bodies, body ? body : src);
+    only[p] = src;
     b->parts[p].kernels++;
     b->part_of[todo[t]] = (int8_t)p;
   }
+  free(len);
   free(todo);
+  for (int32_t p = 0; p < nparts; p++) cuda_batch_part_source(&b->parts[p], only[p]);
   pthread_t threads[CUDA_BATCH_MAX_PARTS];
   bool started[CUDA_BATCH_MAX_PARTS] = {false};
   for (int32_t p = 1; p < nparts; p++)
@@ -324,15 +361,18 @@ static void cuda_batch_compile(cuda_batch *b) {
   }
   for (int32_t p = 0; p < nparts; p++) {
     cuda_batch_part *part = &b->parts[p];
-    if (part->cubin) part->key = cuda_source_key(b->cs, part->source.data);
+    if (part->cubin) part->key = cuda_source_key(b->cs, part->source);
     if (part->cubin && !(part->key.lo | part->key.hi)) { /* out of memory for the key: one by one */
       free(part->cubin);
       part->cubin = NULL;
+      snprintf(part->error, sizeof part->error, "out of memory for its key");
     }
     if (!part->cubin)
-      log_msg(b->cs->log, IC_LOG_DEBUG, "batched NVRTC compile (part %" PRId32 " of %" PRId32 ") failed; compiling its kernels one by one",
-              p + 1, nparts);
-    sbuf_free(&part->source);
+      log_msg(b->cs->log, IC_LOG_DEBUG,
+              "batched NVRTC compile (part %" PRId32 " of %" PRId32 ") failed; compiling its kernels one by one: %s", p + 1,
+              nparts, part->error);
+    sbuf_free(&part->bodies);
+    part->source = NULL;
   }
   for (int32_t i = 0; i < b->n; i++) { /* duplicates of a compiled entry are in its part too */
     if (b->part_of[i] >= 0 && !b->parts[b->part_of[i]].cubin) b->part_of[i] = -1;

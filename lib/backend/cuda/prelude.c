@@ -8,9 +8,9 @@
  * macro's uses what the macro body declares, ic_##P pasted from the argument included;
  * it uses every ic_/IC_ name in its code. Units that define nothing (the typedefs) are
  * always kept. Overloads and templates of one name are all kept together, so the
- * compiler sees the same candidates as with the whole prelude. When the prelude cannot be
- * cut (out of memory: tried again at the next kernel; a shape the cutter does not know)
- * the whole prelude is used. */
+ * compiler sees the same candidates as with the whole prelude. Out of memory is an error
+ * of the kernel's code generation (the cut is tried again at the next kernel); a prelude
+ * of a shape the cutter does not know is used whole. */
 #include <ctype.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -21,6 +21,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "base/sbuf.h"
 #include "base/sys.h"
+#include "base/vec.h"
 
 enum { PRELUDE_MAX_NAMES = 1024, PRELUDE_NAME_SLOTS = 2048 };
 
@@ -46,30 +47,20 @@ static struct {
   size_t name_len[PRELUDE_MAX_NAMES];
   int32_t nnames;
   int32_t slots[PRELUDE_NAME_SLOTS]; /* open addressing: id + 1, 0 empty */
-  prelude_unit *units;
-  int32_t nunits;
-  prelude_macro *macros;
-  int32_t nmacros;
+  struct { prelude_unit *items; int32_t count, cap; } units;
+  struct { prelude_macro *items; int32_t count, cap; } macros;
   id_list *definers; /* per name: the units defining it */
 } P;
 
 static pthread_mutex_t prelude_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Adds v to l unless it is there; false (P.oom) when out of memory. */
 static bool list_add(id_list *l, int32_t v) {
   for (int32_t i = 0; i < l->count; i++)
     if (l->items[i] == v) return true;
-  if (l->count == l->cap) {
-    int32_t cap = l->cap ? 2 * l->cap : 8;
-    int32_t *n = sys_realloc(l->items, sizeof *n * (size_t)cap);
-    if (!n) {
-      P.oom = true;
-      return false;
-    }
-    l->items = n;
-    l->cap = cap;
-  }
-  l->items[l->count++] = v;
-  return true;
+  if (VEC_PUSH(*l, v)) return true;
+  P.oom = true;
+  return false;
 }
 
 static uint32_t name_hash(const char *s, size_t n) {
@@ -191,8 +182,8 @@ static bool scan_line(const char *code, size_t n, prelude_unit *u, prelude_macro
     }
     /* a use of a pasting macro defines ic_<argument> */
     if (call && code[i] == 'I' && !define) {
-      for (int32_t k = 0; k < P.nmacros; k++) {
-        const prelude_macro *pm = &P.macros[k];
+      for (int32_t k = 0; k < P.macros.count; k++) {
+        const prelude_macro *pm = &P.macros.items[k];
         if (pm->name != id) continue;
         for (int32_t j = 0; j < pm->defs.count; j++)
           if (!list_add(&u->defs, pm->defs.items[j])) return false;
@@ -225,14 +216,11 @@ static bool scan_define(const char *code, size_t n, prelude_unit *u, prelude_mac
   int32_t id = name_id(code + b, i - b, true);
   if (id < 0 || !list_add(&u->defs, id)) return false;
   if (i >= n || code[i] != '(') return true; /* an object-like macro */
-  prelude_macro *nm = sys_realloc(P.macros, sizeof *nm * (size_t)(P.nmacros + 1));
-  if (!nm) {
+  if (!VEC_PUSH(P.macros, ((prelude_macro){.name = id, .paste = -1}))) {
     P.oom = true;
     return false;
   }
-  P.macros = nm;
-  prelude_macro *pm = &P.macros[P.nmacros++];
-  *pm = (prelude_macro){.name = id, .paste = -1};
+  prelude_macro *pm = &P.macros.items[P.macros.count - 1];
   size_t pb[8], pl[8];
   pm->nparams = macro_params(code, i, n, pb, pl);
   for (int32_t k = 0; k < pm->nparams; k++) {
@@ -290,16 +278,13 @@ static void prelude_cut(void) {
     if (!continued) macro = NULL;
     b = e < n ? e + 1 : e;
     if (has_code && !in_comment && braces == 0 && conds == 0 && !continued) {
-      prelude_unit *nu = sys_realloc(P.units, sizeof *nu * (size_t)(P.nunits + 1));
-      if (!nu) {
+      u.start = unit_start;
+      u.len = b - unit_start;
+      if (!VEC_PUSH(P.units, u)) {
         P.oom = true;
         ok = false;
         break;
       }
-      P.units = nu;
-      u.start = unit_start;
-      u.len = b - unit_start;
-      P.units[P.nunits++] = u;
       u = (prelude_unit){0};
       unit_start = b;
       has_code = false;
@@ -308,35 +293,37 @@ static void prelude_cut(void) {
   }
   free(code);
   /* a tail of comments or blanks stays with the last unit */
-  if (ok && P.nunits > 0) P.units[P.nunits - 1].len = n - P.units[P.nunits - 1].start;
-  ok = ok && !has_code && braces == 0 && conds == 0 && !in_comment && P.nunits > 0;
+  if (ok && P.units.count > 0) P.units.items[P.units.count - 1].len = n - P.units.items[P.units.count - 1].start;
+  ok = ok && !has_code && braces == 0 && conds == 0 && !in_comment && P.units.count > 0;
   free(u.defs.items);
   free(u.uses.items);
   if (ok) P.definers = sys_calloc((size_t)P.nnames + 1, sizeof *P.definers);
   if (ok && !P.definers) P.oom = true;
   ok = ok && P.definers;
-  for (int32_t k = 0; ok && k < P.nunits; k++)
-    for (int32_t j = 0; ok && j < P.units[k].defs.count; j++) ok = list_add(&P.definers[P.units[k].defs.items[j]], k);
+  for (int32_t k = 0; ok && k < P.units.count; k++)
+    for (int32_t j = 0; ok && j < P.units.items[k].defs.count; j++) ok = list_add(&P.definers[P.units.items[k].defs.items[j]], k);
   P.ok = P.done = ok;
 }
 
 /* Frees what a failed cut made, so that the next kernel tries again. */
 static void prelude_reset(void) {
-  for (int32_t k = 0; k < P.nunits; k++) {
-    free(P.units[k].defs.items);
-    free(P.units[k].uses.items);
+  for (int32_t k = 0; k < P.units.count; k++) {
+    free(P.units.items[k].defs.items);
+    free(P.units.items[k].uses.items);
   }
-  for (int32_t k = 0; k < P.nmacros; k++) free(P.macros[k].defs.items);
+  for (int32_t k = 0; k < P.macros.count; k++) free(P.macros.items[k].defs.items);
   for (int32_t k = 0; P.definers && k < P.nnames; k++) free(P.definers[k].items);
   for (int32_t k = 0; k < P.nnames; k++) free((void *)P.names[k]);
-  free(P.units);
-  free(P.macros);
+  free(P.units.items);
+  free(P.macros.items);
   free(P.definers);
   memset(&P, 0, sizeof P);
 }
 
-/* Whether the prelude is cut (once per process; again after an allocation failed). */
-static bool prelude_ready(void) {
+typedef enum prelude_state { PRELUDE_CUT, PRELUDE_WHOLE, PRELUDE_NO_MEMORY } prelude_state;
+
+/* Cuts the prelude once per process (again after an allocation failed). */
+static prelude_state prelude_ready(void) {
   pthread_mutex_lock(&prelude_lock);
   if (!P.done) {
     prelude_cut();
@@ -346,13 +333,12 @@ static bool prelude_ready(void) {
       P.done = !oom; /* a shape the cutter does not know stays so: the whole prelude */
     }
   }
-  bool ok = P.ok;
+  prelude_state st = P.ok ? PRELUDE_CUT : P.done ? PRELUDE_WHOLE : PRELUDE_NO_MEMORY;
   pthread_mutex_unlock(&prelude_lock);
-  return ok;
+  return st;
 }
 
-
-/* The units kernel_text needs, marked in keep[] (P.nunits); false when it cannot tell. */
+/* The units kernel_text needs, marked in keep[] (P.units.count); false when it cannot tell. */
 static bool prelude_mark(const char *kernel_text, bool *keep) {
   bool *need = sys_calloc((size_t)P.nnames + 1, sizeof *need);
   int32_t *stack = sys_malloc(sizeof *stack * ((size_t)P.nnames + 1));
@@ -373,7 +359,7 @@ static bool prelude_mark(const char *kernel_text, bool *keep) {
     }
     i += len - 1;
   }
-  for (int32_t k = 0; k < P.nunits; k++) keep[k] = P.units[k].defs.count == 0;
+  for (int32_t k = 0; k < P.units.count; k++) keep[k] = P.units.items[k].defs.count == 0;
   while (top > 0) {
     int32_t id = stack[--top];
     const id_list *units = &P.definers[id];
@@ -381,8 +367,8 @@ static bool prelude_mark(const char *kernel_text, bool *keep) {
       int32_t k = units->items[j];
       if (keep[k]) continue;
       keep[k] = true;
-      for (int32_t x = 0; x < P.units[k].uses.count; x++) {
-        int32_t used = P.units[k].uses.items[x];
+      for (int32_t x = 0; x < P.units.items[k].uses.count; x++) {
+        int32_t used = P.units.items[k].uses.items[x];
         if (!need[used]) {
           need[used] = true;
           stack[top++] = used;
@@ -396,14 +382,20 @@ static bool prelude_mark(const char *kernel_text, bool *keep) {
 }
 
 void cuda_prelude_needed(const char *kernel_text, sbuf *out) {
-  bool *keep = prelude_ready() ? sys_malloc(sizeof *keep * (size_t)P.nunits) : NULL;
-  if (!keep || !prelude_mark(kernel_text, keep)) {
-    free(keep);
+  prelude_state st = prelude_ready();
+  if (st == PRELUDE_WHOLE) {
     sbuf_puts(out, cuda_prelude);
     return;
   }
-  for (int32_t k = 0; k < P.nunits; k++)
-    if (keep[k]) sbuf_printf(out, "%.*s", (int)P.units[k].len, cuda_prelude + P.units[k].start);
+  /* out of memory is the caller's error, not a different source (and so another key) */
+  bool *keep = st == PRELUDE_CUT ? sys_malloc(sizeof *keep * (size_t)P.units.count) : NULL;
+  if (!keep || !prelude_mark(kernel_text, keep)) {
+    free(keep);
+    out->oom = true;
+    return;
+  }
+  for (int32_t k = 0; k < P.units.count; k++)
+    if (keep[k]) sbuf_printf(out, "%.*s", (int)P.units.items[k].len, cuda_prelude + P.units.items[k].start);
   free(keep);
 }
 

@@ -92,6 +92,14 @@ __device__ __forceinline__ ic_u32 ic_f2e5m2_sat(float f) {
   if (f != f) return 0x7fu;
   ic_u16 h; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %1;" : "=h"(h) : "f"(f)); return h & 0xffu;
 }
+/* Two values at once (lo in bits 0-7, hi in 8-15), the same bits as ic_f2e4m3_sat of
+ * each: one cvt for the pair, whose NaN bytes (s.1111.111; .satfinite makes no other
+ * such byte) become 0x7f. */
+__device__ __forceinline__ ic_u32 ic_f2e4m3x2_sat(float lo, float hi) {
+  ic_u16 h; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(hi), "f"(lo));
+  const ic_u32 w = h;
+  return w & ~(((w & 0x7f7fu) + 0x0101u) & 0x8080u);
+}
 /* e4m3fn: |x| > 464 (half-way above 448) rounds past the largest value: NaN. */
 __device__ __forceinline__ ic_u32 ic_f2e4m3(float f) {
   const ic_u32 u = __float_as_uint(f);
@@ -107,6 +115,7 @@ __device__ __forceinline__ ic_u32 ic_f2e4m3(float f) { return ic_f2f8_soft(f, 4,
 __device__ __forceinline__ ic_u32 ic_f2e5m2(float f) { return ic_f2f8_soft(f, 5, 2, false, false); }
 __device__ __forceinline__ ic_u32 ic_f2e4m3_sat(float f) { return ic_f2f8_soft(f, 4, 3, true, true); }
 __device__ __forceinline__ ic_u32 ic_f2e5m2_sat(float f) { return ic_f2f8_soft(f, 5, 2, false, true); }
+__device__ __forceinline__ ic_u32 ic_f2e4m3x2_sat(float lo, float hi) { return ic_f2e4m3_sat(lo) | ic_f2e4m3_sat(hi) << 8; }
 #endif
 
 /* Storage <-> compute type. Packs return only the dtype's bits. */
@@ -167,21 +176,11 @@ __device__ __forceinline__ ic_u32 ic_rndbits_f8e5m2(float x) { return ic_f2e5m2(
 __device__ __forceinline__ ic_u32 ic_satbits_f16(float x) { return ic_f2h(ic_sat_f16(x)); }
 __device__ __forceinline__ ic_u32 ic_satbits_bf16(float x) { return ic_f2bf(ic_sat_bf16(x)); }
 __device__ __forceinline__ ic_u32 ic_satbits_f8e4m3(float x) { return ic_f2e4m3_sat(x); }
-/* Two values' f8e4m3 storage bits at once (lo in bits 0-7, hi in 8-15), the same bits as
- * ic_satbits_f8e4m3 / ic_rndbits_f8e4m3 of each: one cvt for the pair on sm_89+, whose
- * NaN bytes (s.1111.111; .satfinite makes no other such byte) become 0x7f. */
-#if __CUDA_ARCH__ >= 890 && !defined(IC_SOFT_FP8)
-__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x2(float lo, float hi) {
-  ic_u16 h; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(hi), "f"(lo));
-  const ic_u32 w = h;
-  return w & ~(((w & 0x7f7fu) + 0x0101u) & 0x8080u);
-}
-#else
-__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x2(float lo, float hi) { return ic_f2e4m3_sat(lo) | ic_f2e4m3_sat(hi) << 8; }
-#endif
-/* without saturation |x| > 464 (and NaN) round to NaN, stored as 0x7f */
+__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x2(float lo, float hi) { return ic_f2e4m3x2_sat(lo, hi); }
+/* Two values' f8e4m3 storage bits at once (ic_f2e4m3x2_sat); without saturation
+ * |x| > 464 (and NaN) round to NaN, stored as 0x7f. */
 __device__ __forceinline__ ic_u32 ic_rndbits_f8e4m3x2(float lo, float hi) {
-  const ic_u32 w = ic_satbits_f8e4m3x2(lo, hi);
+  const ic_u32 w = ic_f2e4m3x2_sat(lo, hi);
   return ((__float_as_uint(lo) & 0x7fffffffu) > 0x43e80000u ? 0x7fu : w & 0xffu) |
          ((__float_as_uint(hi) & 0x7fffffffu) > 0x43e80000u ? 0x7f00u : w & 0xff00u);
 }
