@@ -115,7 +115,9 @@ void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const ch
   sbuf *o = &cg->out;
   const char *tn = cg_dtname(to), *tct = cg_ctype(to);
   bool from_int = dtype_is_integer(from), from_i64 = from == IC_I64, from_f64 = from == IC_F64;
-  if (from == to && !(saturate && dtype_is_float(to))) {
+  /* a cast to its own dtype is the value, except that a narrow float is rounded again:
+   * its NaNs become canonical in registers as a store makes them (eager == fused) */
+  if (from == to && !(saturate && dtype_is_float(to)) && !cg_narrow_float(to)) {
     sbuf_puts(o, v);
   } else if (to == IC_BOOL) {
     sbuf_printf(o, "(%s != 0)", v);
