@@ -203,6 +203,93 @@ START_TEST(test_narrow_epilogue_stores) {
 }
 END_TEST
 
+/* y = x / max(w) over each row: the fused kernel divides by the row's f64 reciprocal
+ * (ic_div_r64), eager mode's pointwise kernel with div.rn.f32, the ref backend on the
+ * host; all three must store the same bits. Row divisors: ordinary, awkward significands,
+ * subnormal, +0, -0, inf, NaN, huge, negative; x: random bit patterns over every exponent
+ * (subnormals, zeros, infinities and NaN among them); f32 and bf16 (computed in f32,
+ * rounded once); rows of 1000 and 13 (vector chunks and element by element). */
+START_TEST(test_division_by_row_values) {
+  static const float divisors[] = {1.0f, 3.0f, 0x1.fffffep0f, 1e-40f, 0.0f, -0.0f, INFINITY, NAN, 3e38f, -5.0f, 7e-39f, 0.1f};
+  enum { ROWS = sizeof divisors / sizeof *divisors };
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  static const int64_t cols_list[] = {1000, 13};
+  uint64_t seed = 0x5851f42d4c957f2dull;
+  for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+    ic_dtype dt = dts[di];
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim n = ic_graph_symbol(g, "n");
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){ROWS, n}, IC_LAYOUT_CONTIGUOUS);
+    ic_value w = ic_graph_input(g, "w", dt, 2, (ic_dim[]){ROWS, n}, IC_LAYOUT_CONTIGUOUS);
+    ic_value d = ic_graph_reduce(g, IC_REDUCE_MAX, w, 1, (int32_t[]){1}, 1);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_DIV, x, d)));
+    ic_program *p[3] = {NULL, NULL, NULL};
+    const ic_compile_options opts[3] = {
+        {.struct_size = sizeof(ic_compile_options), .flags = IC_COMPILE_STRICT},
+        {.struct_size = sizeof(ic_compile_options), .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT},
+        {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
+    for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
+    ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+    ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], 0), "ic_div_r64(v"));
+    size_t es = ic_dtype_size(dt);
+    for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
+      const int64_t cols = cols_list[ci], count = ROWS * cols;
+      unsigned char *hx = malloc(es * (size_t)count), *hw = malloc(es * (size_t)count);
+      for (int64_t i = 0; i < count; i++) {
+        int64_t r = i / cols, c = i % cols;
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        uint32_t xb = (uint32_t)seed;
+        if (c % 7 == 0) xb &= 0x807fffffu; /* subnormals and zeros */
+        float wf = c == cols / 2 ? divisors[r] : -INFINITY; /* the row's max (a NaN row: NaN) */
+        if (divisors[r] == 0.0f && signbit(divisors[r]) && c != cols / 2) wf = -0.0f; /* max of -0s: -0 */
+        if (dt == IC_F32) {
+          memcpy(hx + 4 * i, &xb, 4);
+          memcpy(hw + 4 * i, &wf, 4);
+        } else {
+          uint32_t wb;
+          memcpy(&wb, &wf, 4);
+          uint16_t xh = (uint16_t)(xb >> 16), wh = (uint16_t)(wb >> 16); /* truncated: still of the kind */
+          memcpy(hx + 2 * i, &xh, 2);
+          memcpy(hw + 2 * i, &wh, 2);
+        }
+      }
+      size_t ob = es * (size_t)count;
+      void *dx = gpu_upload(rc_ctx, hx, ob), *dw = gpu_upload(rc_ctx, hw, ob);
+      int64_t xs[2] = {ROWS, cols};
+      void *got[3];
+      for (int v3 = 0; v3 < 3; v3++) {
+        bool ref = v3 == 2;
+        void *dy = ref ? malloc(ob) : gpu_poisoned(rc_ctx, ob);
+        if (ref) memset(dy, 0xA5, ob);
+        ic_tensor in[2] = {{ref ? (void *)hx : dx, dt, 2, xs, NULL}, {ref ? (void *)hw : dw, dt, 2, xs, NULL}};
+        ic_tensor out = {dy, dt, 2, xs, NULL};
+        IC_OK_OR_FAIL(ic_program_run(p[v3], in, 2, &out, 1, NULL));
+        if (ref) {
+          got[v3] = dy;
+        } else {
+          IC_OK_OR_FAIL(ic_stream_synchronize(rc_ctx, NULL));
+          got[v3] = gpu_download(rc_ctx, dy, ob);
+          IC_OK_OR_FAIL(ic_free(rc_ctx, dy));
+        }
+      }
+      for (int v3 = 1; v3 < 3; v3++)
+        for (int64_t i = 0; i < count; i++)
+          ck_assert_msg(memcmp((unsigned char *)got[0] + es * i, (unsigned char *)got[v3] + es * i, es) == 0,
+                        "%s, rows of %lld: element %lld (row divisor %a) differs between fused and %s", ic_dtype_name(dt),
+                        (long long)cols, (long long)i, (double)divisors[i / cols], v3 == 1 ? "eager" : "ref");
+      for (int v3 = 0; v3 < 3; v3++) free(got[v3]);
+      IC_OK_OR_FAIL(ic_free(rc_ctx, dx));
+      IC_OK_OR_FAIL(ic_free(rc_ctx, dw));
+      free(hx);
+      free(hw);
+    }
+    for (int v3 = 0; v3 < 3; v3++) ic_program_release(p[v3]);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_reduce");
   CHECK_CASE(s, test_matrix_f32_f64, 1500, setup, teardown);
@@ -217,6 +304,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
   CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
   CHECK_CASE(s, test_narrow_epilogue_stores, 600, setup, teardown);
+  CHECK_CASE(s, test_division_by_row_values, 600, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }
