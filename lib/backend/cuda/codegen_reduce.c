@@ -330,10 +330,14 @@ static void red_vector_store(red_gen *rg, int32_t i) {
     red_pack(rg, i, o);
     sbuf_puts(o, "; w[2 * e] = (ic_u32)p; w[2 * e + 1] = (ic_u32)(p >> 32); }\n");
   } else if (in->dtype == IC_F8E4M3 && red_stored_rounding(rg, i) && rg->element[rg->k->instrs.items[in->args[0]].args[0]]) {
-    /* two elements a cvt (ic_<rnd|sat>bits_f8e4m3x2) */
+    /* two elements a cvt (ic_rndbits_f8e4m3x2; saturating: a word of four at once) */
     const kir_instr *v = &rg->k->instrs.items[in->args[0]];
-    sbuf_printf(o, "        for (int e = 0; e < 8; e += 2) w[e / 4] |= ic_%sbits_f8e4m3x2(v%" PRId32 "[e], v%" PRId32 "[e + 1]) << (e %% 4) * 8;\n",
-                v->op == IC_OP_CAST ? "rnd" : "sat", v->args[0], v->args[0]);
+    if (v->op == IC_OP_CAST)
+      sbuf_printf(o, "        for (int e = 0; e < 8; e += 2) w[e / 4] |= ic_rndbits_f8e4m3x2(v%" PRId32 "[e], v%" PRId32 "[e + 1]) << (e %% 4) * 8;\n",
+                  v->args[0], v->args[0]);
+    else
+      sbuf_printf(o, "        for (int e = 0; e < 8; e += 4) w[e / 4] = ic_satbits_f8e4m3x4(v%" PRId32 "[e], v%" PRId32 "[e + 1], v%" PRId32 "[e + 2], v%" PRId32 "[e + 3]);\n",
+                  v->args[0], v->args[0], v->args[0], v->args[0]);
   } else {
     int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
     sbuf_printf(o, "        for (int e = 0; e < 8; e++) w[e / %" PRId32 "] |= (", per_word);

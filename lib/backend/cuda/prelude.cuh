@@ -100,6 +100,14 @@ __device__ __forceinline__ ic_u32 ic_f2e4m3x2_sat(float lo, float hi) {
   const ic_u32 w = h;
   return w & ~(((w & 0x7f7fu) + 0x0101u) & 0x8080u);
 }
+/* Four values (a in bits 0-7 ... d in 24-31): two cvts, one 32-bit word, the NaN bytes
+ * made 0x7f once for the four (no carry crosses a byte: each byte's sum is at most 0x80). */
+__device__ __forceinline__ ic_u32 ic_f2e4m3x4_sat(float a, float b, float c, float d) {
+  ic_u32 w;
+  asm("{ .reg .b16 l, h;\n  cvt.rn.satfinite.e4m3x2.f32 l, %2, %1;\n  cvt.rn.satfinite.e4m3x2.f32 h, %4, %3;\n  mov.b32 %0, {l, h}; }"
+      : "=r"(w) : "f"(a), "f"(b), "f"(c), "f"(d));
+  return w & ~(((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u);
+}
 /* e4m3fn: |x| > 464 (half-way above 448) rounds past the largest value: NaN. */
 __device__ __forceinline__ ic_u32 ic_f2e4m3(float f) {
   const ic_u32 u = __float_as_uint(f);
@@ -116,6 +124,7 @@ __device__ __forceinline__ ic_u32 ic_f2e5m2(float f) { return ic_f2f8_soft(f, 5,
 __device__ __forceinline__ ic_u32 ic_f2e4m3_sat(float f) { return ic_f2f8_soft(f, 4, 3, true, true); }
 __device__ __forceinline__ ic_u32 ic_f2e5m2_sat(float f) { return ic_f2f8_soft(f, 5, 2, false, true); }
 __device__ __forceinline__ ic_u32 ic_f2e4m3x2_sat(float lo, float hi) { return ic_f2e4m3_sat(lo) | ic_f2e4m3_sat(hi) << 8; }
+__device__ __forceinline__ ic_u32 ic_f2e4m3x4_sat(float a, float b, float c, float d) { return ic_f2e4m3x2_sat(a, b) | ic_f2e4m3x2_sat(c, d) << 16; }
 #endif
 
 /* Storage <-> compute type. Packs return only the dtype's bits. */
@@ -177,6 +186,7 @@ __device__ __forceinline__ ic_u32 ic_satbits_f16(float x) { return ic_f2h(ic_sat
 __device__ __forceinline__ ic_u32 ic_satbits_bf16(float x) { return ic_f2bf(ic_sat_bf16(x)); }
 __device__ __forceinline__ ic_u32 ic_satbits_f8e4m3(float x) { return ic_f2e4m3_sat(x); }
 __device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x2(float lo, float hi) { return ic_f2e4m3x2_sat(lo, hi); }
+__device__ __forceinline__ ic_u32 ic_satbits_f8e4m3x4(float a, float b, float c, float d) { return ic_f2e4m3x4_sat(a, b, c, d); }
 /* Two values' f8e4m3 storage bits at once (ic_f2e4m3x2_sat); without saturation
  * |x| > 464 (and NaN) round to NaN, stored as 0x7f. */
 __device__ __forceinline__ ic_u32 ic_rndbits_f8e4m3x2(float lo, float hi) {
