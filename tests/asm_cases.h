@@ -85,6 +85,25 @@ static void ac_ref_e4m3x2(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]
   for (int32_t q = 0; q < p; q++) out[0][q] = ref_convert(IC_F32, IC_F8E4M3, in[0][q], true);
 }
 
+/* OR `bits` into each element's storage bits (dtype dt), the result read back as a
+ * value: exponent bits all ones, so NaN with every sign and payload, and infinities (the
+ * asm's NaN lanes must be stored as the canonical NaN, ic_canon_<dt>x<lanes>). */
+static inline void ac_or_bits(ic_dtype dt, uint32_t bits, int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
+  for (int32_t q = 0; q < p; q++) {
+    unsigned char b[4] = {0};
+    uint32_t u;
+    ref_set(dt, b, 0, in[0][q]);
+    memcpy(&u, b, 4);
+    u |= bits;
+    memcpy(b, &u, 4);
+    out[0][q] = ref_get(dt, b, 0);
+  }
+}
+static void ac_ref_or_f16(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) { ac_or_bits(IC_F16, 0x7c00u, p, in, out); }
+static void ac_ref_or_bf16(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) { ac_or_bits(IC_BF16, 0x7f80u, p, in, out); }
+static void ac_ref_or_e4m3(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) { ac_or_bits(IC_F8E4M3, 0x78u, p, in, out); }
+static void ac_ref_or_e5m2(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) { ac_or_bits(IC_F8E5M2, 0x7cu, p, in, out); }
+
 /* The cases of the issue, each runnable on sm_90. */
 static const asm_case ac_cases[] = {
     {"identity f32", "mov.b32 $0, $1;", "=r,r", 1, true, 1, {IC_F32}, 1, {IC_F32}, ac_ref_copy},
@@ -108,6 +127,14 @@ static const asm_case ac_cases[] = {
      {IC_F32, IC_I32}, ac_ref_value_and_trunc},
     {"e4m3x2 at pack 2", "cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;", "=h,f,f", 2, true, 1, {IC_F32}, 1, {IC_F8E4M3},
      ac_ref_e4m3x2},
+    {"pack 2 f16 NaN payloads", "or.b32 $0, $1, 0x7c007c00;", "=r,r", 2, true, 1, {IC_F16}, 1, {IC_F16}, ac_ref_or_f16},
+    {"pack 2 bf16 NaN payloads", "or.b32 $0, $1, 0x7f807f80;", "=r,r", 2, true, 1, {IC_BF16}, 1, {IC_BF16}, ac_ref_or_bf16},
+    {"pack 4 e4m3 NaN bytes", "or.b32 $0, $1, 0x78787878;", "=r,r", 4, true, 1, {IC_F8E4M3}, 1, {IC_F8E4M3},
+     ac_ref_or_e4m3},
+    {"pack 4 e5m2 NaN bytes", "or.b32 $0, $1, 0x7c7c7c7c;", "=r,r", 4, true, 1, {IC_F8E5M2}, 1, {IC_F8E5M2},
+     ac_ref_or_e5m2},
+    {"pack 8 e4m3 in a 64-bit register", "or.b64 $0, $1, 0x7878787878787878;", "=l,l", 8, true, 1, {IC_F8E4M3}, 1,
+     {IC_F8E4M3}, ac_ref_or_e4m3},
 };
 #define AC_NCASES ((int)(sizeof ac_cases / sizeof ac_cases[0]))
 

@@ -103,7 +103,19 @@ void cg_asm_block(codegen *cg, int32_t i) {
   reg = 0;
   for (int32_t out = 0; out < lay.noutputs; out++) {
     const asm_operand *ao = &lay.ops[out];
+    /* a register of several narrow floats: its NaN lanes made canonical a 32-bit word at
+     * a time (ic_canon_<dt>x<lanes>), then taken apart */
+    bool whole = asm_keeps_bits(ao) && ao->per_reg > 1;
     for (int32_t r = 0; r < ao->regs; r++, reg++) {
+      if (whole) {
+        const char *dt = cg_dtname(ao->dtype);
+        int32_t lanes = 32 / ao->bits;
+        if (ao->letter == 'l')
+          sbuf_printf(o, "    const ic_u64 x%" PRId32 "_c = (ic_u64)ic_canon_%sx%" PRId32 "((ic_u32)(x%" PRId32 " >> 32)) << 32 | ic_canon_%sx%" PRId32 "((ic_u32)x%" PRId32 ");\n",
+                      reg, dt, lanes, reg, dt, lanes, reg);
+        else
+          sbuf_printf(o, "    const ic_u32 x%" PRId32 "_c = ic_canon_%sx%" PRId32 "((ic_u32)x%" PRId32 ");\n", reg, dt, lanes, reg);
+      }
       for (int32_t e = 0; e < ao->per_reg; e++) {
         int32_t idx = r * ao->per_reg + e;
         char elem[48];
@@ -111,6 +123,11 @@ void cg_asm_block(codegen *cg, int32_t i) {
         else snprintf(elem, sizeof elem, "[q0 + %" PRId32 "]", idx);
         if (ao->letter == 'f' || ao->letter == 'd') {
           sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = x%" PRId32 ";\n", i, out, elem, reg);
+        } else if (whole) {
+          sbuf_printf(o, "    a%" PRId32 "_b%" PRId32 "%s = (ic_u32)(((ic_u64)x%" PRId32 "_c >> %" PRId32 ") & 0x%" PRIx64 "ull);\n",
+                      i, out, elem, reg, e * ao->bits, (uint64_t)((1ull << ao->bits) - 1));
+          sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = ic_unpack_%s(a%" PRId32 "_b%" PRId32 "%s);\n", i, out, elem,
+                      cg_dtname(ao->dtype), i, out, elem);
         } else if (asm_keeps_bits(ao)) {
           uint64_t mask = (1ull << ao->bits) - 1;
           sbuf_printf(o, "    a%" PRId32 "_b%" PRId32 "%s = ic_canon_%s((ic_u32)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",

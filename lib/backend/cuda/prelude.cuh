@@ -175,6 +175,19 @@ __device__ __forceinline__ ic_u32 ic_canon_f16(ic_u32 b) { return (b & 0x7fffu) 
 __device__ __forceinline__ ic_u32 ic_canon_bf16(ic_u32 b) { return (b & 0x7fffu) > 0x7f80u ? ic_pack_bf16(ic_canonical_nan()) : b; }
 __device__ __forceinline__ ic_u32 ic_canon_f8e4m3(ic_u32 b) { return (b & 0x7fu) == 0x7fu ? 0x7fu : b; }
 __device__ __forceinline__ ic_u32 ic_canon_f8e5m2(ic_u32 b) { return (b & 0x7fu) > 0x7cu ? ic_pack_f8e5m2(ic_canonical_nan()) : b; }
+/* The same for a 32-bit word of lanes (an asm output register of several elements), all
+ * lanes at once: a lane is NaN when its magnitude (the `low` bits) plus `add` carries into
+ * its sign bit; m - (m >> shift) fills such a lane below the carry (no borrow crosses a
+ * lane), and the lane becomes c's (the canonical NaN in every lane). */
+__device__ __forceinline__ ic_u32 ic_canon_lanes(ic_u32 w, ic_u32 low, ic_u32 add, int shift, ic_u32 c) {
+  const ic_u32 m = ((w & low) + add) & ~low, all = m | (m - (m >> shift));
+  return (w & ~all) | (c & all);
+}
+__device__ __forceinline__ ic_u32 ic_canon_f16x2(ic_u32 w) { return ic_canon_lanes(w, 0x7fff7fffu, 0x03ff03ffu, 15, ic_canon_f16(0x7fffu) * 0x00010001u); }
+__device__ __forceinline__ ic_u32 ic_canon_bf16x2(ic_u32 w) { return ic_canon_lanes(w, 0x7fff7fffu, 0x007f007fu, 15, ic_canon_bf16(0x7fffu) * 0x00010001u); }
+/* e4m3: a NaN lane's magnitude bits are all ones already (0x7f): only its sign goes */
+__device__ __forceinline__ ic_u32 ic_canon_f8e4m3x4(ic_u32 w) { return w & ~(((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u); }
+__device__ __forceinline__ ic_u32 ic_canon_f8e5m2x4(ic_u32 w) { return ic_canon_lanes(w, 0x7f7f7f7fu, 0x03030303u, 7, ic_canon_f8e5m2(0x7fu) * 0x01010101u); }
 /* The storage bits of a rounding, for a result that is stored: the same bits as
  * ic_pack_<dt>(ic_rnd_<dt>(x)) (or ic_sat_), with no round trip through f32. */
 __device__ __forceinline__ ic_u32 ic_rndbits_f16(float x) { return ic_f2h(x); }
