@@ -652,6 +652,69 @@ START_TEST(test_slice_concat_pad) {
 }
 END_TEST
 
+/* Write-dominated broadcasts (the row strategy on cuda: a thread takes 4 rows of the
+ * broadcast dim and reads what is free of it once): [n, 1, c] + [1, b, c] -> [n, b, c]
+ * with b not a multiple of 4 (the last group's rows past b), c odd (point by point) and a
+ * multiple of every vector width, n symbolic (0 included); [n, 1] * [1, c] (a splat and a
+ * broadcast row); a [c] row broadcast to [n, c] on its own. Every dtype; against host
+ * references, eager == fused bit for bit. */
+START_TEST(test_write_dominated_broadcasts) {
+  static const int64_t shapes[][3] = {{0, 5, 16}, {1, 1, 16}, {3, 5, 37}, {2, 7, 64}, {5, 4, 32}, {2, 9, 3}};
+  for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+    ic_dtype dt = all_dtypes[di];
+    const size_t es = ic_dtype_size(dt);
+    ic_op op = accepts(IC_OP_ADD, dt) ? IC_OP_ADD : IC_OP_BITWISE_XOR;
+    ic_op op2 = accepts(IC_OP_MUL, dt) ? IC_OP_MUL : IC_OP_BITWISE_AND;
+    ic_op un = accepts(IC_OP_NEG, dt) ? IC_OP_NEG : IC_OP_LOGICAL_NOT;
+    ic_dtype udt = un == IC_OP_LOGICAL_NOT ? IC_BOOL : dt;
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+      const int64_t N = shapes[si][0], B = shapes[si][1], C = shapes[si][2];
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_dim n = ic_graph_symbol(g, "n");
+      ic_value a = ic_graph_input(g, "a", dt, 3, (ic_dim[]){n, 1, C}, IC_LAYOUT_CONTIGUOUS);
+      ic_value b = ic_graph_input(g, "b", dt, 3, (ic_dim[]){1, B, C}, IC_LAYOUT_CONTIGUOUS);
+      ic_value z = ic_graph_input(g, "z", dt, 2, (ic_dim[]){n, 1}, IC_LAYOUT_CONTIGUOUS);
+      ic_value w = ic_graph_input(g, "w", dt, 2, (ic_dim[]){1, C}, IC_LAYOUT_CONTIGUOUS);
+      ic_value r = ic_graph_input(g, "r", dt, 1, (ic_dim[]){C}, IC_LAYOUT_CONTIGUOUS);
+      IC_OK_OR_FAIL(ic_graph_output(g, "o", ic_graph_binary(g, op, a, b)));
+      IC_OK_OR_FAIL(ic_graph_output(g, "p", ic_graph_binary(g, op2, z, w)));
+      ic_value rn = ic_graph_unary(g, un, ic_graph_expand(g, r, 2, (ic_dim[]){n, C}));
+      IC_OK_OR_FAIL(ic_graph_output(g, "q", rn));
+      host_tensor ta = make_random(dt, N * C), tb = make_random(dt, B * C), tz = make_random(dt, N), tw = make_random(dt, C),
+                  tr = make_random(dt, C);
+      int64_t no[3] = {N * B * C, N * C, N * C};
+      void *want[3] = {malloc((size_t)no[0] * es + 1), malloc((size_t)no[1] * es + 1), malloc((size_t)no[2] * 8 + 1)};
+      for (int64_t i = 0; i < N; i++)
+        for (int64_t j = 0; j < B; j++)
+          for (int64_t l = 0; l < C; l++)
+            ref_set(dt, want[0], (i * B + j) * C + l, ref_op(op, dt, dt, ref_get(dt, ta.h, i * C + l), ref_get(dt, tb.h, j * C + l), (hv){0}));
+      for (int64_t i = 0; i < N; i++)
+        for (int64_t l = 0; l < C; l++) {
+          ref_set(dt, want[1], i * C + l, ref_op(op2, dt, dt, ref_get(dt, tz.h, i), ref_get(dt, tw.h, l), (hv){0}));
+          ref_set(udt, want[2], i * C + l, ref_op(un, dt, udt, ref_get(dt, tr.h, l), (hv){0}, (hv){0}));
+        }
+      int64_t as[3] = {N, 1, C}, bs[3] = {1, B, C}, zs[2] = {N, 1}, ws[2] = {1, C}, rs[1] = {C}, os[3] = {N, B, C},
+              ps[2] = {N, C};
+      ic_tensor in[5] = {{ta.d, dt, 3, as, NULL}, {tb.d, dt, 3, bs, NULL}, {tz.d, dt, 2, zs, NULL}, {tw.d, dt, 2, ws, NULL},
+                         {tr.d, dt, 1, rs, NULL}};
+      ic_tensor out[3] = {{NULL, dt, 3, os, NULL}, {NULL, dt, 2, ps, NULL}, {NULL, udt, 2, ps, NULL}};
+      char what[80];
+      snprintf(what, sizeof what, "broadcasts %s [%lld, %lld, %lld]", ic_dtype_name(dt), (long long)N, (long long)B,
+               (long long)C);
+      run_both(g, in, 5, 3, out, no, want, 0, 0.0, what);
+      for (int o = 0; o < 3; o++) free(want[o]);
+      free_tensor(&ta);
+      free_tensor(&tb);
+      free_tensor(&tz);
+      free_tensor(&tw);
+      free_tensor(&tr);
+      ic_graph_destroy(g);
+    }
+  }
+}
+END_TEST
+
 /* Transposed reads (the tiled strategy on cuda) of every dtype: a + b^T with b a strided
  * view at a misaligned base, and a 3-D permute (0, 2, 1), over sizes around the 64-wide
  * tiles (empty, 1, odd, prime, exact); then a RoPE-like concat of a computed half and a
@@ -747,6 +810,7 @@ static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teard
   CHECK_CASE(s, test_views, timeout, setup, teardown);
   CHECK_CASE(s, test_slice_concat_pad, timeout, setup, teardown);
   CHECK_CASE(s, test_transposes_and_rope, timeout, setup, teardown);
+  CHECK_CASE(s, test_write_dominated_broadcasts, timeout, setup, teardown);
   CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, timeout, setup, teardown);
   CHECK_CASE(s, test_run_errors_launch_nothing, timeout, setup, teardown);
 }

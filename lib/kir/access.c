@@ -138,8 +138,37 @@ sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim) {
   return points;
 }
 
+/* The row dim of a write-dominated kernel (see kir.h), -1 for none: every load
+ * broadcast along some dim but the last, or one element a slot (free of the last dim),
+ * so that each point's loads come from caches while its store goes to memory. */
+static int32_t kir_row_dim_of(const kir_kernel *k, int32_t vec) {
+  if (k->ndim < 2 || vec < 2 || kir_pack(k) > 1) return -1;
+  bool broadcast[IC_MAX_DIMS] = {false}, loads = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_RANGE || in->kind == KIR_ASM) return -1;
+    if (in->kind != KIR_LOAD) continue;
+    bool some = !kir_reads_last(k, in->offset);
+    for (int32_t d = 0; d < k->ndim - 1; d++)
+      if (!sym_depends_on(k->syms, in->offset, SYM_VAR, d)) broadcast[d] = some = true;
+    if (!some) return -1; /* a load of every point: read-write, not write-dominated */
+    loads = true;
+  }
+  for (int32_t d = k->ndim - 2; loads && d >= 0; d--)
+    if (broadcast[d]) return d;
+  return -1;
+}
+
+sym_id kir_row_points(const kir_kernel *k, const kir_pointwise_strategy *ps) {
+  sym_arena *a = k->syms;
+  sym_id points = sym_const(a, 1);
+  for (int32_t d = 0; d < k->ndim; d++)
+    points = sym_mul(a, points, d == ps->row_dim ? sym_ceildiv(a, k->dims[d], sym_const(a, ps->rows)) : k->dims[d]);
+  return points;
+}
+
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out) {
-  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false, .tile_dim = -1};
+  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false, .tile_dim = -1, .row_dim = -1, .rows = 1};
   if (k->ndim == 0 || k->reduces) return;
   if ((out->tile_dim = kir_tile_dim_of(k)) >= 0) {
     size_t wide = 1;
@@ -187,6 +216,7 @@ void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out)
     uniform = uniform && kir_range_slot_uniform(k, i);
   }
   out->uniform_ranges = ranges && uniform && out->vec > 1 && pack == 1;
+  if ((out->row_dim = kir_row_dim_of(k, out->vec)) >= 0) out->rows = KIR_ROWS;
 }
 
 kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,

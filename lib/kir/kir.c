@@ -144,6 +144,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   } else if (pointwise) {
     sbuf_printf(out, "\n  strategy vector: %" PRId32 " points a thread", ps.vec);
     if (ps.uniform_ranges) sbuf_puts(out, ", ranges once a slot");
+    if (ps.row_dim >= 0) sbuf_printf(out, ", %" PRId32 " rows of i%" PRId32 " a thread (loads free of it read once)", ps.rows, ps.row_dim);
   }
   sbuf_puts(out, "\n");
   for (int32_t b = 0; b < k->buffers.count; b++) {

@@ -218,14 +218,23 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  *           used along the last dim, so both sides are coalesced; slots of V points
  *           along the last dim, one 16-byte vector of the widest tensor. tile_dim is p
  *           (-1: not tiled); the launch covers the padded tiles (kir_tile_points). Kernels with
- *           concat/pad ranges or asm packs are not tiled. */
-enum { KIR_TILE = 64, KIR_TILE_THREADS = 256 };
+ *           concat/pad ranges or asm packs are not tiled.
+ *   rows    (write-dominated kernels: every load broadcast along some dim, as in
+ *           [a, 1, k] + [1, b, k]) a thread takes `rows` slots at once along row_dim (the
+ *           innermost dim but the last that some load is broadcast along, -1: none):
+ *           the loads free of that dim are read once for all of them, and each thread
+ *           stores `rows` vectors, one a row; the launch covers ceil(d_row / rows) rows
+ *           (kir_row_points). Not with ranges, asm packs or tiles. */
+enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_ROWS = 4 };
 typedef struct kir_pointwise_strategy {
   int32_t vec;
   bool uniform_ranges;
   int32_t tile_dim;
+  int32_t row_dim, rows;
 } kir_pointwise_strategy;
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out);
+/* The points a row-strategy launch covers: the dims, d_row replaced by ceil(d_row / rows). */
+sym_id kir_row_points(const kir_kernel *k, const kir_pointwise_strategy *ps);
 /* A tiled load whose strides are run-time parameters: the stride of its last var (the
  * tile is read along the last dim where it is 1, along p elsewhere); -1 for a load that
  * is transposed by its kernel alone (read along p). */

@@ -181,6 +181,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     kir_pointwise_strategy ps;
     kir_pointwise_strategy_of(k, &ps);
     if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, ps.tile_dim);
+    if (ps.row_dim >= 0) k->launch_numel = kir_row_points(k, &ps);
   }
   k->generalized = KIR_PASS_DONE;
   if (eager && !(k->generalized = kir_generalize_sizes(k))) goto oom;

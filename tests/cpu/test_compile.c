@@ -731,6 +731,50 @@ START_TEST(test_fusion_budget) {
 }
 END_TEST
 
+/* Write-dominated broadcasts take the row strategy (kir.h): the dump says so, NVRTC
+ * compiles the kernels for sm_80 and sm_90a (fused and eager, several dtypes), and the
+ * launch's blocks cover ceil(d / 4) row groups: [n, 1, 64] + [1, 6, 64] f32 at n = 3 is
+ * 3 * 2 * 64 points of 4 a thread, 128 threads a block: 1 block (3 without the rows). */
+START_TEST(test_row_strategy) {
+  static const char *const arches[] = {"sm_80", "sm_90a"};
+  static const ic_dtype dts[] = {IC_F32, IC_BF16, IC_F64, IC_BOOL, IC_F8E4M3};
+  for (int a = 0; a < 2; a++) {
+    ic_context *ctx = make_ctx(arches[a]);
+    for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+      ic_dtype dt = dts[di];
+      ic_op op = dt == IC_BOOL ? IC_OP_BITWISE_XOR : IC_OP_ADD;
+      ic_graph *g;
+      OK(ic_graph_create(&g));
+      ic_dim n = ic_graph_symbol(g, "n");
+      ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){n, 1, 64}, IC_LAYOUT_CONTIGUOUS);
+      ic_value y = ic_graph_input(g, "y", dt, 3, (ic_dim[]){1, 6, 64}, IC_LAYOUT_CONTIGUOUS);
+      OK(ic_graph_output(g, "o", ic_graph_binary(g, op, x, y)));
+      for (int m = 0; m < 2; m++) {
+        ic_compile_options o = {.struct_size = sizeof o, .mode = m ? IC_MODE_EAGER : IC_MODE_FUSED, .flags = IC_COMPILE_STRICT};
+        ic_program *p;
+        ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s %s: %s", arches[a], ic_dtype_name(dt), ic_last_error());
+        ck_assert_int_eq(ic_program_kernel_count(p), 1);
+        ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), "4 rows of i1 a thread"));
+        if (dt == IC_F32) {
+          for (int32_t i = 0; i < ic_program_step_count(p); i++) {
+            ic_step st;
+            OK(ic_program_step(p, i, &st));
+            if (st.kind != IC_STEP_LAUNCH) continue;
+            int64_t syms[1] = {3}, blocks = 0;
+            OK(ic_program_eval(p, st.grid_expr, syms, &blocks));
+            ck_assert_int_eq(st.block, 128);
+            ck_assert_int_eq(blocks, 1);
+          }
+        }
+        ic_program_release(p);
+      }
+      ic_graph_destroy(g);
+    }
+    ic_context_destroy(ctx);
+  }
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("compile");
   CHECK_CASE(s, test_context_without_gpu, 1200, NULL, NULL);
@@ -746,6 +790,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_prelude_parts_compile, 600, NULL, NULL);
   CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
   CHECK_CASE(s, test_large_bodies_not_inlined, 1200, NULL, NULL);
+  CHECK_CASE(s, test_row_strategy, 600, NULL, NULL);
   CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);
   CHECK_CASE(s, test_warm_compiler, 1200, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;

@@ -395,8 +395,15 @@ void cg_decompose(codegen *cg, const char *e, const char *indent) {
     sbuf_printf(o, "%sconst ic_i64 i0 = %s;\n", indent, e);
     return;
   }
-  sbuf_printf(o, "%sic_i64 i0", indent);
-  for (int32_t d = 1; d < k->ndim; d++) sbuf_printf(o, ", i%" PRId32, d);
+  /* the row strategy's dim: its row group q<d> over Dr groups */
+  char var[IC_MAX_DIMS][16], size[IC_MAX_DIMS][16];
+  for (int32_t d = 0; d < k->ndim; d++) {
+    bool rows = cg->rows > 1 && d == cg->row_dim;
+    snprintf(var[d], sizeof var[d], "%c%" PRId32, rows ? 'q' : 'i', d);
+    snprintf(size[d], sizeof size[d], rows ? "Dr" : "d%" PRId32, d);
+  }
+  sbuf_printf(o, "%sic_i64 %s", indent, var[0]);
+  for (int32_t d = 1; d < k->ndim; d++) sbuf_printf(o, ", %s", var[d]);
   sbuf_puts(o, ";\n");
   for (int32_t wide = 0; wide < 2; wide++) {
     const char *t = wide ? "ic_i64" : "ic_u32";
@@ -404,8 +411,8 @@ void cg_decompose(codegen *cg, const char *e, const char *indent) {
     else sbuf_printf(o, "%sif (n <= 4294967295ll) {\n", indent);
     sbuf_printf(o, "%s  %s rem = (%s)%s;\n", indent, t, t, e);
     for (int32_t d = k->ndim - 1; d > 0; d--)
-      sbuf_printf(o, "%s  i%" PRId32 " = rem %% (%s)d%" PRId32 "; rem /= (%s)d%" PRId32 ";\n", indent, d, t, d, t, d);
-    sbuf_printf(o, "%s  i0 = rem;\n", indent);
+      sbuf_printf(o, "%s  %s = rem %% (%s)%s; rem /= (%s)%s;\n", indent, var[d], t, size[d], t, size[d]);
+    sbuf_printf(o, "%s  %s = rem;\n", indent, var[0]);
   }
   sbuf_printf(o, "%s}\n", indent);
 }
@@ -756,9 +763,77 @@ static void cg_scalar_path_packed(codegen *cg) {
   sbuf_puts(o, "    (void)ok;\n  }\n");
 }
 
+/* A row-strategy thread's rows: `for r`, i<row_dim> defined, rows past d<row_dim> left
+ * out (the caller closes the loop). */
+static void cg_rows_loop(codegen *cg, const char *indent) {
+  sbuf_printf(&cg->out, "#pragma unroll\n%sfor (int r = 0; r < %" PRId32 "; r++) {\n%s  const ic_i64 i%" PRId32 " = q%" PRId32 " * %" PRId32
+                        " + r;\n%s  if (i%" PRId32 " >= d%" PRId32 ") break;\n",
+              indent, cg->rows, indent, cg->row_dim, cg->row_dim, cg->rows, indent, cg->row_dim, cg->row_dim);
+}
+
+/* The row strategy (kir_pointwise_strategy, write-dominated kernels): thread slot e0 over
+ * the dims with d<row_dim> replaced by Dr row groups; the loads free of the row dim once,
+ * then the group's rows, each a body over the slot and its stores. */
+static void cg_kernel_rows(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  sbuf *o = &cg->out;
+  const int32_t V = cg->vec, rd = cg->row_dim, last = k->ndim - 1;
+  cg_kernel_head(cg, CUDA_BLOCK);
+  sbuf_printf(o, "  const ic_i64 Dr = (d%" PRId32 " + %" PRId32 ") / %" PRId32 ";\n  const ic_i64 n = (ic_i64)1", rd, cg->rows - 1,
+              cg->rows);
+  for (int32_t d = 0; d < k->ndim; d++) sbuf_printf(o, d == rd ? " * Dr" : " * d%" PRId32, d);
+  sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n  if (e0 >= n) return;\n",
+              CUDA_BLOCK, V);
+  /* the vector path */
+  sbuf_puts(o, "  if (");
+  cg_vector_conditions(cg);
+  sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && e0 + %" PRId32 " <= n) {\n", last, V, V);
+  cg_decompose(cg, "e0", "    ");
+  for (int pass = 0; pass < 2; pass++) { /* 0: the loads free of the row dim; 1: the rows */
+    if (pass == 1) cg_rows_loop(cg, "    ");
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      if (in->kind != KIR_LOAD || sym_depends_on(cg->a, in->offset, SYM_VAR, rd) != (pass == 1)) continue;
+      sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
+      cg_slot_load(cg, i);
+    }
+  }
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
+  }
+  sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
+  cg_body_call(cg, "[k]");
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
+  sbuf_puts(o, "    }\n    return;\n  }\n");
+  /* point by point (unaligned buffers, a last dim that is not a multiple of V, the tail) */
+  sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n", V);
+  cg_decompose(cg, "e", "    ");
+  cg_rows_loop(cg, "    ");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_LOAD) {
+      sbuf_printf(o, "      const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+      cg_load(cg, in, NULL);
+      sbuf_puts(o, ";\n");
+    } else if (in->kind == KIR_STORE) {
+      sbuf_printf(o, "      %s r%" PRId32 ";\n", cg_store_type(cg, in), i);
+    }
+  }
+  sbuf_puts(o, "      ");
+  cg_body_call(cg, "");
+  cg_point_stores(cg, NULL, "      ");
+  sbuf_puts(o, "    }\n  }\n}\n");
+}
+
 static void cg_kernel(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
+  if (cg->rows > 1) {
+    cg_kernel_rows(cg);
+    return;
+  }
   cg_kernel_head(cg, CUDA_BLOCK);
   sbuf_puts(o, "  const ic_i64 n = ");
   if (cg->pack > 1) {
@@ -786,6 +861,8 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   cg.pack = kir_pack(k); /* asm groups: P points a body call, at least P a slot */
   cg.vec = ps.vec;
   cg.uniform_ranges = ps.uniform_ranges;
+  cg.row_dim = ps.row_dim;
+  cg.rows = ps.rows;
   cg.mode = sys_calloc((size_t)k->instrs.count + 1, sizeof *cg.mode);
   if (!cg.mode) return error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
   for (int32_t i = 0; i < k->instrs.count; i++) {

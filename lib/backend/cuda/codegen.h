@@ -28,6 +28,8 @@ typedef struct codegen {
   int32_t vec;                      /* V */
   int32_t pack;                     /* P: the body's elements a call (kir_pack; 1: one point) */
   bool uniform_ranges;              /* pointwise: kir_pointwise_strategy's */
+  int32_t row_dim, rows;            /* pointwise: kir_pointwise_strategy's (rows > 1: a thread's rows of
+                                     * row_dim; cg_decompose then makes q<row_dim> over Dr) */
   bool bits;                        /* cg_op/cg_convert: the outer rounding makes storage bits */
   bool div_r64;                     /* cg_op: a DIV's divisor name is a row's ic_rcp64 (ic_div_r64) */
   const bool *element;              /* reduction kernels: kir_levels (row values are scalars) */
