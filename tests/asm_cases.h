@@ -29,12 +29,6 @@ typedef struct asm_case {
   ac_ref_fn ref;
 } asm_case;
 
-static inline uint32_t ac_f32_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return u;
-}
-
 static void ac_ref_copy(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
   for (int32_t q = 0; q < p; q++) out[0][q] = in[0][q];
 }
@@ -60,7 +54,7 @@ static void ac_ref_or(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
   for (int32_t q = 0; q < p; q++) out[0][q].i = in[0][q].i | in[1][q].i;
 }
 static void ac_ref_exponent(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
-  for (int32_t q = 0; q < p; q++) out[0][q].i = (int64_t)((ac_f32_bits(in[0][q].f) >> 23) & 0xffu);
+  for (int32_t q = 0; q < p; q++) out[0][q].i = (int64_t)((ref_f32_bits(in[0][q].f) >> 23) & 0xffu);
 }
 static void ac_ref_trunc16(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
   for (int32_t q = 0; q < p; q++) out[0][q].i = (int16_t)(uint16_t)((uint32_t)in[0][q].i & 0xffffu);

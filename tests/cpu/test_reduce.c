@@ -904,18 +904,6 @@ END_TEST
  * significand of a against divisors of awkward significands, at exponents that make the
  * quotient normal, subnormal, zero and overflowing; then random bit patterns (zeros,
  * subnormals, infinities, NaN included). Then which kernels take that path. */
-static uint32_t rd_bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-static float rd_float(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
 static void rd_check(float a, float b) {
   const double y = 1.0 / (double)b;
   const float got = (float)((double)a * y), want = a / b;
@@ -923,8 +911,8 @@ static void rd_check(float a, float b) {
     ck_assert_msg(got != got, "%a / %a: %a, not NaN", (double)a, (double)b, (double)got);
     return;
   }
-  ck_assert_msg(rd_bits(got) == rd_bits(want), "%a / %a: %a (0x%08x) by the reciprocal, %a (0x%08x) divided",
-                (double)a, (double)b, (double)got, rd_bits(got), (double)want, rd_bits(want));
+  ck_assert_msg(ref_f32_bits(got) == ref_f32_bits(want), "%a / %a: %a (0x%08x) by the reciprocal, %a (0x%08x) divided",
+                (double)a, (double)b, (double)got, ref_f32_bits(got), (double)want, ref_f32_bits(want));
 }
 
 START_TEST(test_division_by_row_values) {
@@ -936,16 +924,16 @@ START_TEST(test_division_by_row_values) {
   for (size_t e = 0; e < sizeof exps / sizeof *exps; e++)
     for (size_t bi = 0; bi < sizeof b_sig / sizeof *b_sig; bi++) {
       uint32_t bm = b_sig[bi] | (exps[e][1] == 0 && b_sig[bi] == 0 ? 1u : 0u);
-      float b = rd_float((exps[e][1] << 23) | bm);
+      float b = ref_bits_f32((exps[e][1] << 23) | bm);
       for (uint32_t k = 0; k < (1u << 16); k++) { /* a's significand: a stride through all 2^23 */
         uint32_t am = (k * 127u + (uint32_t)bi) & 0x7fffffu;
-        rd_check(rd_float((exps[e][0] << 23) | am), b);
-        rd_check(-rd_float((exps[e][0] << 23) | am), b);
+        rd_check(ref_bits_f32((exps[e][0] << 23) | am), b);
+        rd_check(-ref_bits_f32((exps[e][0] << 23) | am), b);
       }
     }
   for (int i = 0; i < 1 << 20; i++) {
     seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-    rd_check(rd_float((uint32_t)seed), rd_float((uint32_t)(seed >> 32)));
+    rd_check(ref_bits_f32((uint32_t)seed), ref_bits_f32((uint32_t)(seed >> 32)));
   }
   static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 3.4028235e38f, 1.0f, -3.0f};
   for (size_t i = 0; i < sizeof specials / sizeof *specials; i++)

@@ -129,6 +129,31 @@ START_TEST(test_shorthands) {
 }
 END_TEST
 
+/* g compiled three ways: p[0] fused (one kernel) and p[1] eager on cuda, both strict,
+ * p[2] on the ref backend. */
+static void rc_compile_three(const ic_graph *g, ic_program *p[3]) {
+  const ic_compile_options opts[3] = {
+      {.struct_size = sizeof(ic_compile_options), .flags = IC_COMPILE_STRICT},
+      {.struct_size = sizeof(ic_compile_options), .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT},
+      {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
+  for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
+  ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+}
+
+/* Runs p over inputs in (device memory, or host memory for the ref backend: host) and
+ * returns its one output (dtype dt, 2-d shape, ob bytes) in host memory, poisoned first. */
+static void *rc_run_one(ic_program *p, bool host, const ic_tensor *in, int32_t nin, ic_dtype dt, int64_t *shape, size_t ob) {
+  void *dy = host ? malloc(ob) : gpu_poisoned(rc_ctx, ob);
+  if (host) memset(dy, 0xA5, ob);
+  ic_tensor out = {dy, dt, 2, shape, NULL};
+  IC_OK_OR_FAIL(ic_program_run(p, in, nin, &out, 1, NULL));
+  if (host) return dy;
+  IC_OK_OR_FAIL(ic_stream_synchronize(rc_ctx, NULL));
+  void *got = gpu_download(rc_ctx, dy, ob);
+  IC_OK_OR_FAIL(ic_free(rc_ctx, dy));
+  return got;
+}
+
 /* Narrow floats stored by a reduction's epilogue (y = cast(x * max|x|, dt), saturating or
  * not): values that overflow either sign, NaN, inf, ties; rows of 1000, 16 and 13 (vector
  * chunks and tails). The fused kernel stores one rounding's bits (pairs of f8e4m3 a cvt
@@ -150,13 +175,8 @@ START_TEST(test_narrow_epilogue_stores) {
       ic_value m = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, x), 1, (int32_t[]){1}, 1);
       ic_value v = ic_graph_binary(g, IC_OP_MUL, x, m);
       IC_OK_OR_FAIL(ic_graph_output(g, "y", sat ? ic_graph_cast_saturate(g, v, dt) : ic_graph_cast(g, v, dt)));
-      ic_program *p[3] = {NULL, NULL, NULL};
-      const ic_compile_options opts[3] = {
-          {.struct_size = sizeof(ic_compile_options), .flags = IC_COMPILE_STRICT},
-          {.struct_size = sizeof(ic_compile_options), .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT},
-          {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
-      for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
-      ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+      ic_program *p[3];
+      rc_compile_three(g, p);
       if (dt == IC_F8E4M3) /* the vector stores convert pairs (saturating: words of four) */
         ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], 0), sat ? "ic_satbits_f8e4m3x4(" : "ic_rndbits_f8e4m3x2("));
       for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
@@ -173,18 +193,8 @@ START_TEST(test_narrow_epilogue_stores) {
         int64_t xs[2] = {ROWS, cols};
         void *got[3];
         for (int v3 = 0; v3 < 3; v3++) {
-          bool ref = v3 == 2;
-          void *dy = ref ? malloc(ob) : gpu_poisoned(rc_ctx, ob);
-          if (ref) memset(dy, 0xA5, ob);
-          ic_tensor in = {ref ? (void *)hx : dx, IC_F32, 2, xs, NULL}, out = {dy, dt, 2, xs, NULL};
-          IC_OK_OR_FAIL(ic_program_run(p[v3], &in, 1, &out, 1, NULL));
-          if (ref) {
-            got[v3] = dy;
-          } else {
-            IC_OK_OR_FAIL(ic_stream_synchronize(rc_ctx, NULL));
-            got[v3] = gpu_download(rc_ctx, dy, ob);
-            IC_OK_OR_FAIL(ic_free(rc_ctx, dy));
-          }
+          ic_tensor in = {v3 == 2 ? (void *)hx : dx, IC_F32, 2, xs, NULL};
+          got[v3] = rc_run_one(p[v3], v3 == 2, &in, 1, dt, xs, ob);
         }
         for (int v3 = 1; v3 < 3; v3++)
           for (size_t b = 0; b < ob; b++)
@@ -224,13 +234,8 @@ START_TEST(test_division_by_row_values) {
     ic_value w = ic_graph_input(g, "w", dt, 2, (ic_dim[]){ROWS, n}, IC_LAYOUT_CONTIGUOUS);
     ic_value d = ic_graph_reduce(g, IC_REDUCE_MAX, w, 1, (int32_t[]){1}, 1);
     IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_DIV, x, d)));
-    ic_program *p[3] = {NULL, NULL, NULL};
-    const ic_compile_options opts[3] = {
-        {.struct_size = sizeof(ic_compile_options), .flags = IC_COMPILE_STRICT},
-        {.struct_size = sizeof(ic_compile_options), .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT},
-        {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
-    for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
-    ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+    ic_program *p[3];
+    rc_compile_three(g, p);
     ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], 0), "ic_div_r64(v"));
     size_t es = ic_dtype_size(dt);
     for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
@@ -260,18 +265,8 @@ START_TEST(test_division_by_row_values) {
       void *got[3];
       for (int v3 = 0; v3 < 3; v3++) {
         bool ref = v3 == 2;
-        void *dy = ref ? malloc(ob) : gpu_poisoned(rc_ctx, ob);
-        if (ref) memset(dy, 0xA5, ob);
         ic_tensor in[2] = {{ref ? (void *)hx : dx, dt, 2, xs, NULL}, {ref ? (void *)hw : dw, dt, 2, xs, NULL}};
-        ic_tensor out = {dy, dt, 2, xs, NULL};
-        IC_OK_OR_FAIL(ic_program_run(p[v3], in, 2, &out, 1, NULL));
-        if (ref) {
-          got[v3] = dy;
-        } else {
-          IC_OK_OR_FAIL(ic_stream_synchronize(rc_ctx, NULL));
-          got[v3] = gpu_download(rc_ctx, dy, ob);
-          IC_OK_OR_FAIL(ic_free(rc_ctx, dy));
-        }
+        got[v3] = rc_run_one(p[v3], ref, in, 2, dt, xs, ob);
       }
       for (int v3 = 1; v3 < 3; v3++)
         for (int64_t i = 0; i < count; i++)

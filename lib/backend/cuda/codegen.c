@@ -635,31 +635,38 @@ static void cg_vector_path(codegen *cg) {
   sbuf_puts(o, cg->uniform_ranges ? "    return;\n    }\n  }\n" : "    return;\n  }\n");
 }
 
-static void cg_scalar_path(codegen *cg) {
+/* One point: its ranges and loads as scalars, its stores' r<i> declared, the body, the
+ * stores. */
+static void cg_point(codegen *cg, const char *indent) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n",
-                 cg->vec);
-  cg_decompose(cg, "e", "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_RANGE) {
-      sbuf_printf(o, "    const bool v%" PRId32 " = ", i);
+      sbuf_printf(o, "%sconst bool v%" PRId32 " = ", indent, i);
       cg_range(cg, in, NULL, "");
       sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_LOAD) {
-      sbuf_printf(o, "    const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
+      sbuf_printf(o, "%sconst %s v%" PRId32 " = ", indent, cg_ctype(in->dtype), i);
       if (kir_is_guarded_load(in)) sbuf_printf(o, "v%" PRId32 " ? ", in->args[0]);
       cg_load(cg, in, NULL);
       if (kir_is_guarded_load(in)) sbuf_printf(o, " : (%s)0", cg_ctype(in->dtype));
       sbuf_puts(o, ";\n");
     } else if (in->kind == KIR_STORE) {
-      sbuf_printf(o, "    %s r%" PRId32 ";\n", cg_store_type(cg, in), i);
+      sbuf_printf(o, "%s%s r%" PRId32 ";\n", indent, cg_store_type(cg, in), i);
     }
   }
-  sbuf_puts(o, "    ");
+  sbuf_puts(o, indent);
   cg_body_call(cg, "");
-  cg_point_stores(cg, NULL, "    ");
+  cg_point_stores(cg, NULL, indent);
+}
+
+static void cg_scalar_path(codegen *cg) {
+  sbuf *o = &cg->out;
+  sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n",
+                 cg->vec);
+  cg_decompose(cg, "e", "    ");
+  cg_point(cg, "    ");
   sbuf_puts(o, "  }\n");
 }
 
@@ -811,19 +818,7 @@ static void cg_kernel_rows(codegen *cg) {
   sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n", V);
   cg_decompose(cg, "e", "    ");
   cg_rows_loop(cg, "    ");
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_LOAD) {
-      sbuf_printf(o, "      const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
-      cg_load(cg, in, NULL);
-      sbuf_puts(o, ";\n");
-    } else if (in->kind == KIR_STORE) {
-      sbuf_printf(o, "      %s r%" PRId32 ";\n", cg_store_type(cg, in), i);
-    }
-  }
-  sbuf_puts(o, "      ");
-  cg_body_call(cg, "");
-  cg_point_stores(cg, NULL, "      ");
+  cg_point(cg, "      ");
   sbuf_puts(o, "    }\n  }\n}\n");
 }
 
