@@ -798,6 +798,56 @@ START_TEST(test_transposes_and_rope) {
 }
 END_TEST
 
+/* RoPE over a batch with cos and sin of [L, 64] shared by every batch row: past 256 KiB
+ * (L = 1100 f32, 2100 bf16) the rows strategy takes 4 batch rows a thread and reads cos
+ * and sin once for them, the concat's ranges once a slot; batches of 0, 1, 3 and 6 (a
+ * last group of 2 rows). Against host references; eager == fused bit for bit. */
+START_TEST(test_batched_rope) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  static const int64_t batches[] = {0, 1, 3, 6};
+  enum { C = 64, H = C / 2 };
+  for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+    ic_dtype dt = dts[di];
+    const size_t es = ic_dtype_size(dt);
+    const int64_t L = dt == IC_F32 ? 1100 : 2100;
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim n = ic_graph_symbol(g, "n");
+    ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){n, L, C}, IC_LAYOUT_CONTIGUOUS);
+    ic_value cs = ic_graph_input(g, "cos", dt, 2, (ic_dim[]){L, C}, IC_LAYOUT_CONTIGUOUS);
+    ic_value sn = ic_graph_input(g, "sin", dt, 2, (ic_dim[]){L, C}, IC_LAYOUT_CONTIGUOUS);
+    ic_value halves[2] = {ic_graph_unary(g, IC_OP_NEG, ic_graph_slice(g, x, 2, H, C, 1)), ic_graph_slice(g, x, 2, 0, H, 1)};
+    ic_value rot = ic_graph_concat(g, 2, halves, 2);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, cs),
+                                                          ic_graph_binary(g, IC_OP_MUL, rot, sn))));
+    host_tensor tc = make_random(dt, L * C), ts = make_random(dt, L * C);
+    for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
+      const int64_t B = batches[bi], no = B * L * C;
+      host_tensor tx = make_random(dt, no);
+      void *want = malloc((size_t)no * es + 1);
+      for (int64_t i = 0; i < no; i++) {
+        int64_t j = i % C, lc = i % (L * C);
+        hv r = j < H ? ref_op(IC_OP_NEG, dt, dt, ref_get(dt, tx.h, i + H), (hv){0}, (hv){0}) : ref_get(dt, tx.h, i - H);
+        hv a = ref_op(IC_OP_MUL, dt, dt, ref_get(dt, tx.h, i), ref_get(dt, tc.h, lc), (hv){0});
+        hv b = ref_op(IC_OP_MUL, dt, dt, r, ref_get(dt, ts.h, lc), (hv){0});
+        ref_set(dt, want, i, ref_op(IC_OP_ADD, dt, dt, a, b, (hv){0}));
+      }
+      int64_t xs[3] = {B, L, C}, cshape[2] = {L, C};
+      ic_tensor in[3] = {{tx.d, dt, 3, xs, NULL}, {tc.d, dt, 2, cshape, NULL}, {ts.d, dt, 2, cshape, NULL}};
+      ic_tensor out = {NULL, dt, 3, xs, NULL};
+      char what[64];
+      snprintf(what, sizeof what, "batched rope %s [%lld, %lld, %d]", ic_dtype_name(dt), (long long)B, (long long)L, C);
+      run_both(g, in, 3, 1, &out, (int64_t[]){no}, &want, 0, 0.0, what);
+      free(want);
+      free_tensor(&tx);
+    }
+    free_tensor(&tc);
+    free_tensor(&ts);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* Adds every case to s, each a test case of its own (check_main.h: ctest runs them in
  * parallel), with the backend's fixture. */
 static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teardown) {
@@ -811,6 +861,7 @@ static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teard
   CHECK_CASE(s, test_slice_concat_pad, timeout, setup, teardown);
   CHECK_CASE(s, test_transposes_and_rope, timeout, setup, teardown);
   CHECK_CASE(s, test_write_dominated_broadcasts, timeout, setup, teardown);
+  CHECK_CASE(s, test_batched_rope, timeout, setup, teardown);
   CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, timeout, setup, teardown);
   CHECK_CASE(s, test_run_errors_launch_nothing, timeout, setup, teardown);
 }

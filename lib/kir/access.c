@@ -138,24 +138,46 @@ sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim) {
   return points;
 }
 
-/* The row dim of a write-dominated kernel (see kir.h), -1 for none: every load
- * broadcast along some dim but the last, or one element a slot (free of the last dim),
- * so that each point's loads come from caches while its store goes to memory. */
+/* The bytes load i spans: its dtype times the dims its offset depends on; -1 when one of
+ * them is not a constant. */
+static int64_t kir_load_span(const kir_kernel *k, const kir_instr *in) {
+  int64_t span = (int64_t)ic_dtype_size(in->dtype), c;
+  for (int32_t d = 0; d < k->ndim; d++) {
+    if (!sym_depends_on(k->syms, in->offset, SYM_VAR, d)) continue;
+    if (!sym_is_const(k->syms, k->dims[d], &c)) return -1;
+    span = c > 0 && span > INT64_MAX / c ? INT64_MAX : span * c;
+  }
+  return span;
+}
+
+/* The row dim (kir.h), -1 for none. A candidate is a dim but the last that some load is
+ * broadcast along (its offset free of the dim's var) and that no range tests. The
+ * innermost candidate is taken when the kernel is write-dominated (every load broadcast
+ * along some candidate, or one element a slot), else the innermost along which a load
+ * spanning more than KIR_ROW_SPAN bytes is broadcast: more than an SM's L1 keeps, so each
+ * row would read it from L2 again (RoPE's cos and sin for every batch row). */
 static int32_t kir_row_dim_of(const kir_kernel *k, int32_t vec) {
   if (k->ndim < 2 || vec < 2 || kir_pack(k) > 1) return -1;
-  bool broadcast[IC_MAX_DIMS] = {false}, loads = false;
+  bool candidate[IC_MAX_DIMS] = {false}, big[IC_MAX_DIMS] = {false}, loads = false, cheap = true;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_RANGE || in->kind == KIR_ASM) return -1;
+    if (in->kind == KIR_ASM) return -1;
     if (in->kind != KIR_LOAD) continue;
     bool some = !kir_reads_last(k, in->offset);
+    int64_t span = kir_load_span(k, in);
     for (int32_t d = 0; d < k->ndim - 1; d++)
-      if (!sym_depends_on(k->syms, in->offset, SYM_VAR, d)) broadcast[d] = some = true;
-    if (!some) return -1; /* a load of every point: read-write, not write-dominated */
+      if (!sym_depends_on(k->syms, in->offset, SYM_VAR, d)) {
+        candidate[d] = some = true;
+        big[d] = big[d] || span > KIR_ROW_SPAN;
+      }
+    cheap = cheap && some; /* else a load of every point: read-write */
     loads = true;
   }
+  for (int32_t i = 0; i < k->instrs.count; i++) /* rows share the slot's ranges */
+    for (int32_t d = 0; k->instrs.items[i].kind == KIR_RANGE && d < k->ndim - 1; d++)
+      if (sym_depends_on(k->syms, k->instrs.items[i].offset, SYM_VAR, d)) candidate[d] = false;
   for (int32_t d = k->ndim - 2; loads && d >= 0; d--)
-    if (broadcast[d]) return d;
+    if (candidate[d] && (cheap || big[d])) return d;
   return -1;
 }
 

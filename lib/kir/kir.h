@@ -219,13 +219,16 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  *           along the last dim, one 16-byte vector of the widest tensor. tile_dim is p
  *           (-1: not tiled); the launch covers the padded tiles (kir_tile_points). Kernels with
  *           concat/pad ranges or asm packs are not tiled.
- *   rows    (write-dominated kernels: every load broadcast along some dim, as in
- *           [a, 1, k] + [1, b, k]) a thread takes `rows` slots at once along row_dim (the
- *           innermost dim but the last that some load is broadcast along, -1: none):
- *           the loads free of that dim are read once for all of them, and each thread
- *           stores `rows` vectors, one a row; the launch covers ceil(d_row / rows) rows
- *           (kir_row_points). Not with ranges, asm packs or tiles. */
-enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_ROWS = 4 };
+ *   rows    a thread takes `rows` slots at once along row_dim (-1: none), a dim but the
+ *           last that some load is broadcast along: the loads (and ranges) free of it are
+ *           read once for all of them, and each thread stores `rows` vectors, one a row;
+ *           the launch covers ceil(d_row / rows) rows (kir_row_points). Taken by
+ *           write-dominated kernels (every load broadcast along some dim, as in
+ *           [a, 1, k] + [1, b, k]) and by kernels that broadcast a load of more than
+ *           KIR_ROW_SPAN bytes (RoPE's cos and sin over the batch: more than L1 keeps, so
+ *           every row would read them from L2 again). Not with asm packs or tiles, nor
+ *           along a dim that a range tests. */
+enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_ROWS = 4, KIR_ROW_SPAN = 256 * 1024 };
 typedef struct kir_pointwise_strategy {
   int32_t vec;
   bool uniform_ranges;

@@ -770,6 +770,24 @@ START_TEST(test_row_strategy) {
       }
       ic_graph_destroy(g);
     }
+    /* RoPE over a batch: cos and sin (1 MiB each) read once for 4 batch rows, the
+     * concat's ranges once a slot */
+    ic_graph *g;
+    OK(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", IC_BF16, 3, (ic_dim[]){ic_graph_symbol(g, "n"), 4096, 128}, IC_LAYOUT_CONTIGUOUS);
+    ic_value cs = ic_graph_input(g, "cos", IC_BF16, 2, (ic_dim[]){4096, 128}, IC_LAYOUT_CONTIGUOUS);
+    ic_value sn = ic_graph_input(g, "sin", IC_BF16, 2, (ic_dim[]){4096, 128}, IC_LAYOUT_CONTIGUOUS);
+    ic_value halves[2] = {ic_graph_unary(g, IC_OP_NEG, ic_graph_slice(g, x, 2, 64, 128, 1)), ic_graph_slice(g, x, 2, 0, 64, 1)};
+    ic_value rot = ic_graph_concat(g, 2, halves, 2);
+    OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, cs),
+                                               ic_graph_binary(g, IC_OP_MUL, rot, sn))));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s rope: %s", arches[a], ic_last_error());
+    ck_assert_int_eq(ic_program_kernel_count(p), 1);
+    ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), "ranges once a slot, 4 rows of i0 a thread"));
+    ic_program_release(p);
+    ic_graph_destroy(g);
     ic_context_destroy(ctx);
   }
 }

@@ -580,6 +580,55 @@ void cg_slot_load(codegen *cg, int32_t i) {
   }
 }
 
+/* Whether instruction i (a load or a range) is read again for each of a thread's rows:
+ * it depends on the rows strategy's dim (cg->rows > 1). */
+static bool cg_per_row(const codegen *cg, int32_t i) {
+  return cg->rows > 1 && sym_depends_on(cg->a, cg->k->instrs.items[i].offset, SYM_VAR, cg->row_dim);
+}
+
+/* The rows strategy's loop over a thread's rows: i<row_dim> defined, rows past d<row_dim>
+ * left out (the caller closes it). */
+static void cg_rows_loop(codegen *cg, const char *indent) {
+  sbuf_printf(&cg->out, "#pragma unroll\n%sfor (int r = 0; r < %" PRId32 "; r++) {\n%s  const ic_i64 i%" PRId32 " = q%" PRId32 " * %" PRId32
+                        " + r;\n%s  if (i%" PRId32 " >= d%" PRId32 ") break;\n",
+              indent, cg->rows, indent, cg->row_dim, cg->row_dim, cg->rows, indent, cg->row_dim, cg->row_dim);
+}
+
+/* The slot's values of range or load i (declared): ranges point by point (unless uniform),
+ * guarded loads as vectors under their uniform range or point by point, the others
+ * cg_slot_load. */
+static void cg_slot_value(codegen *cg, int32_t i) {
+  const kir_kernel *k = cg->k;
+  const kir_instr *in = &k->instrs.items[i];
+  sbuf *o = &cg->out;
+  const int32_t V = cg->vec;
+  if (in->kind == KIR_RANGE) {
+    if (cg->uniform_ranges) return; /* cg_slot_ranges made them */
+    sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
+                      " + k; v%" PRId32 "[k] = ",
+                   i, V, V, k->ndim - 1, i);
+    cg_range(cg, in, "j", "[k]");
+    sbuf_puts(o, "; }\n");
+    return;
+  }
+  const char *ct = cg_ctype(in->dtype);
+  sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
+  if (kir_is_guarded_load(in) && cg->mode[i] == ACCESS_VECTOR) {
+    /* the guard holds at every point of the slot or at none */
+    sbuf_printf(o, "    if (u%" PRId32 ") {\n", in->args[0]);
+    cg_vector_load(cg, i);
+    sbuf_printf(o, "    } else {\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = (%s)0;\n    }\n", V, i, ct);
+  } else if (kir_is_guarded_load(in)) {
+    sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
+                      " + k; v%" PRId32 "[k] = v%" PRId32 "[k] ? ",
+                   V, k->ndim - 1, i, in->args[0]);
+    cg_load(cg, in, "j");
+    sbuf_printf(o, " : (%s)0; }\n", ct);
+  } else {
+    cg_slot_load(cg, i);
+  }
+}
+
 static void cg_vector_path(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
@@ -591,32 +640,12 @@ static void cg_vector_path(codegen *cg) {
   sbuf_printf(o, "e0 + %" PRId32 " <= %s) {\n", V, cg->pack > 1 && k->ndim == 1 ? "d0" : "n");
   cg_decompose(cg, "e0", "    ");
   if (cg->uniform_ranges) cg_slot_ranges(cg);
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_RANGE && !cg->uniform_ranges) {
-      sbuf_printf(o, "    bool v%" PRId32 "[%" PRId32 "];\n    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32
-                        " + k; v%" PRId32 "[k] = ",
-                     i, V, V, k->ndim - 1, i);
-      cg_range(cg, in, "j", "[k]");
-      sbuf_puts(o, "; }\n");
-      continue;
-    }
-    if (in->kind != KIR_LOAD) continue;
-    const char *ct = cg_ctype(in->dtype);
-    sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
-    if (kir_is_guarded_load(in) && cg->mode[i] == ACCESS_VECTOR) {
-      /* the guard holds at every point of the slot or at none */
-      sbuf_printf(o, "    if (u%" PRId32 ") {\n", in->args[0]);
-      cg_vector_load(cg, i);
-      sbuf_printf(o, "    } else {\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = (%s)0;\n    }\n", V, i, ct);
-    } else if (kir_is_guarded_load(in)) {
-      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) { const ic_i64 j = i%" PRId32 " + k; v%" PRId32
-                        "[k] = v%" PRId32 "[k] ? ",
-                     V, k->ndim - 1, i, in->args[0]);
-      cg_load(cg, in, "j");
-      sbuf_printf(o, " : (%s)0; }\n", ct);
-    } else {
-      cg_slot_load(cg, i);
+  /* the slot's values; with rows, those of the row dim once a row */
+  for (int pass = 0; pass < (cg->rows > 1 ? 2 : 1); pass++) {
+    if (pass == 1) cg_rows_loop(cg, "    ");
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      if ((in->kind == KIR_LOAD || in->kind == KIR_RANGE) && cg_per_row(cg, i) == (pass == 1)) cg_slot_value(cg, i);
     }
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -632,6 +661,7 @@ static void cg_vector_path(codegen *cg) {
   }
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
+  if (cg->rows > 1) sbuf_puts(o, "    }\n");
   sbuf_puts(o, cg->uniform_ranges ? "    return;\n    }\n  }\n" : "    return;\n  }\n");
 }
 
@@ -666,7 +696,13 @@ static void cg_scalar_path(codegen *cg) {
   sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n",
                  cg->vec);
   cg_decompose(cg, "e", "    ");
-  cg_point(cg, "    ");
+  if (cg->rows > 1) {
+    cg_rows_loop(cg, "    ");
+    cg_point(cg, "      ");
+    sbuf_puts(o, "    }\n");
+  } else {
+    cg_point(cg, "    ");
+  }
   sbuf_puts(o, "  }\n");
 }
 
@@ -770,68 +806,17 @@ static void cg_scalar_path_packed(codegen *cg) {
   sbuf_puts(o, "    (void)ok;\n  }\n");
 }
 
-/* A row-strategy thread's rows: `for r`, i<row_dim> defined, rows past d<row_dim> left
- * out (the caller closes the loop). */
-static void cg_rows_loop(codegen *cg, const char *indent) {
-  sbuf_printf(&cg->out, "#pragma unroll\n%sfor (int r = 0; r < %" PRId32 "; r++) {\n%s  const ic_i64 i%" PRId32 " = q%" PRId32 " * %" PRId32
-                        " + r;\n%s  if (i%" PRId32 " >= d%" PRId32 ") break;\n",
-              indent, cg->rows, indent, cg->row_dim, cg->row_dim, cg->rows, indent, cg->row_dim, cg->row_dim);
-}
-
-/* The row strategy (kir_pointwise_strategy, write-dominated kernels): thread slot e0 over
- * the dims with d<row_dim> replaced by Dr row groups; the loads free of the row dim once,
- * then the group's rows, each a body over the slot and its stores. */
-static void cg_kernel_rows(codegen *cg) {
-  const kir_kernel *k = cg->k;
-  sbuf *o = &cg->out;
-  const int32_t V = cg->vec, rd = cg->row_dim, last = k->ndim - 1;
-  cg_kernel_head(cg, CUDA_BLOCK);
-  sbuf_printf(o, "  const ic_i64 Dr = (d%" PRId32 " + %" PRId32 ") / %" PRId32 ";\n  const ic_i64 n = (ic_i64)1", rd, cg->rows - 1,
-              cg->rows);
-  for (int32_t d = 0; d < k->ndim; d++) sbuf_printf(o, d == rd ? " * Dr" : " * d%" PRId32, d);
-  sbuf_printf(o, ";\n  const ic_i64 e0 = ((ic_i64)blockIdx.x * %d + threadIdx.x) * %" PRId32 ";\n  if (e0 >= n) return;\n",
-              CUDA_BLOCK, V);
-  /* the vector path */
-  sbuf_puts(o, "  if (");
-  cg_vector_conditions(cg);
-  sbuf_printf(o, "d%" PRId32 " %% %" PRId32 " == 0 && e0 + %" PRId32 " <= n) {\n", last, V, V);
-  cg_decompose(cg, "e0", "    ");
-  for (int pass = 0; pass < 2; pass++) { /* 0: the loads free of the row dim; 1: the rows */
-    if (pass == 1) cg_rows_loop(cg, "    ");
-    for (int32_t i = 0; i < k->instrs.count; i++) {
-      const kir_instr *in = &k->instrs.items[i];
-      if (in->kind != KIR_LOAD || sym_depends_on(cg->a, in->offset, SYM_VAR, rd) != (pass == 1)) continue;
-      sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
-      cg_slot_load(cg, i);
-    }
-  }
-  for (int32_t i = 0; i < k->instrs.count; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
-  }
-  sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
-  cg_body_call(cg, "[k]");
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
-  sbuf_puts(o, "    }\n    return;\n  }\n");
-  /* point by point (unaligned buffers, a last dim that is not a multiple of V, the tail) */
-  sbuf_printf(o, "  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n    if (e >= n) break;\n", V);
-  cg_decompose(cg, "e", "    ");
-  cg_rows_loop(cg, "    ");
-  cg_point(cg, "      ");
-  sbuf_puts(o, "    }\n  }\n}\n");
-}
-
 static void cg_kernel(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  if (cg->rows > 1) {
-    cg_kernel_rows(cg);
-    return;
-  }
   cg_kernel_head(cg, CUDA_BLOCK);
+  if (cg->rows > 1) /* the rows strategy: n counts the row groups' points (kir_row_points) */
+    sbuf_printf(o, "  const ic_i64 Dr = (d%" PRId32 " + %" PRId32 ") / %" PRId32 ";\n", cg->row_dim, cg->rows - 1, cg->rows);
   sbuf_puts(o, "  const ic_i64 n = ");
-  if (cg->pack > 1) {
+  if (cg->rows > 1) {
+    sbuf_puts(o, "(ic_i64)1");
+    for (int32_t d = 0; d < k->ndim; d++) sbuf_printf(o, d == cg->row_dim ? " * Dr" : " * d%" PRId32, d);
+  } else if (cg->pack > 1) {
     /* every last-dim row padded to a multiple of P (the launch's kir.launch_numel) */
     if (k->ndim == 0) sbuf_printf(o, "%" PRId32, cg->pack);
     else sbuf_printf(o, "(d%" PRId32 " + %" PRId32 ") / %" PRId32 " * %" PRId32, k->ndim - 1, cg->pack - 1, cg->pack, cg->pack);
