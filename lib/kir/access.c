@@ -238,7 +238,8 @@ void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out)
     uniform = uniform && kir_range_slot_uniform(k, i);
   }
   out->uniform_ranges = ranges && uniform && out->vec > 1 && pack == 1;
-  if ((out->row_dim = kir_row_dim_of(k, out->vec)) >= 0) out->rows = KIR_ROWS;
+  out->row_dim = k->rows_fixed ? k->rows_dim : kir_row_dim_of(k, out->vec);
+  if (out->row_dim >= 0) out->rows = KIR_ROWS;
 }
 
 kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,

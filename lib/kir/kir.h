@@ -115,6 +115,11 @@ typedef struct kir_kernel {
   int32_t partials, partial_index;
   /* What the passes did (set by whoever runs them), so callers can log a skip. */
   kir_pass_result coalesced, generalized;
+  /* The rows strategy's dim, fixed (rows_fixed) when the launch was sized, before the
+   * sizes were generalized: its choice looks at the sizes, and kernel and launch must
+   * agree (kir_pointwise_strategy_of). */
+  bool rows_fixed;
+  int32_t rows_dim;
   struct { kir_buffer *items; int32_t count, cap; } buffers;
   struct { kir_instr *items; int32_t count, cap; } instrs;
   struct { kir_param *items; int32_t count, cap; } params;

@@ -182,6 +182,8 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     kir_pointwise_strategy_of(k, &ps);
     if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, ps.tile_dim);
     if (ps.row_dim >= 0) k->launch_numel = kir_row_points(k, &ps);
+    k->rows_fixed = true; /* generalized sizes must not change it: the launch counts on it */
+    k->rows_dim = ps.row_dim;
   }
   k->generalized = KIR_PASS_DONE;
   if (eager && !(k->generalized = kir_generalize_sizes(k))) goto oom;

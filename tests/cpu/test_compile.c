@@ -787,6 +787,25 @@ START_TEST(test_row_strategy) {
     ck_assert_int_eq(ic_program_kernel_count(p), 1);
     ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), "ranges once a slot, 4 rows of i0 a thread"));
     ic_program_release(p);
+    /* eager: the kernels' sizes are generalized after the launch is sized (cos and sin of
+     * a size the kernel no longer knows), and each kernel must still do what its launch
+     * counts on: with rows, batches of 1 and of 4 are one row group, the same blocks */
+    o.mode = IC_MODE_EAGER;
+    ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s eager rope: %s", arches[a], ic_last_error());
+    int rows = 0;
+    for (int32_t i = 0; i < ic_program_step_count(p); i++) {
+      ic_step st;
+      OK(ic_program_step(p, i, &st));
+      if (st.kind != IC_STEP_LAUNCH) continue;
+      int64_t one[1] = {1}, four[1] = {4}, blocks1 = 0, blocks4 = 0;
+      OK(ic_program_eval(p, st.grid_expr, one, &blocks1));
+      OK(ic_program_eval(p, st.grid_expr, four, &blocks4));
+      bool has_rows = strstr(ic_program_kernel_ir(p, st.kernel), "4 rows of i0") != NULL;
+      rows += has_rows;
+      ck_assert_int_eq(blocks4, has_rows ? blocks1 : 4 * blocks1);
+    }
+    ck_assert_int_ge(rows, 1);
+    ic_program_release(p);
     ic_graph_destroy(g);
     ic_context_destroy(ctx);
   }

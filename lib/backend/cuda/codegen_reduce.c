@@ -362,7 +362,6 @@ static void red_scalar_store(red_gen *rg, int32_t i, const char *indent) {
   sbuf_puts(o, ");\n");
 }
 
-/* An op's C expression with operands named as red_name does. */
 /* Whether instruction i is an f32 division of an element by a row value: it divides by
  * the row's ic_rcp64 (ic_div_r64, the same bits as div.rn.f32 at a quarter of the
  * instructions; softmax's normalization, FP8 quantization's x / scale). */
@@ -373,6 +372,7 @@ static bool red_divides_by_row(const red_gen *rg, int32_t i) {
   return strcmp(cg_ctype(a->dtype), "float") == 0 && strcmp(cg_ctype(b->dtype), "float") == 0;
 }
 
+/* An op's C expression with operands named as red_name does. */
 static void red_op_expr(red_gen *rg, int32_t i) {
   const kir_kernel *k = rg->k;
   const kir_instr *in = &k->instrs.items[i];
