@@ -300,9 +300,23 @@ static sym_id kir_reduced_count(const kir_kernel *k) {
   return count;
 }
 
+/* The bytes of the widest dtype a load of the kernel reads along its rows (its offset
+ * depends on a reduced var); 0 without one. */
+static size_t kir_widest_element_load(const kir_kernel *k) {
+  size_t wide = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    bool along = false;
+    for (int32_t d = 0; d < k->ndim; d++)
+      along |= ((k->axes >> d) & 1u) && sym_depends_on(k->syms, in->offset, SYM_VAR, d);
+    if (in->kind == KIR_LOAD && along && ic_dtype_size(in->dtype) > wide) wide = ic_dtype_size(in->dtype);
+  }
+  return wide;
+}
+
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
-  enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, LONG_ROW_THREADS = 512,
-         LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8 };
+  enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
+         LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8 };
   *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .groups = true, .count = -1};
   sym_id count = kir_reduced_count(k);
   int32_t inner = -1;
@@ -322,7 +336,11 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   } else if (chunks >= 0 && chunks <= LANES) {
     int32_t cover = 1;
     while (cover < chunks) cover *= 2;
-    out->threads = cover < ROW_THREADS ? cover : ROW_THREADS;
+    /* a thread holds 128 bytes of a row's widest load (bf16 rows of 4096: 64 threads of 8
+     * lanes, f32 128 of 4): that much in flight a thread, while the row still fits the
+     * registers (at most 8 lanes a thread, kept as storage words) */
+    int32_t row_threads = kir_widest_element_load(k) <= 2 && cover <= 8 * NARROW_ROW_THREADS ? NARROW_ROW_THREADS : ROW_THREADS;
+    out->threads = cover < row_threads ? cover : row_threads;
     out->lanes_per_thread = cover / out->threads;
   } else if (chunks >= 0 && chunks <= (int64_t)LANES * LONG_ROW_CHUNKS) {
     /* rows of a few chunks a lane: two lanes a thread, so more rows are in flight */

@@ -623,6 +623,35 @@ END_TEST
 
 /* Several reductions over the same axes of the same operand are one kernel; over other
  * axes, or of a reduction's result, more. */
+/* Threads a row from the row's bytes (kir_reduce_strategy_of): a thread holds 128 bytes
+ * of a row of 4096 (f32: 128 threads of 4 lanes; bf16: 64 of 8, kept as storage words),
+ * and a bf16 row of 8192 stays at 128 threads of 8 lanes (16 would not fit the registers).
+ * The summation order is the lanes' and does not change (the ref backend's bits). */
+START_TEST(test_row_threads_from_bytes) {
+  static const struct { ic_dtype dt; int64_t len; const char *strategy; } cases[] = {
+      {IC_F32, 4096, "strategy rows: 128 threads a row, 4 lanes a thread"},
+      {IC_BF16, 4096, "strategy rows: 64 threads a row, 8 lanes a thread"},
+      {IC_BF16, 8192, "strategy rows: 128 threads a row, 8 lanes a thread"},
+      {IC_F8E4M3, 1000, "strategy rows: 64 threads a row, 2 lanes a thread"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", cases[i].dt, 2, (ic_dim[]){ic_graph_symbol(g, "n"), cases[i].len}, IC_LAYOUT_CONTIGUOUS);
+    ic_value w = ic_graph_input(g, "w", cases[i].dt, 1, (ic_dim[]){cases[i].len}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_rms_norm(g, x, 1, w, 1e-6)));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &p));
+    ck_assert_int_eq(ic_program_kernel_count(p), 1);
+    ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), cases[i].strategy) != NULL, "%s [n, %lld]: want '%s' in\n%s",
+                  ic_dtype_name(cases[i].dt), (long long)cases[i].len, cases[i].strategy, ic_program_kernel_ir(p, 0));
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
 START_TEST(test_sibling_reductions_fuse) {
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_create(&g));
@@ -995,6 +1024,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_shorthands, 900, setup, teardown);
   CHECK_CASE(s, test_division_by_row_values, 600, setup, teardown);
   CHECK_CASE(s, test_sibling_reductions_fuse, 600, setup, teardown);
+  CHECK_CASE(s, test_row_threads_from_bytes, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_ref, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, 900, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm80, 900, setup, teardown);
