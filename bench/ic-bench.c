@@ -889,6 +889,9 @@ static void bench_compile(void) {
     remove_dir(cold);
   }
   double cold_ms = median(t, 5), raw_fused = median(raw, 5);
+  /* NVRTC's fixed cost: an empty kernel, the same options */
+  for (int i = 0; i < 5; i++) raw[i] = raw_nvrtc_ms(arch, "empty", "extern \"C\" __global__ void ic_bench_empty() {}\n");
+  double raw_empty = median(raw, 5);
   /* fill the shared directory, then warm compiles in new processes */
   ic_program *p;
   BENCH_CHECK(ic_compile(ctx, g, NULL, &p));
@@ -918,6 +921,7 @@ static void bench_compile(void) {
          ic_context_has_device(ctx) ? "GPU present" : "compile-only");
   printf("| what | time | vs floor |\n|---|---|---|\n");
   printf("| raw NVRTC, fused kernel (floor) | %.2f ms | 1.00x |\n", raw_fused);
+  printf("| raw NVRTC, an empty kernel (NVRTC's fixed cost) | %.2f ms | %.2fx |\n", raw_empty, raw_empty / raw_fused);
   printf("| ic cold compile, empty cache | %.2f ms | %.2fx raw NVRTC |\n", cold_ms, cold_ms / raw_fused);
   printf("| ic warm compile, new process, from disk | %.3f ms | %.3f ms per kernel (%s) |\n", warm_ms, warm_ms,
          warm_ms > 0 ? "disk hit" : "NOT a disk hit");
