@@ -751,7 +751,7 @@ static int first_compile_child(const char *arch, const char *dir, bool warm) {
   BENCH_CHECK(ic_context_create(&o, &ctx));
   double t1 = host_now_ms(), create_ms = t1 - t0;
   if (warm) {
-    struct timespec pause = {0, 50 * 1000 * 1000};
+    struct timespec pause = {0, 50L * 1000 * 1000};
     nanosleep(&pause, NULL);
     t1 = host_now_ms();
   }

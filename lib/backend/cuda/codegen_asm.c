@@ -32,6 +32,9 @@ static bool asm_keeps_bits(const asm_operand *ao) {
   return ao->letter != 'f' && ao->letter != 'd' && cg_narrow_float(ao->dtype);
 }
 
+/* The low `bits` bits (1 to 64). */
+static uint64_t asm_lane_mask(int32_t bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
 void cg_asm_block(codegen *cg, int32_t i) {
   const kir_kernel *k = cg->k;
   const kir_instr *in = &k->instrs.items[i];
@@ -70,7 +73,7 @@ void cg_asm_block(codegen *cg, int32_t i) {
         sbuf_printf(o, "(%s)%s;\n", t, name); /* f16 and bf16 compute as f32 already: exact */
         continue;
       }
-      uint64_t mask = ao->bits == 64 ? ~0ull : (1ull << ao->bits) - 1;
+      uint64_t mask = asm_lane_mask(ao->bits);
       sbuf_printf(o, "(%s)(", t);
       for (int32_t e = 0; e < ao->per_reg; e++) {
         char idx[32], name[48];
@@ -125,17 +128,17 @@ void cg_asm_block(codegen *cg, int32_t i) {
           sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = x%" PRId32 ";\n", i, out, elem, reg);
         } else if (whole) {
           sbuf_printf(o, "    a%" PRId32 "_b%" PRId32 "%s = (ic_u32)(((ic_u64)x%" PRId32 "_c >> %" PRId32 ") & 0x%" PRIx64 "ull);\n",
-                      i, out, elem, reg, e * ao->bits, (uint64_t)((1ull << ao->bits) - 1));
+                      i, out, elem, reg, e * ao->bits, asm_lane_mask(ao->bits));
           sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = ic_unpack_%s(a%" PRId32 "_b%" PRId32 "%s);\n", i, out, elem,
                       cg_dtname(ao->dtype), i, out, elem);
         } else if (asm_keeps_bits(ao)) {
-          uint64_t mask = (1ull << ao->bits) - 1;
+          uint64_t mask = asm_lane_mask(ao->bits);
           sbuf_printf(o, "    a%" PRId32 "_b%" PRId32 "%s = ic_canon_%s((ic_u32)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",
                       i, out, elem, cg_dtname(ao->dtype), reg, e * ao->bits, mask);
           sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = ic_unpack_%s(a%" PRId32 "_b%" PRId32 "%s);\n", i, out, elem,
                       cg_dtname(ao->dtype), i, out, elem);
         } else {
-          uint64_t mask = ao->bits == 64 ? ~0ull : (1ull << ao->bits) - 1;
+          uint64_t mask = asm_lane_mask(ao->bits);
           sbuf_printf(o, "    a%" PRId32 "_o%" PRId32 "%s = ic_unpack_%s((%s)(((ic_u64)x%" PRId32 " >> %" PRId32 ") & 0x%" PRIx64 "ull));\n",
                       i, out, elem, cg_dtname(ao->dtype), ao->bits == 64 ? "ic_u64" : "ic_u32", reg, e * ao->bits, mask);
         }
