@@ -169,11 +169,14 @@ static inline int64_t kir_reduce_groups(int64_t count) {
   return chunks > per ? (chunks + per - 1) / per : 1;
 }
 
-/* How a reduction kernel spreads its rows over threads, chosen from the shape alone
- * (never from what the reductions are fused with, so eager and fused kernels of one
- * reduction agree), printed with the kernel IR. Every strategy computes ic.h's order.
+/* How a reduction kernel spreads its rows over threads, chosen from the shape and the
+ * widths of the loads along the rows, printed with the kernel IR. Every strategy computes
+ * ic.h's order: the lanes and their tree do not depend on the threads that hold them, so
+ * eager and fused kernels of one reduction agree whatever is fused with it.
  *   rows     a row (a point of the kept dims) is `threads` threads, each holding
- *            lanes_per_thread lanes of the order (threads < 32: rows share a warp)
+ *            lanes_per_thread lanes of the order (threads < 32: rows share a warp); a
+ *            thread holds 128 bytes of the widest load along the row where it can (f32
+ *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
  *   columns  the innermost dim is kept: 32 neighbouring rows a block, `threads` warps a
  *            row, each over a contiguous share of the lanes
  *   groups   the row may have more than one lane group (long or symbolic rows): the
