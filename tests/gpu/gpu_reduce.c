@@ -126,6 +126,10 @@ START_TEST(test_shorthands) {
   rc_eager = false;
   rc_sum_divide_multiply_case(IC_BF16, 7, 1000);
   rc_sum_divide_multiply_case(IC_F32, 2, 300000);
+  /* rows of 64 threads, a block each: 300 f32 (64 chunks), 4096 bf16 (64 threads of 8
+   * lanes); a block of two such rows once combined both into the first row's value */
+  rc_sum_divide_multiply_case(IC_F32, 7, 300);
+  rc_sum_divide_multiply_case(IC_BF16, 6, 4096);
 }
 END_TEST
 

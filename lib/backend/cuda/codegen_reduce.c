@@ -1083,7 +1083,9 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
     rg.tpr = KIR_SPLIT_LANES;
     rg.lanes_per_thread = 1;
   }
-  rg.block = rg.tpr < RED_MIN_BLOCK ? RED_MIN_BLOCK : rg.tpr;
+  /* rows of at most a warp share blocks of RED_MIN_BLOCK; a row of more warps is a block
+   * of its own (its combine goes through the block's shared memory and barriers) */
+  rg.block = rg.tpr <= 32 ? RED_MIN_BLOCK : rg.tpr;
   if (rg.columns) {
     rg.ywarps = strategy.threads;
     rg.block = 32 * rg.ywarps;
