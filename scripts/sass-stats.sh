@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Static SASS of a graph's kernels without a GPU: instructions and registers a thread, per
 # kernel, from the source ic generates (IC_DUMP) compiled to a CUBIN with ic's NVRTC
-# options by nvcc.
+# options by nvcc (whose registers can differ by a few from NVRTC's).
 #   scripts/sass-stats.sh GRAPH [ARCH [IC]]      ARCH: sm_90a, IC: build/tools/ic
 #   SASS=DIR keeps each kernel's disassembly in DIR/<kernel>.sass
 # It needs nvdisasm (NVDISASM=path, else the one on PATH). CUDA 13 writes CUBINs with ELF

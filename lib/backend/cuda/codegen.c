@@ -188,9 +188,6 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
   case IC_OP_CAST: cg_convert(cg, dt, in->dtype, false, a); break;
   case IC_OP_CAST_SATURATE: cg_convert(cg, dt, in->dtype, true, a); break;
   case IC_OP_BITCAST: sbuf_printf(o, "ic_unpack_%s(ic_pack_%s(%s))", cg_dtname(in->dtype), cg_dtname(dt), a); break;
-  case IC_OP_DIV:
-    sbuf_printf(o, cg->div_r64 ? "ic_div_r64(%s, %s)" : "ic_div(%s, %s)", a, b);
-    break;
   default:
     if (in->nargs == 1) sbuf_printf(o, "ic_%s(%s)", helper, a);
     else if (in->nargs == 2) sbuf_printf(o, "ic_%s(%s, %s)", helper, a, b);

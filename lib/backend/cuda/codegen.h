@@ -31,7 +31,6 @@ typedef struct codegen {
   int32_t row_dim, rows;            /* pointwise: kir_pointwise_strategy's (rows > 1: a thread's rows of
                                      * row_dim; cg_decompose then makes q<row_dim> over Dr) */
   bool bits;                        /* cg_op/cg_convert: the outer rounding makes storage bits */
-  bool div_r64;                     /* cg_op: a DIV's divisor name is a row's ic_rcp64 (ic_div_r64) */
   const bool *element;              /* reduction kernels: kir_levels (row values are scalars) */
   access_mode *mode;                /* per instruction (loads and stores) */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */

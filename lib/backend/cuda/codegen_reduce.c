@@ -362,16 +362,6 @@ static void red_scalar_store(red_gen *rg, int32_t i, const char *indent) {
   sbuf_puts(o, ");\n");
 }
 
-/* Whether instruction i is an f32 division of an element by a row value: it divides by
- * the row's ic_rcp64 (ic_div_r64, the same bits as div.rn.f32 at a quarter of the
- * instructions; softmax's normalization, FP8 quantization's x / scale). */
-static bool red_divides_by_row(const red_gen *rg, int32_t i) {
-  const kir_instr *in = &rg->k->instrs.items[i];
-  if (in->kind != KIR_OP || in->op != IC_OP_DIV || !rg->element[i] || rg->element[in->args[1]]) return false;
-  const kir_instr *a = &rg->k->instrs.items[in->args[0]], *b = &rg->k->instrs.items[in->args[1]];
-  return strcmp(cg_ctype(a->dtype), "float") == 0 && strcmp(cg_ctype(b->dtype), "float") == 0;
-}
-
 /* An op's C expression with operands named as red_name does. */
 static void red_op_expr(red_gen *rg, int32_t i) {
   const kir_kernel *k = rg->k;
@@ -383,20 +373,8 @@ static void red_op_expr(red_gen *rg, int32_t i) {
     red_name(rg, in->args[j], names[j], sizeof names[j]);
   }
   if (in->op == IC_OP_WHERE) args[0] = args[1];
-  rg->cg->div_r64 = red_divides_by_row(rg, i);
-  if (rg->cg->div_r64) snprintf(names[1], sizeof names[1], "v%" PRId32 "_r64", in->args[1]);
   const char *const refs[3] = {names[0], names[1], names[2]};
   cg_op(rg->cg, in, args, refs);
-  rg->cg->div_r64 = false;
-}
-
-/* After row value i: its f64 reciprocal when an element is divided by it. */
-static void red_row_reciprocal(red_gen *rg, int32_t i) {
-  for (int32_t j = i + 1; j < rg->k->instrs.count; j++)
-    if (red_divides_by_row(rg, j) && rg->k->instrs.items[j].args[1] == i) {
-      sbuf_printf(&rg->cg->out, "  const double v%" PRId32 "_r64 = ic_rcp64(v%" PRId32 ");\n", i, i);
-      return;
-    }
 }
 
 /* ---------------------------------------------------------------- a pass over the row */
@@ -1031,7 +1009,6 @@ static void red_kernel(red_gen *rg) {
     } else {
       red_row_instr(rg, i);
     }
-    red_row_reciprocal(rg, i);
   }
   bool stores = false;
   for (int32_t i = 0; i < k->instrs.count; i++) stores |= rg->need[(size_t)p * (size_t)k->instrs.count + (size_t)i];

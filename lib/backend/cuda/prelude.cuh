@@ -292,19 +292,6 @@ __device__ __forceinline__ float ic_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ double ic_mul(double a, double b) { return a * b; }
 __device__ __forceinline__ float ic_div(float a, float b) { float r; asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
 __device__ __forceinline__ double ic_div(double a, double b) { double r; asm("div.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
-/* f32 division by a value a reduction kernel holds for the whole row: y = ic_rcp64(b) once
- * a row, then ic_div_r64(a, y) = RN_f32(RN_f64(a * y)) per element, the bits of
- * div.rn.f32 in 3 instructions instead of ~12. Why equal: a * y is within 2^-52 of a / b
- * (relative), and a / b is never within 2^-49 of a point halfway between two floats (a
- * and b have 24-bit significands, so a - b * m is a non-zero multiple of their last
- * bits for every such point m), so both round to the same float, subnormal and overflowing
- * quotients included; zeros, infinities and NaN follow from IEEE f64 arithmetic
- * (b = 0: y = inf; b = inf: y = 0). NaN is made canonical, as every op's is. */
-__device__ __forceinline__ double ic_rcp64(float b) { double r; asm("rcp.rn.f64 %0, %1;" : "=d"(r) : "d"((double)b)); return r; }
-__device__ __forceinline__ float ic_div_r64(float a, double y) {
-  const float q = (float)((double)a * y);
-  return q != q ? ic_canonical_nan() : q;
-}
 __device__ __forceinline__ float ic_sqrt(float a) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
 __device__ __forceinline__ double ic_sqrt(double a) { double r; asm("sqrt.rn.f64 %0, %1;" : "=d"(r) : "d"(a)); return r; }
 /* Sign-bit ops act on the bits, NaN included, whatever instruction the compiler would pick
