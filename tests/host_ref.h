@@ -26,16 +26,11 @@ static const ic_dtype ref_all_dtypes[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16, IC_I3
                                           IC_F16,  IC_BF16, IC_F32, IC_F64, IC_F8E4M3, IC_F8E5M2};
 
 /* computed in f32 */
-/* The bits of an f32 and back. */
+/* The bits of an f32. */
 static inline uint32_t ref_f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   return u;
-}
-static inline float ref_bits_f32(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
 }
 
 static inline bool ref_is_float(ic_dtype dt) {

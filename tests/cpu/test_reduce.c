@@ -6,8 +6,6 @@
  * compile-only sm_90a context) and NVRTC compiles of the generated reduction kernels for
  * sm_80 and sm_90a. */
 #include <ctype.h>
-#include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -621,8 +619,6 @@ START_TEST(test_fusion_groupings_cuda_sm90a) {
 }
 END_TEST
 
-/* Several reductions over the same axes of the same operand are one kernel; over other
- * axes, or of a reduction's result, more. */
 /* Threads a row from the row's bytes (kir_reduce_strategy_of): a thread holds 128 bytes
  * of a row of 4096 (f32: 128 threads of 4 lanes; bf16: 64 of 8, kept as storage words),
  * and a bf16 row of 8192 stays at 128 threads of 8 lanes (16 would not fit the registers).
@@ -664,6 +660,8 @@ START_TEST(test_row_threads_from_bytes) {
 }
 END_TEST
 
+/* Several reductions over the same axes of the same operand are one kernel; over other
+ * axes, or of a reduction's result, more. */
 START_TEST(test_sibling_reductions_fuse) {
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_create(&g));
