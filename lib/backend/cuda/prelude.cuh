@@ -82,6 +82,10 @@ __device__ __forceinline__ ic_u32 ic_f2f8_soft(float f, int ebits, int mbits, bo
   if (mag >= over) return sign | (saturate ? maxfin : over);
   return sign | mag;
 }
+/* f8e4m3 bytes of a word, each NaN byte (s.1111.111) made the canonical 0x7f at once: its
+ * magnitude bits are all ones already, only its sign goes (no carry crosses a byte: a
+ * byte's sum is at most 0x80). */
+__device__ __forceinline__ ic_u32 ic_canon_f8e4m3x4(ic_u32 w) { return w & ~(((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u); }
 #if __CUDA_ARCH__ >= 890 && !defined(IC_SOFT_FP8)
 /* sm_89+: PTX cvt (.satfinite is the only mode), PyTorch's overflow rules on top. */
 __device__ __forceinline__ ic_u32 ic_f2e4m3_sat(float f) {
@@ -93,20 +97,19 @@ __device__ __forceinline__ ic_u32 ic_f2e5m2_sat(float f) {
   ic_u16 h; asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %1;" : "=h"(h) : "f"(f)); return h & 0xffu;
 }
 /* Two values at once (lo in bits 0-7, hi in 8-15), the same bits as ic_f2e4m3_sat of
- * each: one cvt for the pair, whose NaN bytes (s.1111.111; .satfinite makes no other
- * such byte) become 0x7f. */
+ * each: one cvt for the pair, whose NaN bytes (.satfinite makes no other s.1111.111)
+ * become 0x7f. */
 __device__ __forceinline__ ic_u32 ic_f2e4m3x2_sat(float lo, float hi) {
   ic_u16 h; asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(hi), "f"(lo));
-  const ic_u32 w = h;
-  return w & ~(((w & 0x7f7fu) + 0x0101u) & 0x8080u);
+  return ic_canon_f8e4m3x4(h);
 }
-/* Four values (a in bits 0-7 ... d in 24-31): two cvts, one 32-bit word, the NaN bytes
- * made 0x7f once for the four (no carry crosses a byte: each byte's sum is at most 0x80). */
+/* Four values (a in bits 0-7 ... d in 24-31): two cvts into one word, its NaN bytes made
+ * 0x7f once for the four. */
 __device__ __forceinline__ ic_u32 ic_f2e4m3x4_sat(float a, float b, float c, float d) {
   ic_u32 w;
   asm("{ .reg .b16 l, h;\n  cvt.rn.satfinite.e4m3x2.f32 l, %2, %1;\n  cvt.rn.satfinite.e4m3x2.f32 h, %4, %3;\n  mov.b32 %0, {l, h}; }"
       : "=r"(w) : "f"(a), "f"(b), "f"(c), "f"(d));
-  return w & ~(((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u);
+  return ic_canon_f8e4m3x4(w);
 }
 /* e4m3fn: |x| > 464 (half-way above 448) rounds past the largest value: NaN. */
 __device__ __forceinline__ ic_u32 ic_f2e4m3(float f) {
@@ -185,8 +188,6 @@ __device__ __forceinline__ ic_u32 ic_canon_lanes(ic_u32 w, ic_u32 low, ic_u32 ad
 }
 __device__ __forceinline__ ic_u32 ic_canon_f16x2(ic_u32 w) { return ic_canon_lanes(w, 0x7fff7fffu, 0x03ff03ffu, 15, ic_canon_f16(0x7fffu) * 0x00010001u); }
 __device__ __forceinline__ ic_u32 ic_canon_bf16x2(ic_u32 w) { return ic_canon_lanes(w, 0x7fff7fffu, 0x007f007fu, 15, ic_canon_bf16(0x7fffu) * 0x00010001u); }
-/* e4m3: a NaN lane's magnitude bits are all ones already (0x7f): only its sign goes */
-__device__ __forceinline__ ic_u32 ic_canon_f8e4m3x4(ic_u32 w) { return w & ~(((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u); }
 __device__ __forceinline__ ic_u32 ic_canon_f8e5m2x4(ic_u32 w) { return ic_canon_lanes(w, 0x7f7f7f7fu, 0x03030303u, 7, ic_canon_f8e5m2(0x7fu) * 0x01010101u); }
 /* The storage bits of a rounding, for a result that is stored: the same bits as
  * ic_pack_<dt>(ic_rnd_<dt>(x)) (or ic_sat_), with no round trip through f32. */
