@@ -35,6 +35,8 @@ size_t ic_dtype_size(ic_dtype dtype) {
 
 bool dtype_valid(ic_dtype dt) { return dt >= IC_BOOL && dt <= IC_F8E5M2; }
 
+bool dtype_is_narrow_float(ic_dtype dt) { return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2; }
+
 bool dtype_is_float(ic_dtype dt) {
   switch (dt) {
     case IC_F16:

@@ -41,14 +41,10 @@ bool cg_rounds(ic_dtype dt) {
   }
 }
 
-bool cg_narrow_float(ic_dtype dt) {
-  return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
-}
-
 /* Pointwise stores of narrow floats take storage bits from the body: r<i> is an ic_u32
  * of the dtype's bits (arrays of P at pack P), stored as it is. */
 static bool cg_stores_bits(const codegen *cg, const kir_instr *in) {
-  return in->kind == KIR_STORE && !cg->k->reduces && cg_narrow_float(in->dtype);
+  return in->kind == KIR_STORE && !cg->k->reduces && dtype_is_narrow_float(in->dtype);
 }
 
 /* The bits store i writes: r<i><suffix>, packed unless the body made bits. */
@@ -117,7 +113,7 @@ void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const ch
   bool from_int = dtype_is_integer(from), from_i64 = from == IC_I64, from_f64 = from == IC_F64;
   /* a cast to its own dtype is the value, except that a narrow float is rounded again:
    * its NaNs become canonical in registers as a store makes them (eager == fused) */
-  if (from == to && !(saturate && dtype_is_float(to)) && !cg_narrow_float(to)) {
+  if (from == to && !(saturate && dtype_is_float(to)) && !dtype_is_narrow_float(to)) {
     sbuf_puts(o, v);
   } else if (to == IC_BOOL) {
     sbuf_printf(o, "(%s != 0)", v);
@@ -207,7 +203,7 @@ static bool cg_value_stored(const codegen *cg, int32_t i) {
 /* Whether asm result instruction in is an output the asm makes as bits (a narrow float
  * in an integer register: cg_asm_block keeps them in a<asm>_b<result>). */
 bool cg_asm_result_bits(const codegen *cg, const kir_instr *in) {
-  if (in->kind != KIR_ASM_RESULT || !cg_narrow_float(in->dtype)) return false;
+  if (in->kind != KIR_ASM_RESULT || !dtype_is_narrow_float(in->dtype)) return false;
   const asm_operand *ao = &cg->k->instrs.items[in->args[0]].spec->layout.ops[in->result];
   return ao->letter != 'f' && ao->letter != 'd';
 }
@@ -215,7 +211,7 @@ bool cg_asm_result_bits(const codegen *cg, const kir_instr *in) {
 /* Whether op i (a narrow float, stored, at pack 1) is computed as its storage bits. */
 static bool cg_value_as_bits(const codegen *cg, int32_t i) {
   const kir_instr *in = &cg->k->instrs.items[i];
-  return cg->pack == 1 && in->kind == KIR_OP && cg_narrow_float(in->dtype) && cg_value_stored(cg, i);
+  return cg->pack == 1 && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) && cg_value_stored(cg, i);
 }
 
 /* cg_op as storage bits: an expression that ends in a rounding to the dtype (ic_rnd_,

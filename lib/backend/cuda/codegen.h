@@ -73,8 +73,6 @@ void cg_point_stores(codegen *cg, const char *last_var, const char *indent);
 void cg_body_call(codegen *cg, const char *index);
 /* The type of store i's r<i> (ic_u32 bits for narrow floats), and its stored bits. */
 const char *cg_store_type(const codegen *cg, const kir_instr *in);
-/* f16, bf16 and fp8: values computed in float, stored as 8 or 16 bits. */
-bool cg_narrow_float(ic_dtype dt);
 /* Whether asm result instruction in is an output the asm makes as bits (a narrow float in
  * an integer register): cg_asm_block keeps them in a<asm>_b<result>, which a store takes
  * as they are. */

@@ -29,7 +29,7 @@ static void asm_elem(codegen *cg, int32_t j, const char *e, char *buf, size_t si
 /* Whether an output operand's elements are narrow floats in an integer register: their
  * storage bits (canonical NaN) are kept in a<i>_b<k> for a store (cg_asm_result_bits). */
 static bool asm_keeps_bits(const asm_operand *ao) {
-  return ao->letter != 'f' && ao->letter != 'd' && cg_narrow_float(ao->dtype);
+  return ao->letter != 'f' && ao->letter != 'd' && dtype_is_narrow_float(ao->dtype);
 }
 
 /* The low `bits` bits (1 to 64). */

@@ -293,7 +293,7 @@ static bool red_stored_rounding(const red_gen *rg, int32_t i) {
   const kir_kernel *k = rg->k;
   const kir_instr *in = &k->instrs.items[i], *v = &k->instrs.items[in->args[0]];
   bool fp8 = in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2;
-  return v->kind == KIR_OP && cg_narrow_float(in->dtype) && v->dtype == in->dtype &&
+  return v->kind == KIR_OP && dtype_is_narrow_float(in->dtype) && v->dtype == in->dtype &&
          (v->op == IC_OP_CAST || (v->op == IC_OP_CAST_SATURATE && fp8)) &&
          strcmp(cg_ctype(k->instrs.items[v->args[0]].dtype), "float") == 0;
 }

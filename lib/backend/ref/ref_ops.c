@@ -185,8 +185,7 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
   const ref_kind fk = ref_kind_of(from);
   /* a cast to its own dtype is the value, except that f16, bf16 and fp8 are rounded
    * again: their NaNs become canonical as a store makes them (eager == fused) */
-  const bool narrow = to == IC_F16 || to == IC_BF16 || to == IC_F8E4M3 || to == IC_F8E5M2;
-  if (from == to && !(saturate && dtype_is_float(to)) && !narrow) return a;
+  if (from == to && !(saturate && dtype_is_float(to)) && !dtype_is_narrow_float(to)) return a;
   if (to == IC_BOOL) {
     r.b = fk == REF_BOOL ? a.b : fk == REF_INT ? a.i != 0 : fk == REF_F32 ? a.f != 0.0f : a.d != 0.0;
     return r;
