@@ -306,10 +306,9 @@ static size_t kir_widest_element_load(const kir_kernel *k) {
   size_t wide = 0;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    bool along = false;
+    if (in->kind != KIR_LOAD || ic_dtype_size(in->dtype) <= wide) continue;
     for (int32_t d = 0; d < k->ndim; d++)
-      along |= ((k->axes >> d) & 1u) && sym_depends_on(k->syms, in->offset, SYM_VAR, d);
-    if (in->kind == KIR_LOAD && along && ic_dtype_size(in->dtype) > wide) wide = ic_dtype_size(in->dtype);
+      if (((k->axes >> d) & 1u) && sym_depends_on(k->syms, in->offset, SYM_VAR, d)) wide = ic_dtype_size(in->dtype);
   }
   return wide;
 }
