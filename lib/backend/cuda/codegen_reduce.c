@@ -61,6 +61,9 @@ typedef struct red_gen {
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
    * kloop > 0: the chunk loop is unrolled over the thread's kloop chunks. */
   int32_t lanes_per_thread, kloop;
+  /* red_chunk's chunk lies inside the row (a column pass's whole round): no bounds tests,
+   * so nothing stands between its loads and those of the chunks unrolled beside it */
+  bool chunk_inside;
 } red_gen;
 
 enum { RED_CACHE_VALUES = 64 };
@@ -397,6 +400,9 @@ static void red_element_reads(red_gen *rg, const bool *need, const bool *load, b
 
 /* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
  * or the stores) per element. */
+/* A chunk's bounds test, or `true` where the chunk is known to lie inside the row. */
+static const char *red_in_row(const red_gen *rg, const char *test) { return rg->chunk_inside ? "true" : test; }
+
 static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
   const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
@@ -428,7 +434,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
   for (int32_t i = 0; i < k->instrs.count; i++)
     vec |= ((load[i] || (need[i] && k->instrs.items[i].kind == KIR_STORE))) && rg->cg->mode[i] == ACCESS_VECTOR;
   if (vec) {
-    sbuf_puts(o, "      const bool full = vec_ok && r0 + 8 <= R;\n      if (full) {\n        {\n");
+    sbuf_printf(o, "      const bool full = vec_ok && %s;\n      if (full) {\n        {\n", red_in_row(rg, "r0 + 8 <= R"));
     red_decompose(rg, "r0", "          ");
     for (int32_t i = 0; i < k->instrs.count; i++) {
       const kir_instr *in = &k->instrs.items[i];
@@ -445,7 +451,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     red_element_reads(rg, need, load, true);
     sbuf_puts(o, "          (void)r;\n        }\n      } else {\n");
   }
-  sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (r < R) {\n");
+  sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (%s) {\n", red_in_row(rg, "r < R"));
   red_decompose(rg, "r", "          ");
   red_element_reads(rg, need, load, false);
   sbuf_puts(o, "        } else {\n");
@@ -494,7 +500,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     ic_dtype dt = k->instrs.items[in->args[0]].dtype;
     char x[32];
     red_name(rg, in->args[0], x, sizeof x);
-    sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        if (r0 + e < R) {\n");
+    sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        if (%s) {\n", red_in_row(rg, "r0 + e < R"));
     sbuf_printf(o, "          const %s x = ", red_acc_type(in->reduce, dt));
     red_lift(o, in->reduce, dt, x);
     sbuf_puts(o, ";\n          const ic_i64 xi = r0 + e;\n          ");
@@ -505,7 +511,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     for (int32_t i = 0; i < k->instrs.count; i++)
       vstores |= need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR;
     if (vstores) {
-      sbuf_puts(o, "      if (vec_ok && r0 + 8 <= R) {\n        {\n");
+      sbuf_printf(o, "      if (vec_ok && %s) {\n        {\n", red_in_row(rg, "r0 + 8 <= R"));
       red_decompose(rg, "r0", "          ");
       for (int32_t i = 0; i < k->instrs.count; i++)
         if (need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR) red_vector_store(rg, i);
@@ -516,7 +522,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
           red_scalar_store(rg, i, "          ");
       sbuf_puts(o, "          (void)r;\n        }\n      } else\n");
     }
-    sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (r < R) {\n");
+    sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (%s) {\n", red_in_row(rg, "r < R"));
     red_decompose(rg, "r", "          ");
     for (int32_t i = 0; i < k->instrs.count; i++)
       if (need[i] && k->instrs.items[i].kind == KIR_STORE) red_scalar_store(rg, i, "          ");
@@ -787,8 +793,16 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_printf(o, "  ic_i64 j = live ? lane0 : lane1;\n  for (; j + 8 <= lane1; j += 8) {\n    %s am[8]; ic_i64 ami[8];\n", t);
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
   red_identity(o, in->reduce, dt);
-  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    for (ic_i64 c = j + k; c < C; c += L)\n");
+  /* the eight lanes' chunks a round at a time (each lane's in its order); a round inside
+   * the row has no bounds tests, so its 64 loads are in flight together */
+  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = j; c0 < C; c0 += L)\n"
+               "    if ((c0 + 8) * 8 <= R) {\n#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
+  rg->chunk_inside = true;
   red_chunk(rg, p, reduce, "am[k]", "ami[k]");
+  rg->chunk_inside = false;
+  sbuf_puts(o, "    }\n    } else {\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    if (c0 + k < C) {\n    const ic_i64 c = c0 + k;\n");
+  red_chunk(rg, p, reduce, "am[k]", "ami[k]");
+  sbuf_puts(o, "    }\n    }\n");
   red_pairwise(o, in->reduce, dt, "am", "ami", 8);
   sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
   red_counter_push(o, in->reduce, dt, 3);
