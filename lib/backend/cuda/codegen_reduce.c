@@ -366,6 +366,25 @@ static void red_scalar_store(red_gen *rg, int32_t i, const char *indent) {
 }
 
 /* An op's C expression with operands named as red_name does. */
+/* Whether element op i is an f32 division by a row value (ic_div_by: the divisor's
+ * reciprocal taken once a row). */
+static bool red_divides_by_row(const red_gen *rg, int32_t i) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  return in->kind == KIR_OP && in->op == IC_OP_DIV && in->dtype == IC_F32 && rg->element[i] &&
+         !rg->element[in->args[1]] && rg->k->instrs.items[in->args[1]].dtype == IC_F32 &&
+         rg->k->instrs.items[in->args[0]].dtype == IC_F32;
+}
+
+/* After row value j: its reciprocal and window (ic_divisor_prep) where elements divide by it. */
+static void red_divisor_prep(red_gen *rg, int32_t j) {
+  bool divides = false;
+  for (int32_t i = j + 1; i < rg->k->instrs.count && !divides; i++)
+    divides = red_divides_by_row(rg, i) && rg->k->instrs.items[i].args[1] == j;
+  if (divides)
+    sbuf_printf(&rg->cg->out, "  float v%" PRId32 "_y, v%" PRId32 "_lo, v%" PRId32 "_hi;\n  ic_divisor_prep(v%" PRId32
+                ", v%" PRId32 "_y, v%" PRId32 "_lo, v%" PRId32 "_hi);\n", j, j, j, j, j, j, j);
+}
+
 static void red_op_expr(red_gen *rg, int32_t i) {
   const kir_kernel *k = rg->k;
   const kir_instr *in = &k->instrs.items[i];
@@ -374,6 +393,11 @@ static void red_op_expr(red_gen *rg, int32_t i) {
   for (int32_t j = 0; j < in->nargs; j++) {
     args[j] = k->instrs.items[in->args[j]];
     red_name(rg, in->args[j], names[j], sizeof names[j]);
+  }
+  if (red_divides_by_row(rg, i)) {
+    const int32_t s = in->args[1];
+    sbuf_printf(&rg->cg->out, "ic_div_by(%s, v%" PRId32 ", v%" PRId32 "_y, v%" PRId32 "_lo, v%" PRId32 "_hi)", names[0], s, s, s, s);
+    return;
   }
   if (in->op == IC_OP_WHERE) args[0] = args[1];
   const char *const refs[3] = {names[0], names[1], names[2]};
@@ -398,10 +422,33 @@ static void red_element_reads(red_gen *rg, const bool *need, const bool *load, b
   }
 }
 
-/* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
- * or the stores) per element. */
+/* Element division i by a row value over a chunk: where the eight dividends are all in the
+ * divisor's window (as they are but for zeros, inf, NaN and extreme values), its
+ * instructions alone (ic_div_in: no test or branch an element); else each by ic_div_by. */
+static void red_chunk_divide(red_gen *rg, int32_t i) {
+  sbuf *o = &rg->cg->out;
+  const kir_instr *in = &rg->k->instrs.items[i];
+  char x[32];
+  red_name(rg, in->args[0], x, sizeof x);
+  const int32_t s = in->args[1];
+  sbuf_printf(o, "      bool v%" PRId32 "_in = true;\n#pragma unroll\n      for (int e = 0; e < 8; e++) v%" PRId32
+                 "_in &= ic_div_in_window(%s, v%" PRId32 "_lo, v%" PRId32 "_hi);\n",
+              i, i, x, s, s);
+  sbuf_printf(o, "      if (v%" PRId32 "_in) {\n#pragma unroll\n        for (int e = 0; e < 8; e++) v%" PRId32
+                 "[e] = ic_div_in(%s, v%" PRId32 ", v%" PRId32 "_y);\n      } else {\n",
+              i, i, x, s, s);
+  sbuf_printf(o, "#pragma unroll\n        for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ", i);
+  red_op_expr(rg, i);
+  sbuf_puts(o, ";\n      }\n");
+  if (rg->cache_k > 0 && rg->cached[i])
+    sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+}
+
 /* A chunk's bounds test, or `true` where the chunk is known to lie inside the row. */
 static const char *red_in_row(const red_gen *rg, const char *test) { return rg->chunk_inside ? "true" : test; }
+
+/* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
+ * or the stores) per element. */
 
 static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
   const kir_kernel *k = rg->k;
@@ -484,6 +531,12 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
       open = false;
       rg->cg->pack = KIR_REDUCE_CHUNK;
       cg_asm_block(rg->cg, i);
+      continue;
+    }
+    if (red_divides_by_row(rg, i)) {
+      if (open) sbuf_puts(o, "      }\n");
+      open = false;
+      red_chunk_divide(rg, i);
       continue;
     }
     if (!open) sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n");
@@ -913,6 +966,7 @@ static void red_row_instr(red_gen *rg, int32_t i) {
     break;
   case KIR_REDUCE: break;
   }
+  if (in->kind != KIR_STORE && in->kind != KIR_REDUCE && in->kind != KIR_ASM) red_divisor_prep(rg, i);
 }
 
 /* The partial stage's body: the row values its one pass reads, the pass. */
@@ -1019,6 +1073,7 @@ static void red_kernel(red_gen *rg) {
       if (rg->columns) red_pass_columns(rg, p, i);
       else if (k->stage == KIR_STAGE_COMBINE) red_pass_combine(rg, i);
       else red_pass(rg, p, i);
+      red_divisor_prep(rg, i);
       p++;
     } else {
       red_row_instr(rg, i);

@@ -293,6 +293,28 @@ __device__ __forceinline__ float ic_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ double ic_mul(double a, double b) { return a * b; }
 __device__ __forceinline__ float ic_div(float a, float b) { float r; asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
 __device__ __forceinline__ double ic_div(double a, double b) { double r; asm("div.rn.f64 %0, %1, %2;" : "=d"(r) : "d"(a), "d"(b)); return r; }
+/* x / s for a divisor shared by many x (a row value of a reduction kernel): the bits of
+ * ic_div in about half its instructions. ic_divisor_prep once: y = RN(1/s) and the window
+ * [lo, hi) of |x|; ic_div_by for each x (ic_div_in where every x is known to be in the
+ * window, ic_div_in_window). In the window q0 = RN(x y) is faithful, r = x - q0 s
+ * is exact and RN(q0 + r y) is RN(x / s) (Markstein's theorem, y correctly rounded), as
+ * nothing on the way is subnormal or overflows: s and y normal, |x| >= 2^-101 (r exact),
+ * 2^-125 <= |x / s| < 2^127. Outside it (zeros, inf, NaN, extreme s) ic_div. */
+__device__ __forceinline__ void ic_divisor_prep(float s, float &y, float &lo, float &hi) {
+  const float as = fabsf(s);
+  const bool ok = as >= 0x1p-126f && as <= 0x1p126f;
+  y = ic_div(1.0f, s);
+  lo = ok ? fmaxf(0x1p-101f, as * 0x1p-125f) : __int_as_float(0x7f800000);
+  hi = ok ? as * 0x1p127f : 0.0f;
+}
+__device__ __forceinline__ bool ic_div_in_window(float x, float lo, float hi) { return fabsf(x) >= lo && fabsf(x) < hi; }
+__device__ __forceinline__ float ic_div_in(float x, float s, float y) {
+  const float q0 = __fmul_rn(x, y);
+  return __fmaf_rn(__fmaf_rn(-q0, s, x), y, q0);
+}
+__device__ __forceinline__ float ic_div_by(float x, float s, float y, float lo, float hi) {
+  return ic_div_in_window(x, lo, hi) ? ic_div_in(x, s, y) : ic_div(x, s);
+}
 __device__ __forceinline__ float ic_sqrt(float a) { float r; asm("sqrt.rn.f32 %0, %1;" : "=f"(r) : "f"(a)); return r; }
 __device__ __forceinline__ double ic_sqrt(double a) { double r; asm("sqrt.rn.f64 %0, %1;" : "=d"(r) : "d"(a)); return r; }
 /* Sign-bit ops act on the bits, NaN included, whatever instruction the compiler would pick
