@@ -23,6 +23,8 @@
  *                        eager, against the same graph with cast_saturate (same bits); and
  *                        the row-wise quantization with the amax in the same kernel.
  *   ic-bench all         every table (--quick applies to the reductions and asm tables only).
+ *   --only TEXT          in the reductions, patterns and asm tables, only the workloads whose
+ *                        name contains TEXT (to profile one, e.g. under ncu).
  *
  * Without a GPU the GPU tables exit 77 (after the compile table, for all).
  *
@@ -1727,6 +1729,8 @@ static bool red_workload(bench *b, const red_case *c, int idx, bool quick, doubl
 
 /* The reductions table; returns the number of rows that failed or mismatched. */
 static int bench_table(bench *b, bool quick, const char *title, const red_case *cases, size_t ncases);
+/* --only: the workloads whose name contains it (NULL: all) */
+static const char *bench_only;
 
 static int bench_reductions(bench *b, bool quick) {
   return bench_table(b, quick, "reductions", red_cases, sizeof red_cases / sizeof red_cases[0]);
@@ -1790,7 +1794,7 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
   fflush(stdout);
   int failed = 0;
   for (size_t i = 0; i < ncases; i++)
-    if (!red_workload(b, &cases[i], (int)i, quick, copy_gbs)) failed++;
+    if ((!bench_only || strstr(cases[i].name, bench_only)) && !red_workload(b, &cases[i], (int)i, quick, copy_gbs)) failed++;
   if (failed) printf("\n%d of %zu workloads failed or mismatched (see notes)\n", failed, ncases);
   return failed;
 }
@@ -1803,6 +1807,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = true;
     else if (strcmp(argv[i], "--ref") == 0) ref = true;
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) bench_only = argv[++i];
     else if (!what && argv[i][0] != '-') what = argv[i];
     else what = "?";
   }
@@ -1815,9 +1820,10 @@ int main(int argc, char **argv) {
        patterns = all || strcmp(what, "patterns") == 0;
   if ((!pointwise && !compile && !reductions && !asm_table && !patterns) ||
       (ref && strcmp(what, "reductions") != 0 && strcmp(what, "patterns") != 0)) {
-    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|patterns|asm|all] [--quick]\n"
+    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|patterns|asm|all] [--quick] [--only TEXT]\n"
                     "       ic-bench reductions|patterns --ref [--quick]\n"
                     "  --quick  the reductions, patterns and asm tables on small shapes (a smoke test)\n"
+                    "  --only TEXT  only the workloads whose name contains TEXT\n"
                     "  --ref    the table on the ref backend, on the host: no GPU needed;\n"
                     "           checks the workloads, times the interpreter (use with --quick)\n");
     return 2;

@@ -8,6 +8,8 @@
 #             initcheck; a Check case at a time, 16 at once, 400 s each at most)
 #   bench     build-gpu/bench/ic-bench all
 #   torch     bench/torch_compare.py (PyTorch eager and torch.compile on the same workloads)
+#   profile   Nsight Compute (ncu) on the first fused launch of each workload named in
+#             IC_PROFILE (';'-separated ic-bench names, "table:name"), where ncu is installed
 # A failing part is reported and the next one still runs; the exit status says whether
 # any failed.
 set -uo pipefail
@@ -42,7 +44,14 @@ for part in "$@"; do
         IC_SANITIZE_TIMEOUT="${IC_SANITIZE_TIMEOUT:-400}" scripts/gpu-sanitize.sh "$build" "${san[@]}" ;;
     bench) run bench "$build/bench/ic-bench" all ;;
     torch) run torch env IC_LIBRARY="$PWD/$build/libic.so.0" python3 bench/torch_compare.py ;;
-    *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch)" >&2; status=2 ;;
+    profile)
+      IFS=';' read -ra picks <<<"${IC_PROFILE:-reductions:FP8 row quantization;reductions:column sum}"
+      for pick in "${picks[@]}"; do
+        run "profile-${pick//[^A-Za-z0-9]/_}" ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
+          --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis -k regex:^ic_ -c 1 \
+          "$build/bench/ic-bench" "${pick%%:*}" --only "${pick#*:}"
+      done ;;
+    *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch, profile)" >&2; status=2 ;;
   esac
 done
 exit $status
