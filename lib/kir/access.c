@@ -116,24 +116,39 @@ static bool kir_tile_worth(const kir_kernel *k, int32_t d) {
   return !sym_is_const(k->syms, k->dims[d], &c) || c >= KIR_TILE / 2;
 }
 
+/* The shared memory of the tiles of a kernel tiled along p with tiles of (T + 1) x
+ * tile_last elements (padded against bank conflicts), each element in its compute type:
+ * at most max(4, size) bytes. */
+static int64_t kir_tile_bytes(const kir_kernel *k, int32_t p, int32_t tile_last) {
+  int64_t bytes = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    if (kir_transposed_dim(k, i) != p) continue;
+    size_t size = ic_dtype_size(k->instrs.items[i].dtype);
+    bytes += (int64_t)(KIR_TILE + 1) * tile_last * (int64_t)(size > 4 ? size : 4);
+  }
+  return bytes;
+}
+
 static int32_t kir_tile_dim_of(const kir_kernel *k) {
   if (k->ndim < 2 || k->reduces || kir_pack(k) > 1) return -1;
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_RANGE) return -1;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     int32_t p = kir_transposed_dim(k, i);
-    if (p >= 0 && kir_tile_worth(k, p) && kir_tile_worth(k, k->ndim - 1)) return p;
+    /* tiles beyond a block's static shared memory: the vector path instead (slower, as
+     * its transposed loads are not coalesced, but within what every device launches) */
+    if (p >= 0 && kir_tile_worth(k, p) && kir_tile_worth(k, k->ndim - 1))
+      return kir_tile_bytes(k, p, KIR_TILE) <= KIR_TILE_SMEM ? p : -1;
   }
   return -1;
 }
 
-sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim) {
+sym_id kir_tile_points(const kir_kernel *k, const kir_pointwise_strategy *ps) {
   sym_arena *a = k->syms;
-  const sym_id t = sym_const(a, KIR_TILE);
   sym_id points = sym_const(a, 1);
   for (int32_t d = 0; d < k->ndim; d++) {
-    bool tiled = d == tile_dim || d == k->ndim - 1;
-    points = sym_mul(a, points, tiled ? sym_mul(a, sym_ceildiv(a, k->dims[d], t), t) : k->dims[d]);
+    const int32_t t = d == ps->tile_dim ? KIR_TILE : d == k->ndim - 1 ? ps->tile_last : 0;
+    points = sym_mul(a, points, t ? sym_mul(a, sym_ceildiv(a, k->dims[d], sym_const(a, t)), sym_const(a, t)) : k->dims[d]);
   }
   return points;
 }
@@ -190,7 +205,7 @@ sym_id kir_row_points(const kir_kernel *k, const kir_pointwise_strategy *ps) {
 }
 
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out) {
-  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false, .tile_dim = -1, .row_dim = -1, .rows = 1};
+  *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false, .tile_dim = -1, .tile_last = 0, .row_dim = -1, .rows = 1};
   if (k->ndim == 0 || k->reduces) return;
   if ((out->tile_dim = kir_tile_dim_of(k)) >= 0) {
     size_t wide = 1;
@@ -199,6 +214,7 @@ void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out)
       wide = s > wide ? s : wide;
     }
     out->vec = (int32_t)(KIR_VECTOR_BYTES / wide); /* one vector of the widest a slot */
+    out->tile_last = wide <= 2 && kir_tile_bytes(k, out->tile_dim, 2 * KIR_TILE) <= KIR_TILE_SMEM ? 2 * KIR_TILE : KIR_TILE;
     return;
   }
   /* V from the tensors that move along the slot: 16 bytes of the narrowest, at most 32

@@ -139,8 +139,8 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   kir_pointwise_strategy_of(k, &ps);
   const bool pointwise = !k->reduces && k->ndim > 0;
   if (pointwise && ps.tile_dim >= 0) {
-    sbuf_printf(out, "\n  strategy tiled: %d x %d tiles of (i%" PRId32 ", i%" PRId32 "), %d threads a tile, %" PRId32 " points a slot",
-                KIR_TILE, KIR_TILE, ps.tile_dim, k->ndim - 1, KIR_TILE_THREADS, ps.vec);
+    sbuf_printf(out, "\n  strategy tiled: %d x %" PRId32 " tiles of (i%" PRId32 ", i%" PRId32 "), %d threads a tile, %" PRId32 " points a slot",
+                KIR_TILE, ps.tile_last, ps.tile_dim, k->ndim - 1, KIR_TILE_THREADS, ps.vec);
   } else if (pointwise) {
     sbuf_printf(out, "\n  strategy vector: %" PRId32 " points a thread", ps.vec);
     if (ps.uniform_ranges) sbuf_puts(out, ", ranges once a slot");

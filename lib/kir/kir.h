@@ -225,7 +225,13 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  *           (p, last); such loads go through a tile in shared memory, read along p and
  *           used along the last dim, so both sides are coalesced; slots of V points
  *           along the last dim, one 16-byte vector of the widest tensor. tile_dim is p
- *           (-1: not tiled); the launch covers the padded tiles (kir_tile_points). Kernels with
+ *           (-1: not tiled); tile_last the tile's extent along the last dim: 2 KIR_TILE
+ *           where no buffer is wider than 2 bytes (a KIR_TILE-square tile of them moves
+ *           half the bytes a block that one of f32 does: too few in flight) and the tiles
+ *           fit, else KIR_TILE. The tiles (of the compute type, padded) take at most
+ *           KIR_TILE_SMEM bytes, a block's static shared memory: more transposed loads
+ *           than fit leave the kernel untiled;
+ *           the launch covers the padded tiles (kir_tile_points). Kernels with
  *           concat/pad ranges or asm packs are not tiled.
  *   rows    a thread takes `rows` slots at once along row_dim (-1: none), a dim but the
  *           last that some load is broadcast along: the loads (and ranges) free of it are
@@ -236,11 +242,11 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  *           KIR_ROW_SPAN bytes (RoPE's cos and sin over the batch: more than L1 keeps, so
  *           every row would read them from L2 again). Not with asm packs or tiles, nor
  *           along a dim that a range tests. */
-enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_ROWS = 4, KIR_ROW_SPAN = 256 * 1024 };
+enum { KIR_TILE = 64, KIR_TILE_THREADS = 256, KIR_ROWS = 4, KIR_ROW_SPAN = 256 * 1024, KIR_TILE_SMEM = 48 * 1024 };
 typedef struct kir_pointwise_strategy {
   int32_t vec;
   bool uniform_ranges;
-  int32_t tile_dim;
+  int32_t tile_dim, tile_last;
   int32_t row_dim, rows;
 } kir_pointwise_strategy;
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out);
@@ -256,9 +262,9 @@ sym_id kir_tile_order(const kir_kernel *k, int32_t i);
  * 128 bytes). The generated kernel takes the vector where it is aligned and inside d_p,
  * else element by element. */
 int32_t kir_tile_load_width(const kir_kernel *k, int32_t i, int32_t tile_dim);
-/* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / T) T
- * times the other dims. */
-sym_id kir_tile_points(const kir_kernel *k, int32_t tile_dim);
+/* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / TL) TL
+ * times the other dims (T = KIR_TILE, TL = ps->tile_last). */
+sym_id kir_tile_points(const kir_kernel *k, const kir_pointwise_strategy *ps);
 
 /* How an access at element offset `offset` (elements of `elem` bytes) moves a slot of vec
  * points: one vector (its offset is the last var plus multiples of vec: those that are

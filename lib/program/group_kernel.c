@@ -180,7 +180,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
   if (!k->reduces && pack == 1) { /* a tiled kernel's launch covers its padded tiles */
     kir_pointwise_strategy ps;
     kir_pointwise_strategy_of(k, &ps);
-    if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, ps.tile_dim);
+    if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, &ps);
     if (ps.row_dim >= 0) k->launch_numel = kir_row_points(k, &ps);
     k->rows_fixed = true; /* generalized sizes must not change it: the launch counts on it */
     k->rows_dim = ps.row_dim;

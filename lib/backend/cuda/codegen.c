@@ -851,7 +851,7 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
     for (int32_t c = 0; acc == KIR_ACCESS_VECTOR && c < n; c++) cg_require_aligned(&cg, checks[c]);
   }
   cg_body(&cg);
-  if (ps.tile_dim >= 0) cg_tiled_kernel(&cg, ps.tile_dim);
+  if (ps.tile_dim >= 0) cg_tiled_kernel(&cg, ps.tile_dim, ps.tile_last);
   else cg_kernel(&cg);
   free(cg.mode);
   free(cg.aligned.items);
@@ -859,7 +859,7 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   res->per_thread = cg.vec;
   if (ps.tile_dim >= 0) { /* a block a tile: the launch counts the padded tiles' points */
     res->block = KIR_TILE_THREADS;
-    res->per_block = KIR_TILE * KIR_TILE;
+    res->per_block = KIR_TILE * ps.tile_last;
   }
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);

@@ -81,7 +81,7 @@ void cg_store_bits(codegen *cg, int32_t i, const char *suffix);
 /* The vars i<d> of point e (a C expression), in 32-bit arithmetic when n fits. */
 void cg_decompose(codegen *cg, const char *e, const char *indent);
 /* The tiled kernel (kir_pointwise_strategy's tile_dim): the whole entry point. */
-void cg_tiled_kernel(codegen *cg, int32_t tile_dim);
+void cg_tiled_kernel(codegen *cg, int32_t tile_dim, int32_t tile_last);
 
 /* The entry point's signature (the kernel's params, as sym_print names them) with
  * __launch_bounds__(block), the opening brace, and d<i> for every dim. */

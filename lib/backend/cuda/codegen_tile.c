@@ -1,7 +1,8 @@
 /* CUDA C for tiled pointwise kernels (transposes): kir.h's "tiled" strategy.
  *
- * A block of KIR_TILE_THREADS threads takes one T x T tile of (p, last), p the dim along
- * which the transposed loads are contiguous, at one point of the other dims:
+ * A block of KIR_TILE_THREADS threads takes one T x TL tile of (p, last), p the dim along
+ * which the transposed loads are contiguous, at one point of the other dims (T =
+ * KIR_TILE, TL = the strategy's tile_last):
  *   load phase     each transposed load reads the tile along p (consecutive threads,
  *                  consecutive addresses; along the last dim for a strided load whose
  *                  run-time stride there is 1) into shared memory t<i>[last][p], padded
@@ -14,11 +15,12 @@
 
 #include "backend/cuda/codegen.h"
 
-static void cg_tile_coordinates(codegen *cg, int32_t P) {
+static void cg_tile_coordinates(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1, T = KIR_TILE;
-  sbuf_printf(o, "  const ic_i64 tl_n = (d%" PRId32 " + %d) / %d, tp_n = (d%" PRId32 " + %d) / %d;\n", L, T - 1, T, P, T - 1, T);
+  sbuf_printf(o, "  const ic_i64 tl_n = (d%" PRId32 " + %" PRId32 ") / %" PRId32 ", tp_n = (d%" PRId32 " + %d) / %d;\n", L, TL - 1, TL, P,
+              T - 1, T);
   sbuf_puts(o, "  ic_i64 blk = blockIdx.x;\n  const ic_i64 tl = blk % tl_n;\n  blk /= tl_n;\n  const ic_i64 tp = blk % tp_n;\n  blk /= tp_n;\n");
   int32_t outer = P == 0 ? 1 : 0; /* the outermost of the other dims takes the rest */
   for (int32_t d = L - 1; d >= 0; d--) {
@@ -32,37 +34,48 @@ static void cg_tile_coordinates(codegen *cg, int32_t P) {
 /* Tile load i along p, W elements a thread at a time (kir_tile_load_width: scalar loads
  * of narrow elements kept too few bytes in flight, bf16 permute 59% of copy against 98%
  * for f32): one 16-byte load where the address is aligned and the W elements are inside
- * d_p, else element by element. */
-static void cg_tile_vector_load(codegen *cg, int32_t i, int32_t P, int32_t W) {
+ * d_p, else element by element. The thread's vectors are all loaded before any goes to
+ * the tile, so they are in flight together (a tile store between two loads waits for the
+ * first: one vector in flight a thread). */
+static void cg_tile_vector_load(codegen *cg, int32_t i, int32_t P, int32_t TL, int32_t W) {
   const kir_instr *in = &cg->k->instrs.items[i];
   sbuf *o = &cg->out;
-  const int32_t L = cg->k->ndim - 1, T = KIR_TILE, per_word = W / 4, bits = 32 / per_word;
-  sbuf_printf(o, " {\n#pragma unroll\n    for (int m = 0; m < %d; m++) {\n", T * T / (W * KIR_TILE_THREADS));
-  sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = (q %% %d) * %" PRId32 ", ll = q / %d;\n", KIR_TILE_THREADS,
-              T / W, W, T / W);
-  sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
-  sbuf_printf(o, "      if (i%" PRId32 " >= d%" PRId32 ") continue;\n      const ic_u8 *a = ", L, L);
-  cg_address(cg, in, NULL);
-  sbuf_printf(o, ";\n      if (((ic_u64)a & 15) == 0 && i%" PRId32 " + %" PRId32 " <= d%" PRId32 ") {\n", P, W, P);
-  sbuf_printf(o, "        ic_u32 w[4];\n        ic_ld_w4(a, w);\n        for (int e = 0; e < %" PRId32 "; e++) t%" PRId32
-                 "[ll][lp + e] = ic_unpack_%s(w[e / %" PRId32 "] >> (e %% %" PRId32 ") * %" PRId32 ");\n",
-              W, i, cg_dtname(in->dtype), per_word, per_word, bits);
-  sbuf_printf(o, "      } else {\n        for (int e = 0; e < %" PRId32 " && i%" PRId32 " + e < d%" PRId32 "; e++) t%" PRId32
-                 "[ll][lp + e] = ic_unpack_%s(ic_ld_s%s(a + e * %zu));\n      }\n    }\n  }\n",
-              W, P, P, i, cg_dtname(in->dtype), cg_scalar_width(in->dtype), ic_dtype_size(in->dtype));
+  const int32_t L = cg->k->ndim - 1, T = KIR_TILE, per_word = W / 4, bits = 32 / per_word, M = T * TL / (W * KIR_TILE_THREADS);
+  sbuf_printf(o, " {\n    ic_u32 w[%" PRId32 "][4];\n    bool whole[%" PRId32 "];\n", M, M);
+  for (int pass = 0; pass < 2; pass++) {
+    sbuf_printf(o, "#pragma unroll\n    for (int m = 0; m < %" PRId32 "; m++) {\n", M);
+    sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = (q %% %d) * %" PRId32 ", ll = q / %d;\n", KIR_TILE_THREADS,
+                T / W, W, T / W);
+    sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
+    sbuf_puts(o, "      const ic_u8 *a = ");
+    cg_address(cg, in, NULL);
+    sbuf_puts(o, ";\n");
+    if (pass == 0) {
+      sbuf_printf(o, "      whole[m] = i%" PRId32 " < d%" PRId32 " && ((ic_u64)a & 15) == 0 && i%" PRId32 " + %" PRId32 " <= d%" PRId32 ";\n"
+                     "      if (whole[m]) ic_ld_w4(a, w[m]);\n    }\n", L, L, P, W, P);
+      continue;
+    }
+    sbuf_printf(o, "      if (whole[m]) {\n        for (int e = 0; e < %" PRId32 "; e++) t%" PRId32
+                   "[ll][lp + e] = ic_unpack_%s(w[m][e / %" PRId32 "] >> (e %% %" PRId32 ") * %" PRId32 ");\n",
+                W, i, cg_dtname(in->dtype), per_word, per_word, bits);
+    sbuf_printf(o, "      } else if (i%" PRId32 " < d%" PRId32 ") {\n        for (int e = 0; e < %" PRId32 " && i%" PRId32 " + e < d%" PRId32
+                   "; e++) t%" PRId32 "[ll][lp + e] = ic_unpack_%s(ic_ld_s%s(a + e * %zu));\n      }\n    }\n",
+                L, L, W, P, P, i, cg_dtname(in->dtype), cg_scalar_width(in->dtype), ic_dtype_size(in->dtype));
+  }
+  sbuf_puts(o, "  }\n");
 }
 
 /* Each tiled load fills its tile, T x T elements, KIR_TILE_THREADS at a time along p
  * (consecutive threads, consecutive addresses; 16-byte vectors of narrow dtypes,
  * kir_tile_load_width), or along the last dim where its run-time stride there is 1
  * (kir_tile_order; uniform over the grid). */
-static void cg_tile_load_phase(codegen *cg, int32_t P) {
+static void cg_tile_load_phase(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1, T = KIR_TILE;
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (cg->mode[i] == ACCESS_TILED)
-      sbuf_printf(o, "  __shared__ %s t%" PRId32 "[%d][%d];\n", cg_ctype(k->instrs.items[i].dtype), i, T, T + 1);
+      sbuf_printf(o, "  __shared__ %s t%" PRId32 "[%" PRId32 "][%d];\n", cg_ctype(k->instrs.items[i].dtype), i, TL, T + 1);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (cg->mode[i] != ACCESS_TILED) continue;
     sym_id order = kir_tile_order(k, i);
@@ -77,13 +90,15 @@ static void cg_tile_load_phase(codegen *cg, int32_t P) {
       }
       int32_t W = kir_tile_load_width(k, i, P); /* 1 for a load read along the last dim */
       if (W > 1) {
-        cg_tile_vector_load(cg, i, P, W);
+        cg_tile_vector_load(cg, i, P, TL, W);
         continue;
       }
-      sbuf_printf(o, " {\n#pragma unroll 4\n    for (int m = 0; m < %d; m++) {\n", T * T / KIR_TILE_THREADS);
-      sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = q %s %d, ll = q %s %d;\n", KIR_TILE_THREADS, along_last ? "/" : "%",
-                  T, along_last ? "%" : "/", T);
-      sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
+      sbuf_printf(o, " {\n#pragma unroll 4\n    for (int m = 0; m < %" PRId32 "; m++) {\n", T * TL / KIR_TILE_THREADS);
+      if (along_last)
+        sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = q / %" PRId32 ", ll = q %% %" PRId32 ";\n", KIR_TILE_THREADS, TL, TL);
+      else
+        sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = q %% %d, ll = q / %d;\n", KIR_TILE_THREADS, T, T);
+      sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
       sbuf_printf(o, "      if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") t%" PRId32 "[ll][lp] = ", P, P, L, L, i);
       cg_load(cg, &k->instrs.items[i], NULL);
       sbuf_puts(o, ";\n    }\n  }\n");
@@ -139,17 +154,17 @@ static void cg_tile_scalar_slot(codegen *cg) {
   sbuf_puts(o, "    }\n");
 }
 
-void cg_tiled_kernel(codegen *cg, int32_t P) {
+void cg_tiled_kernel(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  const int32_t L = k->ndim - 1, T = KIR_TILE, V = cg->vec, across = T / V; /* threads along a tile row */
+  const int32_t L = k->ndim - 1, T = KIR_TILE, V = cg->vec, across = TL / V; /* threads along a tile row */
   cg_kernel_head(cg, KIR_TILE_THREADS);
-  cg_tile_coordinates(cg, P);
-  cg_tile_load_phase(cg, P);
-  sbuf_printf(o, "  for (int m = 0; m < %d; m++) {\n", T * T / (KIR_TILE_THREADS * V));
-  sbuf_printf(o, "    const int lp = threadIdx.x / %d + %d * m, ll = (threadIdx.x %% %d) * %" PRId32 ";\n", across,
-              KIR_TILE_THREADS / across, across, V);
-  sbuf_printf(o, "    const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %d + ll;\n", P, T, L, T);
+  cg_tile_coordinates(cg, P, TL);
+  cg_tile_load_phase(cg, P, TL);
+  sbuf_printf(o, "  for (int m = 0; m < %" PRId32 "; m++) {\n", T * TL / (KIR_TILE_THREADS * V));
+  sbuf_printf(o, "    const int lp = threadIdx.x / %" PRId32 " + %" PRId32 " * m, ll = (threadIdx.x %% %" PRId32 ") * %" PRId32 ";\n",
+              across, KIR_TILE_THREADS / across, across, V);
+  sbuf_printf(o, "    const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
   sbuf_printf(o, "    if (i%" PRId32 " >= d%" PRId32 " || i%" PRId32 " >= d%" PRId32 ") continue;\n", P, P, L, L);
   cg_tile_vector_slot(cg);
   cg_tile_scalar_slot(cg);
