@@ -748,7 +748,10 @@ static void cg_decompose_padded(codegen *cg, const char *indent) {
 }
 
 /* The slot's points as P-element groups (cg->pack > 1): padding points read nothing
- * (their values are zeros) and store nothing; every group goes to the body whole. */
+ * (their values are zeros) and store nothing; every group goes to the body whole. A group
+ * at a time, not unrolled: this path takes only a slot's tail or misaligned views, and
+ * the whole slot's values at once would set the registers (and the occupancy) of the
+ * kernel's vector path too. */
 static void cg_scalar_path_packed(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
@@ -757,15 +760,15 @@ static void cg_scalar_path_packed(codegen *cg) {
     sbuf_printf(o, "  const ic_i64 Dp = (d%" PRId32 " + %" PRId32 ") / %" PRId32 " * %" PRId32 ";\n", last, P - 1, P, P);
   else
     sbuf_printf(o, "  const ic_i64 Dp = %" PRId32 ";\n", P);
-  sbuf_printf(o, "  bool okk[%" PRId32 "];\n", V);
+  sbuf_printf(o, "#pragma unroll 1\n  for (int g = 0; g < %" PRId32 "; g += %" PRId32 ") {\n  bool okk[%" PRId32 "];\n", V, P, P);
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind == KIR_LOAD || in->kind == KIR_RANGE || in->kind == KIR_STORE)
       sbuf_printf(o, "  %s %c%" PRId32 "[%" PRId32 "];\n",
                   in->kind == KIR_RANGE ? "bool" : in->kind == KIR_STORE ? cg_store_type(cg, in) : cg_ctype(in->dtype),
-                  in->kind == KIR_STORE ? 'r' : 'v', i, V);
+                  in->kind == KIR_STORE ? 'r' : 'v', i, P);
   }
-  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + k;\n", V);
+  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    const ic_i64 e = e0 + g + k;\n", P);
   cg_decompose_padded(cg, "    ");
   sbuf_puts(o, "    okk[k] = ok;\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -782,10 +785,9 @@ static void cg_scalar_path_packed(codegen *cg) {
       sbuf_printf(o, " : (%s)0;\n", cg_ctype(in->dtype));
     }
   }
-  sbuf_puts(o, "  }\n");
-  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k += %" PRId32 ") ", V, P);
-  cg_body_call(cg, " + k");
-  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    if (!okk[k]) continue;\n    const ic_i64 e = e0 + k;\n", V);
+  sbuf_puts(o, "  }\n  ");
+  cg_body_call(cg, "");
+  sbuf_printf(o, "#pragma unroll\n  for (int k = 0; k < %" PRId32 "; k++) {\n    if (!okk[k]) continue;\n    const ic_i64 e = e0 + g + k;\n", P);
   cg_decompose_padded(cg, "    ");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -796,7 +798,7 @@ static void cg_scalar_path_packed(codegen *cg) {
     cg_store_bits(cg, i, "[k]");
     sbuf_puts(o, ");\n");
   }
-  sbuf_puts(o, "    (void)ok;\n  }\n");
+  sbuf_puts(o, "    (void)ok;\n  }\n  }\n");
 }
 
 static void cg_kernel(codegen *cg) {
