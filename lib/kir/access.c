@@ -116,15 +116,17 @@ static bool kir_tile_worth(const kir_kernel *k, int32_t d) {
   return !sym_is_const(k->syms, k->dims[d], &c) || c >= KIR_TILE / 2;
 }
 
-/* The shared memory of the tiles of a kernel tiled along p with tiles of (T + 1) x
- * tile_last elements (padded against bank conflicts), each element in its compute type:
- * at most max(4, size) bytes. */
+/* The shared memory of the tiles of a kernel tiled along p, tile_last wide: a load read
+ * in vectors along p (kir_tile_load_width > 1) keeps T x tile_last storage elements; any
+ * other (T + 1) x tile_last (padded against bank conflicts) of its compute type, at most
+ * max(4, size) bytes an element. */
 static int64_t kir_tile_bytes(const kir_kernel *k, int32_t p, int32_t tile_last) {
   int64_t bytes = 0;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (kir_transposed_dim(k, i) != p) continue;
-    size_t size = ic_dtype_size(k->instrs.items[i].dtype);
-    bytes += (int64_t)(KIR_TILE + 1) * tile_last * (int64_t)(size > 4 ? size : 4);
+    int64_t size = (int64_t)ic_dtype_size(k->instrs.items[i].dtype);
+    if (kir_tile_load_width(k, i, p) > 1) bytes += (int64_t)KIR_TILE * tile_last * size;
+    else bytes += (int64_t)(KIR_TILE + 1) * tile_last * (size > 4 ? size : 4);
   }
   return bytes;
 }

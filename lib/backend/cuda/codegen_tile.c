@@ -5,8 +5,10 @@
  * KIR_TILE, TL = the strategy's tile_last):
  *   load phase     each transposed load reads the tile along p (consecutive threads,
  *                  consecutive addresses; along the last dim for a strided load whose
- *                  run-time stride there is 1) into shared memory t<i>[last][p], padded
- *                  by one against bank conflicts
+ *                  run-time stride there is 1) into shared memory: t<i>[last][p] of the
+ *                  compute type, padded by one against bank conflicts, or, for a load
+ *                  read in 16-byte vectors along p (1- and 2-byte dtypes), its storage
+ *                  bits p-major (cg_tile_at)
  *   compute phase  each thread takes slots of V consecutive points along the
  *                  last dim, as the vector path does (vector loads and stores when aligned
  *                  and full, else point by point), the transposed values from the tile.
@@ -14,6 +16,38 @@
 #include <inttypes.h>
 
 #include "backend/cuda/codegen.h"
+
+/* W, the elements a thread's tile load of load i moves along p, where the tile keeps
+ * storage bits (W > 1); 1 for a tile of the compute type. */
+static int32_t cg_tile_bits(const codegen *cg, int32_t i, int32_t P) {
+  return kir_tile_load_width(cg->k, i, P);
+}
+
+/* Element (row along p, col along the last dim) of load i's tile, both C expressions.
+ * Storage-bit tiles are p-major, TL elements a row, their 16-byte chunks (W elements)
+ * swizzled by the row's group of W rows: the load phase stores W rows of one column a
+ * thread, and a warp's stores fall in distinct banks; the compute phase reads W
+ * consecutive columns of one row as one 16-byte vector, and a quarter warp's vectors fall
+ * in distinct banks. (A compute-type tile of bf16 read a column of 8 rows a thread: 4-way
+ * bank conflicts with 128-wide tiles, and L1 was the bottleneck, 97% busy.) */
+static void cg_tile_index(codegen *cg, int32_t W, int32_t TL, const char *row, const char *col) {
+  sbuf_printf(&cg->out, "(%s) * %" PRId32 " + ((((%s) / %" PRId32 ") ^ (((%s) / %" PRId32 ") %% %" PRId32 ")) * %" PRId32 " + (%s) %% %" PRId32 ")",
+              row, TL, col, W, row, W, TL / W, W, col, W);
+}
+
+static void cg_tile_at(codegen *cg, int32_t i, int32_t P, int32_t TL, const char *row, const char *col) {
+  const int32_t W = cg_tile_bits(cg, i, P);
+  if (W == 1) {
+    sbuf_printf(&cg->out, "t%" PRId32 "[%s][%s]", i, col, row);
+    return;
+  }
+  sbuf_printf(&cg->out, "t%" PRId32 "[", i);
+  cg_tile_index(cg, W, TL, row, col);
+  sbuf_puts(&cg->out, "]");
+}
+
+/* The storage-bit C type of a tile of dtype dt. */
+static const char *cg_tile_bits_type(ic_dtype dt) { return ic_dtype_size(dt) == 1 ? "ic_u8" : "ic_u16"; }
 
 static void cg_tile_coordinates(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
@@ -55,12 +89,17 @@ static void cg_tile_vector_load(codegen *cg, int32_t i, int32_t P, int32_t TL, i
                      "      if (whole[m]) ic_ld_w4(a, w[m]);\n    }\n", L, L, P, W, P);
       continue;
     }
-    sbuf_printf(o, "      if (whole[m]) {\n        for (int e = 0; e < %" PRId32 "; e++) t%" PRId32
-                   "[ll][lp + e] = ic_unpack_%s(w[m][e / %" PRId32 "] >> (e %% %" PRId32 ") * %" PRId32 ");\n",
-                W, i, cg_dtname(in->dtype), per_word, per_word, bits);
+    /* rows lp .. lp + W - 1 (lp a multiple of W) share their swizzle: element e is
+     * TL e after the first */
+    const char *bt = cg_tile_bits_type(in->dtype);
+    sbuf_puts(o, "      const int tb = ");
+    cg_tile_index(cg, W, TL, "lp", "ll");
+    sbuf_printf(o, ";\n      if (whole[m]) {\n        for (int e = 0; e < %" PRId32 "; e++) t%" PRId32 "[tb + e * %" PRId32
+                   "] = (%s)(w[m][e / %" PRId32 "] >> (e %% %" PRId32 ") * %" PRId32 ");\n",
+                W, i, TL, bt, per_word, per_word, bits);
     sbuf_printf(o, "      } else if (i%" PRId32 " < d%" PRId32 ") {\n        for (int e = 0; e < %" PRId32 " && i%" PRId32 " + e < d%" PRId32
-                   "; e++) t%" PRId32 "[ll][lp + e] = ic_unpack_%s(ic_ld_s%s(a + e * %zu));\n      }\n    }\n",
-                L, L, W, P, P, i, cg_dtname(in->dtype), cg_scalar_width(in->dtype), ic_dtype_size(in->dtype));
+                   "; e++) t%" PRId32 "[tb + e * %" PRId32 "] = (%s)ic_ld_s%s(a + e * %zu);\n      }\n    }\n",
+                L, L, W, P, P, i, TL, bt, cg_scalar_width(in->dtype), ic_dtype_size(in->dtype));
   }
   sbuf_puts(o, "  }\n");
 }
@@ -73,9 +112,13 @@ static void cg_tile_load_phase(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1, T = KIR_TILE;
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    if (cg->mode[i] == ACCESS_TILED)
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    if (cg->mode[i] != ACCESS_TILED) continue;
+    if (cg_tile_bits(cg, i, P) > 1)
+      sbuf_printf(o, "  __shared__ __align__(16) %s t%" PRId32 "[%" PRId32 "];\n", cg_tile_bits_type(k->instrs.items[i].dtype), i, T * TL);
+    else
       sbuf_printf(o, "  __shared__ %s t%" PRId32 "[%" PRId32 "][%d];\n", cg_ctype(k->instrs.items[i].dtype), i, TL, T + 1);
+  }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (cg->mode[i] != ACCESS_TILED) continue;
     sym_id order = kir_tile_order(k, i);
@@ -109,7 +152,15 @@ static void cg_tile_load_phase(codegen *cg, int32_t P, int32_t TL) {
 
 /* The vector slot: the condition (uniform but for the slot's fullness), loads, body,
  * stores; `continue` after it. */
-static void cg_tile_vector_slot(codegen *cg) {
+/* Tile element (lp, ll + k) of load i as its value (a storage-bit tile unpacked). */
+static void cg_tile_value(codegen *cg, int32_t i, int32_t P, int32_t TL) {
+  const bool bits = cg_tile_bits(cg, i, P) > 1;
+  if (bits) sbuf_printf(&cg->out, "ic_unpack_%s(", cg_dtname(cg->k->instrs.items[i].dtype));
+  cg_tile_at(cg, i, P, TL, "lp", "ll + k");
+  if (bits) sbuf_puts(&cg->out, ")");
+}
+
+static void cg_tile_vector_slot(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1, V = cg->vec;
@@ -121,9 +172,21 @@ static void cg_tile_vector_slot(codegen *cg) {
     if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
     if (in->kind != KIR_LOAD) continue;
     sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
-    if (cg->mode[i] == ACCESS_TILED)
-      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = t%" PRId32 "[ll + k][lp];\n", V, i, i);
-    else cg_slot_load(cg, i);
+    const int32_t W = cg->mode[i] == ACCESS_TILED ? cg_tile_bits(cg, i, P) : 0;
+    if (W > 1 && W == V) { /* the slot is one chunk of the tile's row: one 16-byte read */
+      const int32_t per_word = W / 4;
+      sbuf_puts(o, "    { const uint4 q4 = *(const uint4 *)&");
+      cg_tile_at(cg, i, P, TL, "lp", "ll");
+      sbuf_printf(o, ";\n      const ic_u32 tw[4] = {q4.x, q4.y, q4.z, q4.w};\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
+                     "[k] = ic_unpack_%s(tw[k / %" PRId32 "] >> (k %% %" PRId32 ") * %" PRId32 "); }\n",
+                  V, i, cg_dtname(in->dtype), per_word, per_word, 32 / per_word);
+    } else if (W > 0) {
+      sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ", V, i);
+      cg_tile_value(cg, i, P, TL);
+      sbuf_puts(o, ";\n");
+    } else {
+      cg_slot_load(cg, i);
+    }
   }
   sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
   cg_body_call(cg, "[k]");
@@ -133,7 +196,7 @@ static void cg_tile_vector_slot(codegen *cg) {
 }
 
 /* The slot point by point: the last dim's tail, misaligned views. */
-static void cg_tile_scalar_slot(codegen *cg) {
+static void cg_tile_scalar_slot(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1;
@@ -144,7 +207,7 @@ static void cg_tile_scalar_slot(codegen *cg) {
     if (in->kind == KIR_STORE) sbuf_printf(o, "      %s r%" PRId32 ";\n", cg_store_type(cg, in), i);
     if (in->kind != KIR_LOAD) continue;
     sbuf_printf(o, "      const %s v%" PRId32 " = ", cg_ctype(in->dtype), i);
-    if (cg->mode[i] == ACCESS_TILED) sbuf_printf(o, "t%" PRId32 "[ll + k][lp]", i);
+    if (cg->mode[i] == ACCESS_TILED) cg_tile_value(cg, i, P, TL);
     else cg_load(cg, in, "j");
     sbuf_puts(o, ";\n");
   }
@@ -166,7 +229,7 @@ void cg_tiled_kernel(codegen *cg, int32_t P, int32_t TL) {
               across, KIR_TILE_THREADS / across, across, V);
   sbuf_printf(o, "    const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
   sbuf_printf(o, "    if (i%" PRId32 " >= d%" PRId32 " || i%" PRId32 " >= d%" PRId32 ") continue;\n", P, P, L, L);
-  cg_tile_vector_slot(cg);
-  cg_tile_scalar_slot(cg);
+  cg_tile_vector_slot(cg, P, TL);
+  cg_tile_scalar_slot(cg, P, TL);
   sbuf_puts(o, "  }\n}\n");
 }
