@@ -604,11 +604,15 @@ static void bench_pointwise(bench *b) {
 /* A context for the compile table: the GPU's, or IC_ARCH's (ic_context_create makes a
  * context without a GPU compile-only for IC_ARCH), else compile-only for IC_ARCH or
  * sm_90a. */
+/* Whether compile_ctx found a device (its programs run). */
+static bool compile_ctx_runs;
+
 static ic_context *compile_ctx(const char *cache_dir) {
   ic_context_options o = {.struct_size = sizeof o, .cache_dir = cache_dir};
   ic_context *ctx = NULL;
   ic_status s = ic_context_create(&o, &ctx);
-  if (s == IC_OK && ic_context_arch(ctx)[0]) return ctx;
+  compile_ctx_runs = s == IC_OK && ic_context_arch(ctx)[0];
+  if (compile_ctx_runs) return ctx;
   if (s == IC_OK) ic_context_destroy(ctx);
   const char *env = getenv("IC_ARCH");
   o.arch = env && env[0] ? env : "sm_90a";
@@ -712,10 +716,45 @@ static ic_graph *reduction_graph(void) {
   return g;
 }
 
+/* Milliseconds a run of p takes on x [SCALING_ROWS, 1024] and w [1024] f32 (the scaling
+ * graphs' inputs), the output allocated once: host time of 10 runs after 2, synchronized,
+ * over 10. */
+enum { SCALING_ROWS = 8192 };
+static double scaling_run_ms(ic_context *c, ic_program *p) {
+  const int64_t xs[2] = {SCALING_ROWS, 1024}, ws[1] = {1024};
+  void *x, *w;
+  BENCH_CHECK(ic_malloc(c, sizeof(float) * SCALING_ROWS * 1024, &x));
+  BENCH_CHECK(ic_malloc(c, sizeof(float) * 1024, &w));
+  float *h = calloc(SCALING_ROWS * 1024, sizeof(float));
+  if (!h) exit(1);
+  for (size_t i = 0; i < (size_t)SCALING_ROWS * 1024; i++) h[i] = (float)(i % 97) / 97.0f - 0.5f;
+  BENCH_CHECK(ic_memcpy_htod(c, x, h, sizeof(float) * SCALING_ROWS * 1024));
+  BENCH_CHECK(ic_memcpy_htod(c, w, h, sizeof(float) * 1024));
+  free(h);
+  ic_tensor in[2] = {{.data = x, .dtype = IC_F32, .ndim = 2, .shape = xs}, {.data = w, .dtype = IC_F32, .ndim = 1, .shape = ws}};
+  ic_tensor out = {.dtype = IC_F32, .ndim = 2, .shape = xs};
+  double t0 = 0;
+  for (int i = 0; i < 12; i++) {
+    if (i == 2) {
+      BENCH_CHECK(ic_stream_synchronize(c, NULL));
+      t0 = host_now_ms();
+    }
+    BENCH_CHECK(ic_program_run(p, in, 2, &out, 1, NULL));
+  }
+  BENCH_CHECK(ic_stream_synchronize(c, NULL));
+  double ms = (host_now_ms() - t0) / 10;
+  BENCH_CHECK(ic_free(c, out.data));
+  BENCH_CHECK(ic_free(c, x));
+  BENCH_CHECK(ic_free(c, w));
+  return ms;
+}
+
 /* One cold compile of g in a fresh context on an empty cache directory: milliseconds,
  * kernels, and the raw NVRTC floor (each distinct kernel source compiled alone, summed:
- * ic compiles an entry that several kernels share once). */
-static double cold_compile_ms(ic_graph *g, ic_compile_mode mode, int32_t budget, int32_t *kernels, double *raw_ms) {
+ * ic compiles an entry that several kernels share once); with a device and run_ms, the
+ * time of a run (scaling_run_ms; -1 without a device). */
+static double cold_compile_ms(ic_graph *g, ic_compile_mode mode, int32_t budget, int32_t *kernels, double *raw_ms,
+                              double *run_ms) {
   char cold[] = "/tmp/ic-bench-cold-XXXXXX";
   if (!mkdtemp(cold)) exit(1);
   ic_context *c = compile_ctx(cold);
@@ -725,6 +764,7 @@ static double cold_compile_ms(ic_graph *g, ic_compile_mode mode, int32_t budget,
   BENCH_CHECK(ic_compile(c, g, &o, &p));
   double ms = host_now_ms() - t0;
   *kernels = ic_program_kernel_count(p);
+  if (run_ms) *run_ms = compile_ctx_runs ? scaling_run_ms(c, p) : -1;
   if (raw_ms) {
     *raw_ms = 0;
     for (int32_t k = 0; k < *kernels; k++) {
@@ -783,40 +823,58 @@ static double first_compile_in_process(const char *arch, bool warm, double *crea
   return ms;
 }
 
+/* The table's two run cells: the default budget's run, and the run with no budget with
+ * the split's cost (budget / none); "-" without a device. */
+static void scaling_run_cells(char *buf, size_t size, double run, double whole_run) {
+  if (run < 0 || whole_run < 0) snprintf(buf, size, "- | -");
+  else snprintf(buf, size, "%.3f ms | %.3f ms (split: %.2fx)", run, whole_run, run / whole_run);
+}
+
 /* Compile time against graph size: chains of 10 to 3000 fused ops and a 200-op graph with
  * reductions, ic's cold compile (fusion budget: the default, and none) against raw NVRTC
  * of ic's own sources, and the first compile in a fresh process. */
 static void bench_compile_scaling(const char *arch) {
   printf("\n## compile time against graph size (%s; ic cold: fresh context, empty cache)\n\n", arch);
-  printf("| graph | kernels | ic cold compile | raw NVRTC of ic's sources | ic, no fusion budget (kernels) |\n");
-  printf("|---|---|---|---|---|\n");
+  printf("Run: one run of the program on x [%d, 1024] f32 (host time, synchronized; \"-\" without a device):\n"
+         "what the fusion budget's splits cost at run time.\n\n",
+         SCALING_ROWS);
+  printf("| graph | kernels | ic cold compile | raw NVRTC of ic's sources | ic, no fusion budget (kernels) | run | run, "
+         "no budget |\n");
+  printf("|---|---|---|---|---|---|---|\n");
   const int sizes[] = {10, 100, 1000, 3000};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     ic_graph *g = chain_graph(sizes[i]);
     int32_t kernels = 0, whole_kernels = 0;
     double raw = 0, t[3];
     int reps = sizes[i] <= 100 ? 3 : 1;
-    for (int r = 0; r < reps; r++) t[r] = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, r == 0 ? &raw : NULL);
+    double run = -1, whole_run = -1;
+    for (int r = 0; r < reps; r++)
+      t[r] = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, r == 0 ? &raw : NULL, r == 0 ? &run : NULL);
     double ms = median(t, reps);
-    double whole = cold_compile_ms(g, IC_MODE_FUSED, -1, &whole_kernels, NULL);
-    printf("| chain of %d ops | %d | %.1f ms | %.1f ms | %.1f ms (%d) |\n", sizes[i], (int)kernels, ms, raw, whole,
-           (int)whole_kernels);
+    double whole = cold_compile_ms(g, IC_MODE_FUSED, -1, &whole_kernels, NULL, &whole_run);
+    char rt[64];
+    scaling_run_cells(rt, sizeof rt, run, whole_run);
+    printf("| chain of %d ops | %d | %.1f ms | %.1f ms | %.1f ms (%d) | %s |\n", sizes[i], (int)kernels, ms, raw, whole,
+           (int)whole_kernels, rt);
     fflush(stdout);
     ic_graph_destroy(g);
   }
   ic_graph *g = reduction_graph();
   int32_t kernels = 0, whole_kernels = 0;
   double raw = 0;
-  double ms = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, &raw);
-  double whole = cold_compile_ms(g, IC_MODE_FUSED, -1, &whole_kernels, NULL);
-  printf("| 25 x (softmax, mul, sub): 200 ops, 50 reductions | %d | %.1f ms | %.1f ms | %.1f ms (%d) |\n", (int)kernels,
-         ms, raw, whole, (int)whole_kernels);
+  double run = -1, whole_run = -1;
+  double ms = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, &raw, &run);
+  double whole = cold_compile_ms(g, IC_MODE_FUSED, -1, &whole_kernels, NULL, &whole_run);
+  char rt[64];
+  scaling_run_cells(rt, sizeof rt, run, whole_run);
+  printf("| 25 x (softmax, mul, sub): 200 ops, 50 reductions | %d | %.1f ms | %.1f ms | %.1f ms (%d) | %s |\n",
+         (int)kernels, ms, raw, whole, (int)whole_kernels, rt);
   ic_graph_destroy(g);
   /* eager: many small kernels, the missing ones compiled as parallel batch parts */
   g = chain_graph(100);
   double te[5];
-  for (int r = 0; r < 5; r++) te[r] = cold_compile_ms(g, IC_MODE_EAGER, 0, &kernels, NULL);
-  printf("| chain of 100 ops, eager: 6 distinct kernels in parallel batch parts (%ld cores) | %d | %.1f ms | | |\n",
+  for (int r = 0; r < 5; r++) te[r] = cold_compile_ms(g, IC_MODE_EAGER, 0, &kernels, NULL, NULL);
+  printf("| chain of 100 ops, eager: 6 distinct kernels in parallel batch parts (%ld cores) | %d | %.1f ms | | | | |\n",
          sysconf(_SC_NPROCESSORS_ONLN), (int)kernels, median(te, 5));
   ic_graph_destroy(g);
   double create[5], first[5], warm_first[5], warm_create[5];
