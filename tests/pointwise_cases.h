@@ -715,6 +715,50 @@ START_TEST(test_write_dominated_broadcasts) {
 }
 END_TEST
 
+/* Transposes of constant shapes, so the strides are known and 1- and 2-byte loads are
+ * read in 16-byte vectors along p into a storage-bit tile (64 x 128, swizzled chunks on
+ * cuda): every dtype, a 3-D permute (0, 2, 1) plus a transposed add, over shapes with
+ * whole tiles, a partial vector along p (70 rows) and partial tiles both ways. Against
+ * host references; eager == fused bit for bit. */
+START_TEST(test_transposes_constant_shapes) {
+  static const int64_t sizes[][2] = {{64, 128}, {70, 200}, {129, 300}};
+  for (size_t di = 0; di < (sizeof all_dtypes / sizeof *all_dtypes); di++) {
+    ic_dtype dt = all_dtypes[di];
+    const size_t es = ic_dtype_size(dt);
+    ic_op op = accepts(IC_OP_ADD, dt) ? IC_OP_ADD : IC_OP_BITWISE_XOR;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+      const int64_t R = sizes[si][0], C = sizes[si][1];
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_value x = ic_graph_input(g, "x", dt, 3, (ic_dim[]){2, R, C}, IC_LAYOUT_CONTIGUOUS);
+      ic_value a = ic_graph_input(g, "a", dt, 2, (ic_dim[]){C, R}, IC_LAYOUT_CONTIGUOUS);
+      IC_OK_OR_FAIL(ic_graph_output(g, "u", ic_graph_permute(g, x, 3, (int32_t[]){0, 2, 1})));
+      IC_OK_OR_FAIL(ic_graph_output(g, "t", ic_graph_binary(g, op, a, ic_graph_permute(g, ic_graph_slice(g, x, 0, 1, 2, 1), 3, (int32_t[]){0, 2, 1}))));
+      host_tensor tx = make_random(dt, 2 * R * C), ta = make_random(dt, C * R);
+      int64_t no[2] = {2 * C * R, C * R};
+      void *want[2] = {malloc((size_t)no[0] * es + 1), malloc((size_t)no[1] * es + 1)};
+      for (int64_t h = 0; h < 2; h++)
+        for (int64_t j = 0; j < C; j++)
+          for (int64_t i = 0; i < R; i++) ref_set(dt, want[0], (h * C + j) * R + i, ref_get(dt, tx.h, (h * R + i) * C + j));
+      for (int64_t j = 0; j < C; j++)
+        for (int64_t i = 0; i < R; i++)
+          ref_set(dt, want[1], j * R + i, ref_op(op, dt, dt, ref_get(dt, ta.h, j * R + i), ref_get(dt, tx.h, (R + i) * C + j), (hv){0}));
+      int64_t xs[3] = {2, R, C}, as[2] = {C, R}, us[3] = {2, C, R}, ts[3] = {1, C, R};
+      ic_tensor in[2] = {{tx.d, dt, 3, xs, NULL}, {ta.d, dt, 2, as, NULL}};
+      ic_tensor out[2] = {{NULL, dt, 3, us, NULL}, {NULL, dt, 3, ts, NULL}};
+      char what[64];
+      snprintf(what, sizeof what, "constant transposes %s [%lld, %lld]", ic_dtype_name(dt), (long long)R, (long long)C);
+      run_both(g, in, 2, 2, out, no, want, 0, 0.0, what);
+      free(want[0]);
+      free(want[1]);
+      free_tensor(&tx);
+      free_tensor(&ta);
+      ic_graph_destroy(g);
+    }
+  }
+}
+END_TEST
+
 /* Transposed reads (the tiled strategy on cuda) of every dtype: a + b^T with b a strided
  * view at a misaligned base, and a 3-D permute (0, 2, 1), over sizes around the 64-wide
  * tiles (empty, 1, odd, prime, exact); then a RoPE-like concat of a computed half and a
@@ -860,6 +904,7 @@ static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teard
   CHECK_CASE(s, test_views, timeout, setup, teardown);
   CHECK_CASE(s, test_slice_concat_pad, timeout, setup, teardown);
   CHECK_CASE(s, test_transposes_and_rope, timeout, setup, teardown);
+  CHECK_CASE(s, test_transposes_constant_shapes, timeout, setup, teardown);
   CHECK_CASE(s, test_write_dominated_broadcasts, timeout, setup, teardown);
   CHECK_CASE(s, test_batched_rope, timeout, setup, teardown);
   CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, timeout, setup, teardown);

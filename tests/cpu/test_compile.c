@@ -735,6 +735,60 @@ END_TEST
  * compiles the kernels for sm_80 and sm_90a (fused and eager, several dtypes), and the
  * launch's blocks cover ceil(d / 4) row groups: [n, 1, 64] + [1, 6, 64] f32 at n = 3 is
  * 3 * 2 * 64 points of 4 a thread, 128 threads a block: 1 block (3 without the rows). */
+/* Tile shapes: 64 x 128 for 1- and 2-byte tensors (a storage-bit tile, swizzled), 64 x 64
+ * for wider ones, and no tiling where the tiles would pass a block's 48 KiB of static
+ * shared memory (three f32 transposed loads); each compiles for sm_80 and sm_90a, and
+ * the launch covers one block a tile. */
+START_TEST(test_tile_shapes) {
+  static const struct {
+    ic_dtype dt;
+    int loads;
+    const char *strategy;
+    int64_t blocks; /* of the [200, 300] output: 4 tiles along p times 3 (128 wide) or 5 */
+  } cases[] = {
+      {IC_BF16, 1, "64 x 128 tiles", 4 * 3},  {IC_U8, 1, "64 x 128 tiles", 4 * 3}, {IC_F8E4M3, 2, "64 x 128 tiles", 4 * 3},
+      {IC_F32, 1, "64 x 64 tiles", 4 * 5},    {IC_F32, 2, "64 x 64 tiles", 4 * 5}, {IC_F32, 3, "strategy vector", -1},
+      {IC_F64, 1, "64 x 64 tiles", 4 * 5},
+  };
+  static const char *const arches[] = {"sm_80", "sm_90a"};
+  for (int a = 0; a < 2; a++) {
+    ic_context *ctx = make_ctx(arches[a]);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+      ic_graph *g;
+      OK(ic_graph_create(&g));
+      /* constant dims: the transposed loads' order is known */
+      ic_value v = ic_graph_input(g, "x", cases[c].dt, 2, (ic_dim[]){200, 300}, IC_LAYOUT_CONTIGUOUS);
+      for (int l = 0; l < cases[c].loads; l++) {
+        const char name[3] = {'y', (char)('0' + l), 0};
+        ic_value y = ic_graph_input(g, name, cases[c].dt, 2, (ic_dim[]){300, 200}, IC_LAYOUT_CONTIGUOUS);
+        ic_value yt = ic_graph_permute(g, y, 2, (int32_t[]){1, 0});
+        v = ic_graph_binary(g, cases[c].dt == IC_U8 ? IC_OP_BITWISE_XOR : IC_OP_ADD, v, yt);
+      }
+      OK(ic_graph_output(g, "o", v));
+      ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+      ic_program *p;
+      ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s %s x%d: %s", arches[a], ic_dtype_name(cases[c].dt),
+                    cases[c].loads, ic_last_error());
+      ck_assert_int_eq(ic_program_kernel_count(p), 1);
+      ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), cases[c].strategy), "%s x%d: %s", ic_dtype_name(cases[c].dt),
+                    cases[c].loads, ic_program_kernel_ir(p, 0));
+      for (int32_t i = 0; cases[c].blocks > 0 && i < ic_program_step_count(p); i++) {
+        ic_step st;
+        OK(ic_program_step(p, i, &st));
+        if (st.kind != IC_STEP_LAUNCH) continue;
+        int64_t blocks = 0;
+        OK(ic_program_eval(p, st.grid_expr, NULL, &blocks));
+        ck_assert_int_eq(st.block, 256);
+        ck_assert_int_eq(blocks, cases[c].blocks);
+      }
+      ic_program_release(p);
+      ic_graph_destroy(g);
+    }
+    ic_context_destroy(ctx);
+  }
+}
+END_TEST
+
 START_TEST(test_row_strategy) {
   static const char *const arches[] = {"sm_80", "sm_90a"};
   static const ic_dtype dts[] = {IC_F32, IC_BF16, IC_F64, IC_BOOL, IC_F8E4M3};
@@ -828,6 +882,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_ic_dump, 1200, NULL, NULL);
   CHECK_CASE(s, test_large_bodies_not_inlined, 1200, NULL, NULL);
   CHECK_CASE(s, test_row_strategy, 600, NULL, NULL);
+  CHECK_CASE(s, test_tile_shapes, 600, NULL, NULL);
   CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);
   CHECK_CASE(s, test_warm_compiler, 1200, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;

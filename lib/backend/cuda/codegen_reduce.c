@@ -365,7 +365,6 @@ static void red_scalar_store(red_gen *rg, int32_t i, const char *indent) {
   sbuf_puts(o, ");\n");
 }
 
-/* An op's C expression with operands named as red_name does. */
 /* Whether element op i is an f32 division by a row value (ic_div_by: the divisor's
  * reciprocal taken once a row). */
 static bool red_divides_by_row(const red_gen *rg, int32_t i) {
@@ -385,6 +384,7 @@ static void red_divisor_prep(red_gen *rg, int32_t j) {
                 ", v%" PRId32 "_y, v%" PRId32 "_lo, v%" PRId32 "_hi);\n", j, j, j, j, j, j, j);
 }
 
+/* An op's C expression with operands named as red_name does. */
 static void red_op_expr(red_gen *rg, int32_t i) {
   const kir_kernel *k = rg->k;
   const kir_instr *in = &k->instrs.items[i];
@@ -449,7 +449,6 @@ static const char *red_in_row(const red_gen *rg, const char *test) { return rg->
 
 /* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
  * or the stores) per element. */
-
 static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
   const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
