@@ -725,7 +725,7 @@ static double scaling_run_ms(ic_context *c, ic_program *p) {
   void *x, *w;
   BENCH_CHECK(ic_malloc(c, sizeof(float) * SCALING_ROWS * 1024, &x));
   BENCH_CHECK(ic_malloc(c, sizeof(float) * 1024, &w));
-  float *h = calloc(SCALING_ROWS * 1024, sizeof(float));
+  float *h = calloc((size_t)SCALING_ROWS * 1024, sizeof(float));
   if (!h) exit(1);
   for (size_t i = 0; i < (size_t)SCALING_ROWS * 1024; i++) h[i] = (float)(i % 97) / 97.0f - 0.5f;
   BENCH_CHECK(ic_memcpy_htod(c, x, h, sizeof(float) * SCALING_ROWS * 1024));
