@@ -17,14 +17,9 @@
 
 #include "backend/cuda/codegen.h"
 
-/* W, the elements a thread's tile load of load i moves along p, where the tile keeps
- * storage bits (W > 1); 1 for a tile of the compute type. */
-static int32_t cg_tile_vector_width(const codegen *cg, int32_t i, int32_t P) {
-  return kir_tile_load_width(cg->k, i, P);
-}
-
 /* Element (row along p, col along the last dim) of load i's tile, both C expressions.
- * Storage-bit tiles are p-major, TL elements a row, their 16-byte chunks (W elements)
+ * A load read W > 1 elements at a time along p (kir_tile_load_width) keeps a tile of
+ * storage bits; W == 1, one of the compute type. Storage-bit tiles are p-major, TL elements a row, their 16-byte chunks (W elements)
  * swizzled by the row's group of W rows: the load phase stores W rows of one column a
  * thread, and a warp's stores fall in distinct banks; the compute phase reads W
  * consecutive columns of one row as one 16-byte vector, and a quarter warp's vectors fall
@@ -36,7 +31,7 @@ static void cg_tile_index(codegen *cg, int32_t W, int32_t TL, const char *row, c
 }
 
 static void cg_tile_at(codegen *cg, int32_t i, int32_t P, int32_t TL, const char *row, const char *col) {
-  const int32_t W = cg_tile_vector_width(cg, i, P);
+  const int32_t W = kir_tile_load_width(cg->k, i, P);
   if (W == 1) {
     sbuf_printf(&cg->out, "t%" PRId32 "[%s][%s]", i, col, row);
     return;
@@ -114,7 +109,7 @@ static void cg_tile_load_phase(codegen *cg, int32_t P, int32_t TL) {
   const int32_t L = k->ndim - 1, T = KIR_TILE;
   for (int32_t i = 0; i < k->instrs.count; i++) {
     if (cg->mode[i] != ACCESS_TILED) continue;
-    if (cg_tile_vector_width(cg, i, P) > 1)
+    if (kir_tile_load_width(cg->k, i, P) > 1)
       sbuf_printf(o, "  __shared__ __align__(16) %s t%" PRId32 "[%" PRId32 "];\n", cg_tile_bits_type(k->instrs.items[i].dtype), i, T * TL);
     else
       sbuf_printf(o, "  __shared__ %s t%" PRId32 "[%" PRId32 "][%d];\n", cg_ctype(k->instrs.items[i].dtype), i, TL, T + 1);
@@ -154,7 +149,7 @@ static void cg_tile_load_phase(codegen *cg, int32_t P, int32_t TL) {
  * stores; `continue` after it. */
 /* Tile element (lp, ll + k) of load i as its value (a storage-bit tile unpacked). */
 static void cg_tile_value(codegen *cg, int32_t i, int32_t P, int32_t TL) {
-  const bool bits = cg_tile_vector_width(cg, i, P) > 1;
+  const bool bits = kir_tile_load_width(cg->k, i, P) > 1;
   if (bits) sbuf_printf(&cg->out, "ic_unpack_%s(", cg_dtname(cg->k->instrs.items[i].dtype));
   cg_tile_at(cg, i, P, TL, "lp", "ll + k");
   if (bits) sbuf_puts(&cg->out, ")");
@@ -172,7 +167,7 @@ static void cg_tile_vector_slot(codegen *cg, int32_t P, int32_t TL) {
     if (in->kind == KIR_STORE) sbuf_printf(o, "    %s r%" PRId32 "[%" PRId32 "];\n", cg_store_type(cg, in), i, V);
     if (in->kind != KIR_LOAD) continue;
     sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", cg_ctype(in->dtype), i, V);
-    const int32_t W = cg->mode[i] == ACCESS_TILED ? cg_tile_vector_width(cg, i, P) : 0;
+    const int32_t W = cg->mode[i] == ACCESS_TILED ? kir_tile_load_width(cg->k, i, P) : 0;
     if (W > 1 && W == V) { /* the slot is one chunk of the tile's row: one 16-byte read */
       const int32_t per_word = W / 4;
       sbuf_puts(o, "    { const uint4 q4 = *(const uint4 *)&");
