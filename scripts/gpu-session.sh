@@ -9,7 +9,9 @@
 #   bench     build-gpu/bench/ic-bench all
 #   torch     bench/torch_compare.py (PyTorch eager and torch.compile on the same workloads)
 #   profile   Nsight Compute (ncu) on the first fused launch of each workload named in
-#             IC_PROFILE (';'-separated ic-bench names, "table:name"), where ncu is installed
+#             IC_PROFILE (';'-separated ic-bench names, "table:name"), where ncu is installed;
+#             IC_PROFILE_ARGS adds ncu options (e.g. --metrics sass__inst_executed_per_opcode
+#             --print-metric-instances values: executed instructions by opcode)
 # A failing part is reported and the next one still runs; the exit status says whether
 # any failed.
 set -uo pipefail
@@ -45,10 +47,12 @@ for part in "$@"; do
     bench) run bench "$build/bench/ic-bench" all ;;
     torch) run torch env IC_LIBRARY="$PWD/$build/libic.so.0" python3 bench/torch_compare.py ;;
     profile)
+      read -ra extra <<<"${IC_PROFILE_ARGS:-}"
       IFS=';' read -ra picks <<<"${IC_PROFILE:-reductions:FP8 row quantization;reductions:column sum}"
       for pick in "${picks[@]}"; do
         run "profile-${pick//[^A-Za-z0-9]/_}" ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
-          --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis -k regex:^ic_ -c 1 \
+          --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis --section InstructionStats \
+          "${extra[@]}" -k regex:^ic_ -c 1 \
           "$build/bench/ic-bench" "${pick%%:*}" --only "${pick#*:}"
       done ;;
     *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch, profile)" >&2; status=2 ;;

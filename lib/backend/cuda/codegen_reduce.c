@@ -648,6 +648,67 @@ static void red_pairwise(sbuf *o, ic_reduce_op op, ic_dtype dt, const char *arr,
   sbuf_puts(o, "\n      }\n");
 }
 
+/* Whether red_block_combine_scattered serves m lane blocks: several warps a row (a block
+ * is one row) and every (block, warp) pair fits one warp's lanes. */
+static bool red_scatter_fits(const red_gen *rg, int32_t m) { return rg->tpr > 32 && m <= 32 && rg->tpr / 32 * m <= 32; }
+
+/* red_block_combine_many by scattering: the same tree in fewer shuffles. At butterfly
+ * distance o = 1, 2, ... while a thread holds n > 1 blocks, it keeps half of them (the
+ * upper half where bit o of its lane is set), sends its partner the other half and joins
+ * what the partner sends: n/2 shuffles a level instead of n, every pair of the tree
+ * joined (the upper lane's thread joins it as (upper, lower): every combine is
+ * commutative to the bit, f32 NaNs being canonical, as the plain butterflies' upper
+ * lanes already assume). A lane ends with one
+ * block, q = its first log2(m) bits reversed; the warp's other levels are plain
+ * butterflies. Lanes 0..m-1 of each warp store their block's sum; warp 0 then holds
+ * (block q, warp w) at lane q * warps + w: butterflies below distance `warps` are the
+ * warps' tree, those from `warps` up the blocks' pairwise tree. */
+static void red_block_combine_scattered(red_gen *rg, int32_t reduce, int32_t m) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  bool arg = red_arg(in->reduce);
+  sbuf *o = &rg->cg->out;
+  int32_t warps = rg->tpr / 32, dist = 1;
+  sbuf_puts(o, "    {\n      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
+  for (int32_t n = m; n > 1; n /= 2, dist *= 2) {
+    int32_t half = n / 2;
+    sbuf_printf(o, "      {\n        const bool up = (lane & %" PRId32 ") != 0;\n#pragma unroll\n"
+                   "        for (int j = 0; j < %" PRId32 "; j++) {\n", dist, half);
+    sbuf_printf(o, "          const %s keep = up ? am[j + %" PRId32 "] : am[j], x = ic_bfly(up ? am[j] : am[j + %" PRId32
+                   "], %" PRId32 ");\n", t, half, half, dist);
+    if (arg)
+      sbuf_printf(o, "          const ic_i64 keepi = up ? ami[j + %" PRId32 "] : ami[j], xi = ic_bfly(up ? ami[j] : ami[j + %" PRId32
+                     "], %" PRId32 ");\n", half, half, dist);
+    else
+      sbuf_puts(o, "          const ic_i64 keepi = 0, xi = 0;\n");
+    sbuf_puts(o, "          am[j] = keep; ami[j] = keepi; ");
+    red_combine(o, in->reduce, dt, "am[j]", "ami[j]", "x", "xi");
+    sbuf_puts(o, "\n          (void)keepi; (void)xi;\n        }\n      }\n");
+  }
+  sbuf_printf(o, "      for (int o = %" PRId32 "; o < 32; o <<= 1) {\n        const %s x = ic_bfly(am[0], o);\n", dist, t);
+  sbuf_puts(o, arg ? "        const ic_i64 xi = ic_bfly(ami[0], o);\n" : "        const ic_i64 xi = 0;\n");
+  sbuf_puts(o, "        ");
+  red_combine(o, in->reduce, dt, "am[0]", "ami[0]", "x", "xi");
+  sbuf_puts(o, "\n        (void)xi;\n      }\n");
+  /* lane l < m holds block q(l): l's bit s is q's bit log2(m) - 1 - s */
+  sbuf_printf(o, "      %s *const sa = (%s *)ic_smem;\n", t, t);
+  if (arg) sbuf_puts(o, "      ic_i64 *const sai = (ic_i64 *)(ic_smem + 32);\n");
+  sbuf_printf(o, "      if (lane < %" PRId32 ") {\n        int q = 0;\n        for (int b = 1; b < %" PRId32 "; b <<= 1) q = q * 2 + ((lane & b) != 0);\n"
+                 "        sa[q * %" PRId32 " + warp] = am[0];\n", m, m, warps);
+  if (arg) sbuf_printf(o, "        sai[q * %" PRId32 " + warp] = ami[0];\n", warps);
+  sbuf_puts(o, "      }\n      __syncthreads();\n");
+  sbuf_printf(o, "      if (warp == 0) {\n        a = lane < %" PRId32 " ? sa[lane] : ", m * warps);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n");
+  if (arg) sbuf_printf(o, "        ai = lane < %" PRId32 " ? sai[lane] : (ic_i64)9223372036854775807ll;\n", m * warps);
+  red_butterflies(o, "        ", in->reduce, dt, "a", "ai", m * warps);
+  sbuf_printf(o, "        if (lane == 0) { sa[0] = a;%s }\n      }\n      __syncthreads();\n      a = sa[0];\n",
+              arg ? " sai[0] = ai;" : "");
+  if (arg) sbuf_puts(o, "      ai = sai[0];\n");
+  sbuf_puts(o, "      __syncthreads();\n    }\n");
+}
+
 /* red_block_combine for m lane blocks at once (accumulators am[q]/ami[q]), then the
  * blocks pair up into a/ai: the warp butterflies of each block, one shared-memory round
  * across the warps for all of them. */
@@ -774,7 +835,8 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   if (m > 1) {
     /* each lane block combines (the butterflies per block, one shared-memory round for
      * all of them), then the blocks pair up */
-    red_block_combine_many(rg, reduce, m);
+    if (red_scatter_fits(rg, m)) red_block_combine_scattered(rg, reduce, m);
+    else red_block_combine_many(rg, reduce, m);
   } else {
     red_block_combine(rg, reduce, "a", "ai");
   }
