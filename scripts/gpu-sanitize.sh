@@ -11,6 +11,9 @@
 # one GPU has room for several. IC_SANITIZE_TIMEOUT=S stops a pair after S seconds (a
 # failure, reported as such). Kernels come from the disk cache when it is warm (run ctest
 # first): they are still loaded, launched and checked under the tool; only NVRTC is saved.
+# IC_FAULT_SWEEP_STRIDE=K (default 8 here, 1 in ctest) makes the fault sweeps of gpu_faults
+# try every Kth call only: under the tools a whole allocation sweep (a context and a cold
+# compile a point) outlasts a device call.
 # e.g. on the GPU machine: .gpu/gpu-run.sh -- scripts/gpu-sanitize.sh build-gpu
 set -uo pipefail
 build=${1:?usage: scripts/gpu-sanitize.sh BUILD_DIR [test ...]}
@@ -34,7 +37,7 @@ sanitize_one() {
   [ -z "${IC_SANITIZE_TIMEOUT:-}" ] || limit=(timeout "$IC_SANITIZE_TIMEOUT")
   local log="$out/$tool-$t.log"
   # CK_FORK=no: CUDA state cannot cross a fork
-  CK_FORK=no CK_RUN_CASE=$case IC_STRICT=1 "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+  CK_FORK=no CK_RUN_CASE=$case IC_STRICT=1 IC_FAULT_SWEEP_STRIDE=${IC_FAULT_SWEEP_STRIDE:-8} "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
     "${extra[@]}" "$build/tests/$exe" >"$log" 2>&1
   rc=$?
   # memcheck and initcheck end with "ERROR SUMMARY: N errors", racecheck with

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <nvrtc.h>
 
+#include "check_main.h"
 #include "fault_sweep.h"
 #include "gpu_harness.h"
 
@@ -81,12 +82,12 @@ START_TEST(test_alloc_and_nvrtc) {
 }
 END_TEST
 
-int main(void) {
+int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_faults");
-  TCase *tc = tcase_create("faults");
-  tcase_set_timeout(tc, 600);
-  tcase_add_test(tc, test_driver_points);
-  tcase_add_test(tc, test_alloc_and_nvrtc);
-  suite_add_tcase(s, tc);
+  /* a case each: ctest and scripts/gpu-sanitize.sh take them one at a time (under the
+   * sanitizers the allocation sweep alone outlasts a device session's call) */
+  CHECK_CASE(s, test_driver_points, 600, NULL, NULL);
+  CHECK_CASE(s, test_alloc_and_nvrtc, 600, NULL, NULL);
+  if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }
