@@ -1009,6 +1009,7 @@ typedef enum red_kind {
   RED_LAYER_NORM,
   RED_RMS_NORM,
   RED_FP8_QUANT,
+  RED_FP8_QUANT_TORCH, /* torch_compare.py's formulation: x * (448 / amax), clamped, a plain cast */
   RED_ROW_SUM,
   RED_COL_SUM,
   RED_FULL_SUM,
@@ -1037,6 +1038,8 @@ static const red_case red_cases[] = {
     {"layer norm, weight and bias", RED_LAYER_NORM, IC_F32, 32768, 4096, 1024},
     {"RMS norm, weight", RED_RMS_NORM, IC_BF16, 32768, 4096, 1024},
     {"FP8 row quantization: f8e4m3 values, f32 scales [n, 1]", RED_FP8_QUANT, IC_BF16, 16384, 8192, 512},
+    {"FP8 row quantization as torch_compare.py writes it: x * (448 / amax), clamp, cast", RED_FP8_QUANT_TORCH, IC_BF16,
+     16384, 8192, 512},
     {"row sum", RED_ROW_SUM, IC_F32, 32768, 4096, 1024},
     {"column sum", RED_COL_SUM, IC_F32, 32768, 4096, 1024},
     {"full sum", RED_FULL_SUM, IC_F32, INT64_C(1) << 28, 0, INT64_C(1) << 22},
@@ -1270,6 +1273,20 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     }
     ic_graph_output(g, "values", values);
     ic_graph_output(g, "scales", scale);
+    break;
+  }
+  case RED_FP8_QUANT_TORCH: {
+    /* amax = max |x| in bf16, then f32; scale = 448 / max(amax, 1e-12); values = cast(clamp(x
+     * * scale, -448, 448), f8e4m3), and the inverse scales 1 / scale */
+    red_input(&in[(*nin)++], "x", dt, 2, xs, 0, -6, 6);
+    ic_value amax = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, x), 1, (int32_t[]){1}, 1);
+    amax = ic_graph_binary(g, IC_OP_MAXIMUM, ic_graph_cast(g, amax, IC_F32), ic_graph_constant(g, 1e-12, IC_DTYPE_AUTO));
+    ic_value scale = ic_graph_binary(g, IC_OP_DIV, ic_graph_constant(g, 448, IC_DTYPE_AUTO), amax);
+    ic_value v = ic_graph_binary(g, IC_OP_MUL, ic_graph_cast(g, x, IC_F32), scale);
+    v = ic_graph_op(g, IC_OP_CLAMP, 3,
+                    (ic_value[]){v, ic_graph_constant(g, -448, IC_DTYPE_AUTO), ic_graph_constant(g, 448, IC_DTYPE_AUTO)});
+    ic_graph_output(g, "values", ic_graph_cast(g, v, IC_F8E4M3));
+    ic_graph_output(g, "scale_inv", ic_graph_binary(g, IC_OP_DIV, ic_graph_constant(g, 1, IC_DTYPE_AUTO), scale));
     break;
   }
   case RED_ROW_SUM:
