@@ -840,7 +840,35 @@ START_TEST(test_row_strategy) {
     ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s rope: %s", arches[a], ic_last_error());
     ck_assert_int_eq(ic_program_kernel_count(p), 1);
     ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), "ranges once a slot, 4 rows of i0 a thread"));
+    /* the concat's two halves of x: one vector load from the address the slot's range
+     * picks; the negated half is not rounded again (its NaN bits reach only a where and a
+     * multiply, which makes its own NaN) */
+    const char *src = ic_program_kernel_source(p, 0);
+    ck_assert_ptr_nonnull(strstr(src, ") {\n    { ic_u32 w[4]; ic_ld_w4((u"));
+    ck_assert_ptr_nonnull(strstr(src, "= ic_neg(v"));
+    ck_assert_ptr_null(strstr(src, "ic_rnd_bf16(ic_neg("));
     ic_program_release(p);
+    /* the negated half also an output: its bits are stored, so it is rounded, and its load
+     * is seen outside the where: no shared load */
+    ic_graph *g2;
+    OK(ic_graph_create(&g2));
+    x = ic_graph_input(g2, "x", IC_BF16, 3, (ic_dim[]){ic_graph_symbol(g2, "n"), 4096, 128}, IC_LAYOUT_CONTIGUOUS);
+    cs = ic_graph_input(g2, "cos", IC_BF16, 2, (ic_dim[]){4096, 128}, IC_LAYOUT_CONTIGUOUS);
+    sn = ic_graph_input(g2, "sin", IC_BF16, 2, (ic_dim[]){4096, 128}, IC_LAYOUT_CONTIGUOUS);
+    halves[0] = ic_graph_unary(g2, IC_OP_NEG, ic_graph_slice(g2, x, 2, 64, 128, 1));
+    halves[1] = ic_graph_slice(g2, x, 2, 0, 64, 1);
+    rot = ic_graph_concat(g2, 2, halves, 2);
+    OK(ic_graph_output(g2, "y", ic_graph_binary(g2, IC_OP_ADD, ic_graph_binary(g2, IC_OP_MUL, x, cs),
+                                                ic_graph_binary(g2, IC_OP_MUL, rot, sn))));
+    OK(ic_graph_output(g2, "neg_half", halves[0]));
+    ck_assert_msg(ic_compile(ctx, g2, &o, &p) == IC_OK, "%s rope + neg half: %s", arches[a], ic_last_error());
+    for (int32_t kk = 0; kk < ic_program_kernel_count(p); kk++) {
+      src = ic_program_kernel_source(p, kk);
+      ck_assert_ptr_null(strstr(src, "ic_ld_w4((u"));
+      ck_assert_ptr_null(strstr(src, "= ic_neg(")); /* stored: ic_rndbits_bf16(ic_neg(...)) */
+    }
+    ic_program_release(p);
+    ic_graph_destroy(g2);
     /* eager: the kernels' sizes are generalized after the launch is sized (cos and sin of
      * a size the kernel no longer knows), and each kernel must still do what its launch
      * counts on: with rows, batches of 1 and of 4 are one row group, the same blocks */

@@ -158,8 +158,10 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
   const char *a = names[0], *b = names[1], *c = names[2];
   ic_dtype dt = args[0].dtype;
   const op_info *info = op_get(in->op);
-  /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it */
-  bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE;
+  /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it
+   * (but for the exact ops cg_plan_exact_ops leaves as they are) */
+  bool exact = cg->exact_unrounded && cg->exact_unrounded[in - cg->k->instrs.items]; /* in: one of k's */
+  bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE && !exact;
   if (round) sbuf_printf(o, "ic_rnd%s_%s(", cg->bits ? "bits" : "", cg_dtname(in->dtype));
   if (round) cg->bits = false;
   const char *helper = info->name; /* the prelude names its helpers ic_<op spelling> */
@@ -423,6 +425,23 @@ void cg_body_call(codegen *cg, const char *index) {
   sbuf_puts(&cg->out, ");\n");
 }
 
+/* The address of load i's vector: its own, or for a merged pair (cg->merged) the one its
+ * true-arm load's guard picks. */
+static void cg_vector_address(codegen *cg, int32_t i) {
+  const kir_instr *items = cg->k->instrs.items;
+  const int32_t j = cg->merged ? cg->merged[i] : -1;
+  if (j < 0) {
+    cg_address(cg, &items[i], NULL);
+    return;
+  }
+  const int32_t a = cg->merged_true[i] ? i : j, b = a == i ? j : i;
+  sbuf_printf(&cg->out, "(u%" PRId32 " ? ", items[a].args[0]);
+  cg_address(cg, &items[a], NULL);
+  sbuf_puts(&cg->out, " : ");
+  cg_address(cg, &items[b], NULL);
+  sbuf_puts(&cg->out, ")");
+}
+
 /* Load i's V elements as one vector (or 16-byte pieces) into v<i>[]. */
 void cg_vector_load(codegen *cg, int32_t i) {
   const kir_instr *in = &cg->k->instrs.items[i];
@@ -430,28 +449,28 @@ void cg_vector_load(codegen *cg, int32_t i) {
   const int32_t V = cg->vec;
   const char *dt = cg_dtname(in->dtype);
   int32_t words = V * (int32_t)ic_dtype_size(in->dtype) / 4;
-      if (words > 4) { /* asm packs wider than 16 bytes: 16-byte pieces */
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n", words);
-        for (int32_t q = 0; q < words; q += 4) {
-          sbuf_puts(o, "      ic_ld_w4((");
-          cg_address(cg, in, NULL);
-          sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
-        }
-      } else {
-        sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
-        cg_address(cg, in, NULL);
-        sbuf_puts(o, ", w);\n");
-      }
-      if (ic_dtype_size(in->dtype) == 8) {
-        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
-                          "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
-                       V, i, dt);
-      } else {
-        int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
-        sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
-                          "] >> (k %% %" PRId32 ") * %d); }\n",
-                       V, i, dt, per_word, per_word, 32 / per_word);
-      }
+  if (words > 4) { /* asm packs wider than 16 bytes: 16-byte pieces */
+    sbuf_printf(o, "    { ic_u32 w[%" PRId32 "];\n", words);
+    for (int32_t q = 0; q < words; q += 4) {
+      sbuf_puts(o, "      ic_ld_w4((");
+      cg_address(cg, in, NULL);
+      sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
+    }
+  } else {
+    sbuf_printf(o, "    { ic_u32 w[%" PRId32 "]; ic_ld_w%" PRId32 "(", words, words);
+    cg_vector_address(cg, i);
+    sbuf_puts(o, ", w);\n");
+  }
+  if (ic_dtype_size(in->dtype) == 8) {
+    sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32
+                   "[k] = ic_unpack_%s(((ic_u64)w[2 * k + 1] << 32) | w[2 * k]); }\n",
+                V, i, dt);
+  } else {
+    int32_t per_word = 4 / (int32_t)ic_dtype_size(in->dtype);
+    sbuf_printf(o, "      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = ic_unpack_%s(w[k / %" PRId32
+                   "] >> (k %% %" PRId32 ") * %d); }\n",
+                V, i, dt, per_word, per_word, 32 / per_word);
+  }
 }
 
 /* Store i of a slot's V points r<i>[]: one vector (or 16-byte pieces), or element by
@@ -606,7 +625,14 @@ static void cg_slot_value(codegen *cg, int32_t i) {
   }
   const char *ct = cg_ctype(in->dtype);
   sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
-  if (kir_is_guarded_load(in) && cg->mode[i] == ACCESS_VECTOR) {
+  const int32_t pair = cg->merged ? cg->merged[i] : -1;
+  if (pair >= 0 && pair < i) { /* the pair's first load read both (cg_plan_merged_loads) */
+    sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = v%" PRId32 "[k];\n", V, i, pair);
+  } else if (pair >= 0) {
+    sbuf_printf(o, "    if (u%" PRId32 " || u%" PRId32 ") {\n", in->args[0], k->instrs.items[pair].args[0]);
+    cg_vector_load(cg, i);
+    sbuf_printf(o, "    } else {\n      for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = (%s)0;\n    }\n", V, i, ct);
+  } else if (kir_is_guarded_load(in) && cg->mode[i] == ACCESS_VECTOR) {
     /* the guard holds at every point of the slot or at none */
     sbuf_printf(o, "    if (u%" PRId32 ") {\n", in->args[0]);
     cg_vector_load(cg, i);
@@ -828,6 +854,122 @@ static void cg_kernel(codegen *cg) {
   sbuf_puts(o, "}\n");
 }
 
+/* Whether value v is seen only on arm `arm` (1: true, 2: false) of where instruction w:
+ * everything computed from it is an op, and reaches the kernel's results only through
+ * that operand of w. from: scratch, count flags. */
+static bool cg_seen_only_on_arm(const kir_kernel *k, int32_t v, int32_t w, int32_t arm, bool *from) {
+  memset(from, 0, (size_t)k->instrs.count * sizeof *from);
+  from[v] = true;
+  for (int32_t j = v + 1; j < k->instrs.count; j++) {
+    const kir_instr *in = &k->instrs.items[j];
+    bool uses = false;
+    for (int32_t a = 0; a < in->nargs; a++) uses |= from[in->args[a]];
+    if (!uses) continue;
+    if (j == w) {
+      if (from[in->args[0]] || from[in->args[3 - arm]]) return false;
+    } else if (in->kind == KIR_OP) {
+      from[j] = true;
+    } else {
+      return false; /* a store, a reduction, an asm: seen, or not an op */
+    }
+  }
+  return true;
+}
+
+/* Pairs of guarded vector loads that one vector load serves: loads of one buffer and
+ * dtype, a where that sees the first only on its true arm (its condition the first's
+ * guard) and the second only on its false arm (concat's operands: RoPE's halves of x).
+ * Their vector is read from the address the first's guard picks, where either guard
+ * holds: the first gets its own value where its guard holds, the second where the first's
+ * fails, and what each holds elsewhere is never seen. One load, one unpack, no zeros. */
+static void cg_plan_merged_loads(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  const int32_t count = k->instrs.count;
+  bool *from = sys_calloc((size_t)count + 1, sizeof *from);
+  cg->merged = sys_malloc(((size_t)count + 1) * sizeof *cg->merged);
+  cg->merged_true = sys_calloc((size_t)count + 1, sizeof *cg->merged_true);
+  if (!from || !cg->merged || !cg->merged_true) { /* no pairs: the same results, slower */
+    free(cg->merged);
+    free(cg->merged_true);
+    cg->merged = NULL;
+    cg->merged_true = NULL;
+    free(from);
+    return;
+  }
+  for (int32_t i = 0; i < count; i++) cg->merged[i] = -1;
+  for (int32_t w = 0; w < count && cg->uniform_ranges; w++) {
+    const kir_instr *wi = &k->instrs.items[w];
+    if (wi->kind != KIR_OP || wi->op != IC_OP_WHERE) continue;
+    for (int32_t a = 0; a < w; a++) {
+      const kir_instr *la = &k->instrs.items[a];
+      bool usable = kir_is_guarded_load(la) && cg->mode[a] == ACCESS_VECTOR && cg->merged[a] < 0 &&
+                    la->args[0] == wi->args[0] && cg->vec * (int32_t)ic_dtype_size(la->dtype) <= 16;
+      if (!usable || !cg_seen_only_on_arm(k, a, w, 1, from)) continue;
+      for (int32_t b = 0; b < w; b++) {
+        const kir_instr *lb = &k->instrs.items[b];
+        if (b == a || !kir_is_guarded_load(lb) || cg->mode[b] != ACCESS_VECTOR || cg->merged[b] >= 0 ||
+            lb->buffer != la->buffer || lb->dtype != la->dtype || cg_per_row(cg, a) != cg_per_row(cg, b) ||
+            !cg_seen_only_on_arm(k, b, w, 2, from))
+          continue;
+        cg->merged[a] = b;
+        cg->merged[b] = a;
+        cg->merged_true[a] = true;
+        break;
+      }
+    }
+  }
+  free(from);
+}
+
+/* Ops whose result is the canonical NaN whatever NaN an operand holds: f32 arithmetic
+ * (GPU arithmetic makes the canonical NaN, ic.h) and comparisons (NaN-ness only). */
+static bool cg_op_canonicalizes(ic_op op) {
+  switch (op) {
+  case IC_OP_ADD: case IC_OP_SUB: case IC_OP_MUL: case IC_OP_DIV:
+  case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* neg, abs and relu of an f16, bf16 or fp8 value are exact: their rounding to the dtype
+ * changes only a NaN's bits (the canonical NaN). Where nothing sees those bits, the
+ * rounding (a cvt and a shift an element) is left out: every use of the result is an op
+ * that makes its own canonical NaN, or an arm of a where whose uses are such (RoPE's
+ * negated half: where, then a multiply). Eager kernels, which store the rounded value,
+ * end in the same bits. */
+static void cg_plan_exact_ops(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  const int32_t count = k->instrs.count;
+  bool *unseen = sys_calloc((size_t)count + 1, sizeof *unseen); /* no use sees v's NaN bits */
+  cg->exact_unrounded = sys_calloc((size_t)count + 1, sizeof *cg->exact_unrounded);
+  if (!unseen || !cg->exact_unrounded) { /* every op rounds: the same bits, slower */
+    free(cg->exact_unrounded);
+    cg->exact_unrounded = NULL;
+    free(unseen);
+    return;
+  }
+  for (int32_t v = count - 1; v >= 0; v--) {
+    bool ok = true, used = false;
+    for (int32_t j = v + 1; j < count && ok; j++) {
+      const kir_instr *in = &k->instrs.items[j];
+      for (int32_t a = 0; a < in->nargs && ok; a++) {
+        if (in->args[a] != v) continue;
+        used = true;
+        if (in->kind != KIR_OP) ok = false;
+        else if (in->op == IC_OP_WHERE) ok = a > 0 && unseen[j];
+        else ok = cg_op_canonicalizes(in->op);
+      }
+    }
+    unseen[v] = ok && used;
+    const kir_instr *in = &k->instrs.items[v];
+    cg->exact_unrounded[v] = unseen[v] && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) &&
+                             (in->op == IC_OP_NEG || in->op == IC_OP_ABS || in->op == IC_OP_RELU);
+  }
+  free(unseen);
+}
+
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
   if (k->reduces) return cuda_codegen_reduce(k, entry, res);
   codegen cg = {.k = k, .entry = entry, .a = k->syms};
@@ -852,10 +994,15 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
                                            : ACCESS_ELEMENT;
     for (int32_t c = 0; acc == KIR_ACCESS_VECTOR && c < n; c++) cg_require_aligned(&cg, checks[c]);
   }
+  if (ps.tile_dim < 0) cg_plan_merged_loads(&cg);
+  cg_plan_exact_ops(&cg);
   cg_body(&cg);
   if (ps.tile_dim >= 0) cg_tiled_kernel(&cg, ps.tile_dim, ps.tile_last);
   else cg_kernel(&cg);
   free(cg.mode);
+  free(cg.merged);
+  free(cg.merged_true);
+  free(cg.exact_unrounded);
   free(cg.aligned.items);
   res->source = cuda_source_assemble(entry, &cg.out);
   res->per_thread = cg.vec;
