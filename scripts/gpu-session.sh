@@ -8,6 +8,9 @@
 #             initcheck; a Check case at a time, 16 at once, 400 s each at most)
 #   bench     build-gpu/bench/ic-bench all
 #   torch     bench/torch_compare.py (PyTorch eager and torch.compile on the same workloads)
+#   ab        A/B: builds ab-old/ (scripts/ab-prepare.sh REV, carried along) into build-old/,
+#             then runs the tables IC_AB_TABLES (default "reductions patterns", --only
+#             IC_AB_ONLY if set) of build-gpu and build-old in turn, IC_AB_RUNS times (2)
 #   profile   Nsight Compute (ncu) on the first fused launch of each workload named in
 #             IC_PROFILE (';'-separated ic-bench names, "table:name"), where ncu is installed;
 #             IC_PROFILE_ARGS adds ncu options (e.g. --metrics sass__inst_executed_per_opcode
@@ -55,7 +58,25 @@ for part in "$@"; do
           "${extra[@]}" -k regex:^ic_ -c 1 \
           "$build/bench/ic-bench" "${pick%%:*}" --only "${pick#*:}"
       done ;;
-    *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch, profile)" >&2; status=2 ;;
+    ab)
+      if [ ! -d ab-old ]; then
+        echo "gpu-session: ab needs ab-old/ (scripts/ab-prepare.sh REV, carried along)" >&2
+        status=2
+        continue
+      fi
+      gen=()
+      if command -v ninja >/dev/null; then gen=(-G Ninja); fi
+      run build-old bash -c "cmake -S ab-old -B build-old ${gen[*]} -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-old -j$(nproc) --target ic-bench"
+      only=()
+      if [ -n "${IC_AB_ONLY:-}" ]; then only=(--only "$IC_AB_ONLY"); fi
+      read -ra tables <<<"${IC_AB_TABLES:-reductions patterns}"
+      for ((i = 1; i <= ${IC_AB_RUNS:-2}; i++)); do
+        for t in "${tables[@]}"; do
+          run "ab-new-$t-$i" "$build/bench/ic-bench" "$t" "${only[@]}"
+          run "ab-old-$t-$i" build-old/bench/ic-bench "$t" "${only[@]}"
+        done
+      done ;;
+    *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch, profile, ab)" >&2; status=2 ;;
   esac
 done
 exit $status

@@ -624,13 +624,22 @@ END_TEST
  * and a bf16 row of 8192 stays at 128 threads of 8 lanes (16 would not fit the registers).
  * The summation order is the lanes' and does not change (the ref backend's bits). */
 START_TEST(test_row_threads_from_bytes) {
-  static const struct { ic_dtype dt; int64_t len; const char *strategy; int64_t rows_a_block; } cases[] = {
-      {IC_F32, 4096, "strategy rows: 128 threads a row, 4 lanes a thread", 1},
-      {IC_BF16, 4096, "strategy rows: 64 threads a row, 8 lanes a thread", 1},
-      {IC_BF16, 8192, "strategy rows: 128 threads a row, 8 lanes a thread", 1},
-      {IC_F8E4M3, 1000, "strategy rows: 64 threads a row, 2 lanes a thread", 1},
-      {IC_F32, 300, "strategy rows: 64 threads a row\n", 1},
-      {IC_F32, 200, "strategy rows: 32 threads a row\n", 4},
+  /* scattered: the lane blocks combine by scattering (8 or more a thread); copy: the
+   * stores pass has its copy for aligned rows of whole chunks (a vector load of 1- or
+   * 2-byte elements in it: the weight) */
+  static const struct {
+    ic_dtype dt;
+    int64_t len;
+    const char *strategy;
+    int64_t rows_a_block;
+    bool scattered, copy;
+  } cases[] = {
+      {IC_F32, 4096, "strategy rows: 128 threads a row, 4 lanes a thread", 1, false, false},
+      {IC_BF16, 4096, "strategy rows: 64 threads a row, 8 lanes a thread", 1, true, true},
+      {IC_BF16, 8192, "strategy rows: 128 threads a row, 8 lanes a thread", 1, true, true},
+      {IC_F8E4M3, 1000, "strategy rows: 64 threads a row, 2 lanes a thread", 1, false, true},
+      {IC_F32, 300, "strategy rows: 64 threads a row\n", 1, false, false},
+      {IC_F32, 200, "strategy rows: 32 threads a row\n", 4, false, false},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     ic_graph *g;
@@ -644,6 +653,9 @@ START_TEST(test_row_threads_from_bytes) {
     ck_assert_int_eq(ic_program_kernel_count(p), 1);
     ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), cases[i].strategy) != NULL, "%s [n, %lld]: want '%s' in\n%s",
                   ic_dtype_name(cases[i].dt), (long long)cases[i].len, cases[i].strategy, ic_program_kernel_ir(p, 0));
+    const char *src = ic_program_kernel_source(p, 0);
+    ck_assert_int_eq(strstr(src, "const bool up = (lane & 1) != 0;") != NULL, cases[i].scattered);
+    ck_assert_int_eq(strstr(src, "  if (vec_ok && R % 8 == 0) {") != NULL, cases[i].copy);
     /* a row of more than a warp is a block of its own (its combine uses the block's shared
      * memory); rows of a warp or less share blocks of 128 threads */
     for (int32_t s = 0; s < ic_program_step_count(p); s++) {

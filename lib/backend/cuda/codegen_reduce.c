@@ -64,6 +64,9 @@ typedef struct red_gen {
   /* red_chunk's chunk lies inside the row (a column pass's whole round): no bounds tests,
    * so nothing stands between its loads and those of the chunks unrolled beside it */
   bool chunk_inside;
+  /* ... and the vector test holds for it (red_stores_pass's copy for aligned rows of whole
+   * chunks): no element-by-element path is emitted beside the vectors */
+  bool vector_known;
 } red_gen;
 
 enum { RED_CACHE_VALUES = 64 };
@@ -447,6 +450,12 @@ static void red_chunk_divide(red_gen *rg, int32_t i) {
 /* A chunk's bounds test, or `true` where the chunk is known to lie inside the row. */
 static const char *red_in_row(const red_gen *rg, const char *test) { return rg->chunk_inside ? "true" : test; }
 
+/* The test for a chunk's vector accesses: `vec_ok && r0 + 8 <= R`, shorter where known. */
+static void red_vector_test(const red_gen *rg, sbuf *o) {
+  if (rg->vector_known) sbuf_puts(o, "true");
+  else sbuf_printf(o, "vec_ok && %s", red_in_row(rg, "r0 + 8 <= R"));
+}
+
 /* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
  * or the stores) per element. */
 static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
@@ -480,7 +489,9 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
   for (int32_t i = 0; i < k->instrs.count; i++)
     vec |= ((load[i] || (need[i] && k->instrs.items[i].kind == KIR_STORE))) && rg->cg->mode[i] == ACCESS_VECTOR;
   if (vec) {
-    sbuf_printf(o, "      const bool full = vec_ok && %s;\n      if (full) {\n        {\n", red_in_row(rg, "r0 + 8 <= R"));
+    sbuf_puts(o, "      const bool full = ");
+    red_vector_test(rg, o);
+    sbuf_puts(o, ";\n      if (full) {\n        {\n");
     red_decompose(rg, "r0", "          ");
     for (int32_t i = 0; i < k->instrs.count; i++) {
       const kir_instr *in = &k->instrs.items[i];
@@ -563,7 +574,9 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     for (int32_t i = 0; i < k->instrs.count; i++)
       vstores |= need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR;
     if (vstores) {
-      sbuf_printf(o, "      if (vec_ok && %s) {\n        {\n", red_in_row(rg, "r0 + 8 <= R"));
+      sbuf_puts(o, "      if (");
+      red_vector_test(rg, o);
+      sbuf_puts(o, ") {\n        {\n");
       red_decompose(rg, "r0", "          ");
       for (int32_t i = 0; i < k->instrs.count; i++)
         if (need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR) red_vector_store(rg, i);
@@ -603,6 +616,38 @@ static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
 
 static void red_chunk_loop_end(red_gen *rg) {
   if (rg->kloop > 0) sbuf_puts(&rg->cg->out, "    }\n");
+}
+
+/* Row kernels' last pass, the element stores (and the loads only it reads). Where it
+ * loads vectors of 1- or 2-byte elements, a copy of it serves launches whose buffers are
+ * aligned and whose rows are whole chunks (vec_ok, R % 8 == 0: every chunk below C is a
+ * full vector): with the vector test a constant, no chunk carries the 8 element loads
+ * beside each vector, which ptxas predicates into every chunk (RMS norm's weight: 56
+ * predicated-off 2-byte loads a thread, an issue slot each; 4-byte loads kept their
+ * branches, and the copy took f32 layer norm from 64 to 80 registers). */
+static void red_stores_pass(red_gen *rg, int32_t p) {
+  const kir_kernel *k = rg->k;
+  sbuf *o = &rg->cg->out;
+  const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
+  bool vec = false;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    vec |= need[i] && in->kind == KIR_LOAD && !red_from_cache(rg, p, i) && rg->cg->mode[i] == ACCESS_VECTOR &&
+           ic_dtype_size(in->dtype) <= 2;
+  }
+  if (vec) {
+    sbuf_puts(o, "  if (vec_ok && R % 8 == 0) {\n");
+    rg->vector_known = rg->chunk_inside = true;
+    red_chunk_loop(rg, "t", "(ic_i64)1024");
+    red_chunk(rg, p, -1, "a", "ai");
+    red_chunk_loop_end(rg);
+    rg->vector_known = rg->chunk_inside = false;
+    sbuf_puts(o, "  } else {\n");
+  }
+  red_chunk_loop(rg, "t", "(ic_i64)1024");
+  red_chunk(rg, p, -1, "a", "ai");
+  red_chunk_loop_end(rg);
+  if (vec) sbuf_puts(o, "  }\n");
 }
 
 /* The lanes of a row combine: butterflies in the warp, then across the warps. */
@@ -1156,9 +1201,7 @@ static void red_kernel(red_gen *rg) {
       red_chunk(rg, p, -1, "a", "ai");
       sbuf_puts(o, "  }\n");
     } else {
-      red_chunk_loop(rg, "t", "(ic_i64)1024");
-      red_chunk(rg, p, -1, "a", "ai");
-      red_chunk_loop_end(rg);
+      red_stores_pass(rg, p);
     }
   }
   sbuf_puts(o, "}\n");
