@@ -707,13 +707,13 @@ static bool red_scatter_fits(const red_gen *rg, int32_t m) {
  * distance o = 1, 2, ... while a thread holds n > 1 blocks, it keeps half of them (the
  * upper half where bit o of its lane is set), sends its partner the other half and joins
  * what the partner sends: n/2 shuffles a level instead of n, every pair of the tree
- * joined (the upper lane's thread joins it as (upper, lower): every combine is
- * commutative to the bit, f32 NaNs being canonical, as the plain butterflies' upper
- * lanes already assume). A lane ends with one
- * block, q = its first log2(m) bits reversed; the warp's other levels are plain
- * butterflies. Lanes 0..m-1 of each warp store their block's sum; warp 0 then holds
- * (block q, warp w) at lane q * warps + w: butterflies below distance `warps` are the
- * warps' tree, those from `warps` up the blocks' pairwise tree. */
+ * joined. The upper lane's thread joins a pair as (upper, lower): every combine is
+ * commutative to the bit (f32 NaNs are canonical), as rows of a warp or less, whose every
+ * lane keeps its own butterflies' result, already assume. A lane ends with one block,
+ * q = its first log2(m) bits reversed; the warp's other levels are plain butterflies.
+ * Lanes 0..m-1 of each warp store their block's sum; warp 0 then holds (block q, warp w)
+ * at lane q * warps + w: butterflies below distance `warps` are the warps' tree, those
+ * from `warps` up the blocks' pairwise tree. */
 static void red_block_combine_scattered(red_gen *rg, int32_t reduce, int32_t m) {
   const kir_instr *in = &rg->k->instrs.items[reduce];
   ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
