@@ -94,8 +94,24 @@ sym_names graph_symbol_names(const ic_graph *g) {
 
 /* ---------------------------------------------------------------- helpers */
 
+static const char *graph_shape_text(const ic_graph *g, int32_t ndim, const sym_id *dims, char *buf, size_t size);
+
+/* Whether the constant dims of a shape (its nonzero ones) multiply to at most INT64_MAX:
+ * no tensor holds more, and the symbolic arithmetic of sizes (which wraps) stays exact. */
+static bool graph_const_dims_fit(const ic_graph *g, int32_t ndim, const sym_id *dims) {
+  int64_t product = 1, v;
+  for (int32_t i = 0; i < ndim; i++)
+    if (sym_is_const(g->syms, dims[i], &v) && v > 0 && __builtin_mul_overflow(product, v, &product)) return false;
+  return true;
+}
+
 static ic_value graph_append(ic_graph *g, const graph_node *n) {
   if (sym_arena_failed(g->syms)) return graph_oom(g);
+  if (!graph_const_dims_fit(g, n->ndim, n->dims)) {
+    char s[192];
+    return graph_fail(g, "a value of shape %s would hold more than INT64_MAX elements",
+                      graph_shape_text(g, n->ndim, n->dims, s, sizeof s));
+  }
   if (!VEC_PUSH(g->nodes, *n)) return graph_oom(g);
   return g->nodes.count - 1;
 }

@@ -116,6 +116,31 @@ START_TEST(test_dims_and_nesting) {
   ck_assert_int_eq(ic_graph_parse(text, &g), IC_ERR_INVALID_GRAPH);
   SAYS(ic_last_error(), "at most 64");
 
+  /* constant dims whose product passes INT64_MAX (the size arithmetic would wrap: a
+   * reshape then inferred a negative dim; found by fuzz_text, kept in its corpus), from
+   * the builder, from the text, and from an op's broadcast result */
+  OK(ic_graph_create(&g));
+  ck_assert_int_eq(ic_graph_input(g, "x", IC_BF16, 3, (ic_dim[]){INT64_C(9999999999999990), INT64_C(899999999990), 8},
+                                  IC_LAYOUT_CONTIGUOUS),
+                   IC_INVALID_VALUE);
+  ic_graph_error(g, &msg);
+  SAYS(msg, "more than INT64_MAX elements");
+  ic_graph_destroy(g);
+  ck_assert_int_eq(ic_graph_parse("symbol n\ninput x : bf16[n, 9999999999999990, 899999999990, 8]\n"
+                                  "big = reshape(x, [n, ?])\noutput big\n",
+                                  &g),
+                   IC_ERR_INVALID_GRAPH);
+  SAYS(ic_last_error(), "more than INT64_MAX elements");
+  OK(ic_graph_create(&g));
+  ic_value a = ic_graph_input(g, "a", IC_F32, 2, (ic_dim[]){INT64_C(4294967296), 1}, IC_LAYOUT_CONTIGUOUS);
+  ic_value b = ic_graph_input(g, "b", IC_F32, 2, (ic_dim[]){1, INT64_C(4294967296)}, IC_LAYOUT_CONTIGUOUS);
+  ck_assert_int_ne(a, IC_INVALID_VALUE);
+  ck_assert_int_ne(b, IC_INVALID_VALUE);
+  ck_assert_int_eq(ic_graph_binary(g, IC_OP_ADD, a, b), IC_INVALID_VALUE);
+  ic_graph_error(g, &msg);
+  SAYS(msg, "more than INT64_MAX elements");
+  ic_graph_destroy(g);
+
   /* DLPack: 9 dims */
   int64_t shape[IC_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   float v = 0;
