@@ -4,6 +4,7 @@
 #include "kir/kir.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Bytes of one vector access; the most a thread loads of one tensor (two vectors: the
  * second half-sector read hits L2) and stores (one vector: a warp's store then writes
@@ -268,4 +269,113 @@ kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *p
   /* a guarded load under ranges taken point by point reads each point under its own */
   if (kir_is_guarded_load(in) && !ps->uniform_ranges) return KIR_ACCESS_ELEMENT;
   return kir_access_of(k, ps->vec, in->offset, ic_dtype_size(in->dtype), checks, nchecks);
+}
+
+/* ---------------------------------------------------------------- shared loads, exact ops */
+
+/* Whether value v is seen only on arm `arm` (1: true, 2: false) of where instruction w:
+ * everything computed from it is an op, and reaches the kernel's results only through
+ * that operand of w. from: scratch, count flags. */
+static bool kir_seen_only_on_arm(const kir_kernel *k, int32_t v, int32_t w, int32_t arm, bool *from) {
+  memset(from, 0, (size_t)k->instrs.count * sizeof *from);
+  from[v] = true;
+  for (int32_t j = v + 1; j < k->instrs.count; j++) {
+    const kir_instr *in = &k->instrs.items[j];
+    bool uses = false;
+    for (int32_t a = 0; a < in->nargs; a++) uses |= from[in->args[a]];
+    if (!uses) continue;
+    if (j == w) {
+      if (from[in->args[0]] || from[in->args[3 - arm]]) return false;
+    } else if (in->kind == KIR_OP) {
+      from[j] = true;
+    } else {
+      return false; /* a store, a reduction, an asm: seen, or not an op */
+    }
+  }
+  return true;
+}
+
+/* A guarded load that kir_shared_loads may pair: one vector of at most 16 bytes. */
+static bool kir_shareable_load(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i) {
+  const kir_instr *in = &k->instrs.items[i];
+  sym_id checks[IC_MAX_DIMS + 1];
+  int32_t n;
+  return kir_is_guarded_load(in) && ps->vec * (int32_t)ic_dtype_size(in->dtype) <= KIR_VECTOR_BYTES &&
+         kir_instr_access(k, ps, i, checks, &n) == KIR_ACCESS_VECTOR;
+}
+
+static bool kir_per_row(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i) {
+  return ps->rows > 1 && sym_depends_on(k->syms, k->instrs.items[i].offset, SYM_VAR, ps->row_dim);
+}
+
+bool kir_shared_loads(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t *partner, bool *true_arm) {
+  const int32_t count = k->instrs.count;
+  for (int32_t i = 0; i < count; i++) {
+    partner[i] = -1;
+    true_arm[i] = false;
+  }
+  if (k->reduces || ps->tile_dim >= 0 || !ps->uniform_ranges) return true;
+  bool *from = sys_calloc((size_t)count + 1, sizeof *from);
+  if (!from) return false;
+  for (int32_t w = 0; w < count; w++) {
+    const kir_instr *wi = &k->instrs.items[w];
+    if (wi->kind != KIR_OP || wi->op != IC_OP_WHERE) continue;
+    for (int32_t a = 0; a < w; a++) {
+      const kir_instr *la = &k->instrs.items[a];
+      if (partner[a] >= 0 || !kir_shareable_load(k, ps, a) || la->args[0] != wi->args[0] ||
+          !kir_seen_only_on_arm(k, a, w, 1, from))
+        continue;
+      for (int32_t b = 0; b < w; b++) {
+        const kir_instr *lb = &k->instrs.items[b];
+        if (b == a || partner[b] >= 0 || !kir_shareable_load(k, ps, b) || lb->buffer != la->buffer ||
+            lb->dtype != la->dtype || kir_per_row(k, ps, a) != kir_per_row(k, ps, b) ||
+            !kir_seen_only_on_arm(k, b, w, 2, from))
+          continue;
+        partner[a] = b;
+        partner[b] = a;
+        true_arm[a] = true;
+        break;
+      }
+    }
+  }
+  free(from);
+  return true;
+}
+
+/* Ops whose result is the canonical NaN whatever NaN an operand holds: f32 arithmetic
+ * (GPU arithmetic makes the canonical NaN, ic.h) and comparisons (NaN-ness only). */
+static bool kir_op_canonicalizes(ic_op op) {
+  switch (op) {
+  case IC_OP_ADD: case IC_OP_SUB: case IC_OP_MUL: case IC_OP_DIV:
+  case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool kir_exact_unrounded(const kir_kernel *k, bool *unrounded) {
+  const int32_t count = k->instrs.count;
+  bool *unseen = sys_calloc((size_t)count + 1, sizeof *unseen); /* no use sees v's NaN bits */
+  for (int32_t i = 0; i < count; i++) unrounded[i] = false;
+  if (!unseen) return false;
+  for (int32_t v = count - 1; v >= 0; v--) {
+    bool ok = true, used = false;
+    for (int32_t j = v + 1; j < count && ok; j++) {
+      const kir_instr *in = &k->instrs.items[j];
+      for (int32_t a = 0; a < in->nargs && ok; a++) {
+        if (in->args[a] != v) continue;
+        used = true;
+        if (in->kind != KIR_OP) ok = false;
+        else if (in->op == IC_OP_WHERE) ok = a > 0 && unseen[j];
+        else ok = kir_op_canonicalizes(in->op);
+      }
+    }
+    unseen[v] = ok && used;
+    const kir_instr *in = &k->instrs.items[v];
+    unrounded[v] = unseen[v] && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) &&
+                   (in->op == IC_OP_NEG || in->op == IC_OP_ABS || in->op == IC_OP_RELU);
+  }
+  free(unseen);
+  return true;
 }

@@ -94,14 +94,18 @@ static const char *const kir_param_names[KIR_MAX_PARAM_INDEX] = {
     [KIR_SIZE_PARAM_BASE + 3] = "size3"};
 
 /* A pointwise kernel's load or store: how it moves memory (kir_instr_access). */
-static void kir_print_access(const kir_kernel *k, const kir_pointwise_strategy *ps, bool pointwise, int32_t i, sbuf *out) {
+/* "  (vector)" and the like; shared_with >= 0: the load one vector serves with this one. */
+static void kir_print_access(const kir_kernel *k, const kir_pointwise_strategy *ps, bool pointwise, int32_t i,
+                             int32_t shared_with, sbuf *out) {
   if (!pointwise) return;
   sym_id checks[IC_MAX_DIMS + 1];
   int32_t n;
   kir_access acc = kir_instr_access(k, ps, i, checks, &n);
   int32_t w = acc == KIR_ACCESS_TILED ? kir_tile_load_width(k, i, ps->tile_dim) : 1;
-  if (w > 1) sbuf_printf(out, "  (%s, %" PRId32 " along i%" PRId32 " a load)", kir_access_name(acc), w, ps->tile_dim);
-  else sbuf_printf(out, "  (%s)", kir_access_name(acc));
+  sbuf_printf(out, "  (%s", kir_access_name(acc));
+  if (w > 1) sbuf_printf(out, ", %" PRId32 " along i%" PRId32 " a load", w, ps->tile_dim);
+  if (shared_with >= 0) sbuf_printf(out, ", one load with v%" PRId32, shared_with);
+  sbuf_puts(out, ")");
 }
 
 void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
@@ -147,6 +151,14 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     if (ps.row_dim >= 0) sbuf_printf(out, ", %" PRId32 " rows of i%" PRId32 " a thread (loads free of it read once)", ps.rows, ps.row_dim);
   }
   sbuf_puts(out, "\n");
+  /* the code generator's choices the kernel alone decides: loads one vector serves, exact
+   * ops left unrounded (out of memory: not printed, and not made) */
+  const size_t n = (size_t)k->instrs.count + 1;
+  int32_t *partner = pointwise ? sys_malloc(n * sizeof *partner) : NULL;
+  bool *first = pointwise ? sys_malloc(n * sizeof *first) : NULL;
+  bool *unrounded = pointwise ? sys_malloc(n * sizeof *unrounded) : NULL;
+  bool shared = partner && first && kir_shared_loads(k, &ps, partner, first);
+  bool exact = unrounded && kir_exact_unrounded(k, unrounded);
   for (int32_t b = 0; b < k->buffers.count; b++) {
     sbuf_printf(out, "  buffer b%" PRId32 " : %s %s", b, ic_dtype_name(k->buffers.items[b].dtype),
                    k->buffers.items[b].written ? "out" : "in");
@@ -161,7 +173,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sym_print(k->syms, in->offset, names, out);
       sbuf_puts(out, "]");
       if (in->nargs == 1) sbuf_printf(out, " if v%" PRId32, in->args[0]);
-      kir_print_access(k, &ps, pointwise, i, out);
+      kir_print_access(k, &ps, pointwise, i, shared ? partner[i] : -1, out);
       sbuf_puts(out, "\n");
       break;
     case KIR_RANGE:
@@ -180,6 +192,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     case KIR_OP:
       sbuf_printf(out, "  v%" PRId32 " = %s.%s", i, ic_op_name(in->op), ic_dtype_name(in->dtype));
       for (int32_t a = 0; a < in->nargs; a++) sbuf_printf(out, a ? ", v%" PRId32 : " v%" PRId32, in->args[a]);
+      if (exact && unrounded[i]) sbuf_puts(out, "  (exact: not rounded)");
       sbuf_puts(out, "\n");
       break;
     case KIR_REDUCE:
@@ -209,11 +222,14 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sbuf_printf(out, "  store.%s b%" PRId32 "[", ic_dtype_name(in->dtype), in->buffer);
       sym_print(k->syms, in->offset, names, out);
       sbuf_printf(out, "] = v%" PRId32, in->args[0]);
-      kir_print_access(k, &ps, pointwise, i, out);
+      kir_print_access(k, &ps, pointwise, i, -1, out);
       sbuf_puts(out, "\n");
       break;
     }
   }
+  free(partner);
+  free(first);
+  free(unrounded);
 }
 
 uint64_t kir_content_hash(const kir_kernel *k) {

@@ -279,6 +279,22 @@ const char *kir_access_name(kir_access a);
 kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t i, sym_id *checks,
                             int32_t *nchecks);
 
+/* Guarded vector loads that one vector load serves (pointwise, not tiled, ranges uniform
+ * over slots): loads of one buffer and dtype read at the same rows, and a where that sees
+ * the first only on its true arm (its condition the first's guard) and the second only
+ * on its false arm (a concat's pieces of one tensor: RoPE's halves of x). One vector is
+ * read from the address the first's guard picks where either guard holds: the first
+ * gets its own value where its guard holds, the second where the first's fails, and what
+ * each holds elsewhere is never seen. partner[i]: the other load of i's pair, -1 for none;
+ * true_arm[i]: i is its pair's first. count entries each; false: out of memory (no pairs). */
+bool kir_shared_loads(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t *partner, bool *true_arm);
+/* neg, abs and relu of an f16, bf16 or fp8 value are exact: their rounding to the dtype
+ * changes only a NaN's bits (to the canonical NaN). unrounded[i]: op i is such an op and no
+ * use sees its NaN's bits (every use is an op that makes its own canonical NaN: f32
+ * arithmetic, a comparison; or an arm of a where whose uses are such), so a pointwise
+ * kernel leaves its rounding out. count entries; false: out of memory (none marked). */
+bool kir_exact_unrounded(const kir_kernel *k, bool *unrounded);
+
 /* Passes (coalesce.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);
 kir_pass_result kir_generalize_sizes(kir_kernel *k);

@@ -159,7 +159,7 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
   ic_dtype dt = args[0].dtype;
   const op_info *info = op_get(in->op);
   /* f16/bf16/fp8 results are rounded to their dtype, u8/i8/i16 results wrapped to it
-   * (but for the exact ops cg_plan_exact_ops leaves as they are) */
+   * (but for the exact ops kir_exact_unrounded leaves as they are) */
   bool exact = cg->exact_unrounded && cg->exact_unrounded[in - cg->k->instrs.items]; /* in: one of k's */
   bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE && !exact;
   if (round) sbuf_printf(o, "ic_rnd%s_%s(", cg->bits ? "bits" : "", cg_dtname(in->dtype));
@@ -626,7 +626,7 @@ static void cg_slot_value(codegen *cg, int32_t i) {
   const char *ct = cg_ctype(in->dtype);
   sbuf_printf(o, "    %s v%" PRId32 "[%" PRId32 "];\n", ct, i, V);
   const int32_t pair = cg->merged ? cg->merged[i] : -1;
-  if (pair >= 0 && pair < i) { /* the pair's first load read both (cg_plan_merged_loads) */
+  if (pair >= 0 && pair < i) { /* the pair's first load read both (kir_shared_loads) */
     sbuf_printf(o, "    for (int k = 0; k < %" PRId32 "; k++) v%" PRId32 "[k] = v%" PRId32 "[k];\n", V, i, pair);
   } else if (pair >= 0) {
     sbuf_printf(o, "    if (u%" PRId32 " || u%" PRId32 ") {\n", in->args[0], k->instrs.items[pair].args[0]);
@@ -854,120 +854,23 @@ static void cg_kernel(codegen *cg) {
   sbuf_puts(o, "}\n");
 }
 
-/* Whether value v is seen only on arm `arm` (1: true, 2: false) of where instruction w:
- * everything computed from it is an op, and reaches the kernel's results only through
- * that operand of w. from: scratch, count flags. */
-static bool cg_seen_only_on_arm(const kir_kernel *k, int32_t v, int32_t w, int32_t arm, bool *from) {
-  memset(from, 0, (size_t)k->instrs.count * sizeof *from);
-  from[v] = true;
-  for (int32_t j = v + 1; j < k->instrs.count; j++) {
-    const kir_instr *in = &k->instrs.items[j];
-    bool uses = false;
-    for (int32_t a = 0; a < in->nargs; a++) uses |= from[in->args[a]];
-    if (!uses) continue;
-    if (j == w) {
-      if (from[in->args[0]] || from[in->args[3 - arm]]) return false;
-    } else if (in->kind == KIR_OP) {
-      from[j] = true;
-    } else {
-      return false; /* a store, a reduction, an asm: seen, or not an op */
-    }
-  }
-  return true;
-}
-
-/* Pairs of guarded vector loads that one vector load serves: loads of one buffer and
- * dtype, a where that sees the first only on its true arm (its condition the first's
- * guard) and the second only on its false arm (concat's operands: RoPE's halves of x).
- * Their vector is read from the address the first's guard picks, where either guard
- * holds: the first gets its own value where its guard holds, the second where the first's
- * fails, and what each holds elsewhere is never seen. One load, one unpack, no zeros. */
-static void cg_plan_merged_loads(codegen *cg) {
-  const kir_kernel *k = cg->k;
-  const int32_t count = k->instrs.count;
-  bool *from = sys_calloc((size_t)count + 1, sizeof *from);
-  cg->merged = sys_malloc(((size_t)count + 1) * sizeof *cg->merged);
-  cg->merged_true = sys_calloc((size_t)count + 1, sizeof *cg->merged_true);
-  if (!from || !cg->merged || !cg->merged_true) { /* no pairs: the same results, slower */
+/* The pairs of guarded loads one vector load serves (kir_shared_loads) and the exact ops
+ * left unrounded (kir_exact_unrounded); out of memory: none, the same results, slower. */
+static void cg_plan_kir_choices(codegen *cg, const kir_pointwise_strategy *ps) {
+  const size_t n = (size_t)cg->k->instrs.count + 1;
+  cg->merged = sys_malloc(n * sizeof *cg->merged);
+  cg->merged_true = sys_malloc(n * sizeof *cg->merged_true);
+  cg->exact_unrounded = sys_malloc(n * sizeof *cg->exact_unrounded);
+  if (!cg->merged || !cg->merged_true || !kir_shared_loads(cg->k, ps, cg->merged, cg->merged_true)) {
     free(cg->merged);
     free(cg->merged_true);
     cg->merged = NULL;
     cg->merged_true = NULL;
-    free(from);
-    return;
   }
-  for (int32_t i = 0; i < count; i++) cg->merged[i] = -1;
-  for (int32_t w = 0; w < count && cg->uniform_ranges; w++) {
-    const kir_instr *wi = &k->instrs.items[w];
-    if (wi->kind != KIR_OP || wi->op != IC_OP_WHERE) continue;
-    for (int32_t a = 0; a < w; a++) {
-      const kir_instr *la = &k->instrs.items[a];
-      bool usable = kir_is_guarded_load(la) && cg->mode[a] == ACCESS_VECTOR && cg->merged[a] < 0 &&
-                    la->args[0] == wi->args[0] && cg->vec * (int32_t)ic_dtype_size(la->dtype) <= 16;
-      if (!usable || !cg_seen_only_on_arm(k, a, w, 1, from)) continue;
-      for (int32_t b = 0; b < w; b++) {
-        const kir_instr *lb = &k->instrs.items[b];
-        if (b == a || !kir_is_guarded_load(lb) || cg->mode[b] != ACCESS_VECTOR || cg->merged[b] >= 0 ||
-            lb->buffer != la->buffer || lb->dtype != la->dtype || cg_per_row(cg, a) != cg_per_row(cg, b) ||
-            !cg_seen_only_on_arm(k, b, w, 2, from))
-          continue;
-        cg->merged[a] = b;
-        cg->merged[b] = a;
-        cg->merged_true[a] = true;
-        break;
-      }
-    }
-  }
-  free(from);
-}
-
-/* Ops whose result is the canonical NaN whatever NaN an operand holds: f32 arithmetic
- * (GPU arithmetic makes the canonical NaN, ic.h) and comparisons (NaN-ness only). */
-static bool cg_op_canonicalizes(ic_op op) {
-  switch (op) {
-  case IC_OP_ADD: case IC_OP_SUB: case IC_OP_MUL: case IC_OP_DIV:
-  case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
-    return true;
-  default:
-    return false;
-  }
-}
-
-/* neg, abs and relu of an f16, bf16 or fp8 value are exact: their rounding to the dtype
- * changes only a NaN's bits (the canonical NaN). Where nothing sees those bits, the
- * rounding (a cvt and a shift an element) is left out: every use of the result is an op
- * that makes its own canonical NaN, or an arm of a where whose uses are such (RoPE's
- * negated half: where, then a multiply). Eager kernels, which store the rounded value,
- * end in the same bits. */
-static void cg_plan_exact_ops(codegen *cg) {
-  const kir_kernel *k = cg->k;
-  const int32_t count = k->instrs.count;
-  bool *unseen = sys_calloc((size_t)count + 1, sizeof *unseen); /* no use sees v's NaN bits */
-  cg->exact_unrounded = sys_calloc((size_t)count + 1, sizeof *cg->exact_unrounded);
-  if (!unseen || !cg->exact_unrounded) { /* every op rounds: the same bits, slower */
+  if (cg->exact_unrounded && !kir_exact_unrounded(cg->k, cg->exact_unrounded)) {
     free(cg->exact_unrounded);
     cg->exact_unrounded = NULL;
-    free(unseen);
-    return;
   }
-  for (int32_t v = count - 1; v >= 0; v--) {
-    bool ok = true, used = false;
-    for (int32_t j = v + 1; j < count && ok; j++) {
-      const kir_instr *in = &k->instrs.items[j];
-      for (int32_t a = 0; a < in->nargs && ok; a++) {
-        if (in->args[a] != v) continue;
-        used = true;
-        if (in->kind != KIR_OP) ok = false;
-        else if (in->op == IC_OP_WHERE) ok = a > 0 && unseen[j];
-        else ok = cg_op_canonicalizes(in->op);
-      }
-    }
-    unseen[v] = ok && used;
-    const kir_instr *in = &k->instrs.items[v];
-    cg->exact_unrounded[v] = unseen[v] && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) &&
-                             (in->op == IC_OP_NEG || in->op == IC_OP_ABS || in->op == IC_OP_RELU);
-  }
-  free(unseen);
 }
 
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
@@ -994,8 +897,7 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
                                            : ACCESS_ELEMENT;
     for (int32_t c = 0; acc == KIR_ACCESS_VECTOR && c < n; c++) cg_require_aligned(&cg, checks[c]);
   }
-  if (ps.tile_dim < 0) cg_plan_merged_loads(&cg);
-  cg_plan_exact_ops(&cg);
+  cg_plan_kir_choices(&cg, &ps);
   cg_body(&cg);
   if (ps.tile_dim >= 0) cg_tiled_kernel(&cg, ps.tile_dim, ps.tile_last);
   else cg_kernel(&cg);

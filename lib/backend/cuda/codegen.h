@@ -34,10 +34,10 @@ typedef struct codegen {
   const bool *element;              /* reduction kernels: kir_levels (row values are scalars) */
   access_mode *mode;                /* per instruction (loads and stores) */
   int32_t *merged;                  /* pointwise, per guarded load: the load one vector load serves with it
-                                     * (cg_plan_merged_loads), -1 for none */
+                                     * (kir_shared_loads), -1 for none */
   bool *merged_true;                /* ... and whether it is the where's true arm */
   bool *exact_unrounded;            /* pointwise, per op: a narrow-float neg/abs/relu left unrounded
-                                     * (cg_plan_exact_ops); NULL: every op rounds */
+                                     * (kir_exact_unrounded); NULL: every op rounds */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
   bool oom;
 } codegen;
