@@ -93,8 +93,8 @@ static const char *const kir_param_names[KIR_MAX_PARAM_INDEX] = {
     [KIR_SIZE_PARAM_BASE] = "size0", [KIR_SIZE_PARAM_BASE + 1] = "size1", [KIR_SIZE_PARAM_BASE + 2] = "size2",
     [KIR_SIZE_PARAM_BASE + 3] = "size3"};
 
-/* A pointwise kernel's load or store: how it moves memory (kir_instr_access). */
-/* "  (vector)" and the like; shared_with >= 0: the load one vector serves with this one. */
+/* A pointwise kernel's load or store: how it moves memory (kir_instr_access), and for a
+ * load that shares its vector (kir_shared_loads), the other load: shared_with >= 0. */
 static void kir_print_access(const kir_kernel *k, const kir_pointwise_strategy *ps, bool pointwise, int32_t i,
                              int32_t shared_with, sbuf *out) {
   if (!pointwise) return;
