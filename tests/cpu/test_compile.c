@@ -847,6 +847,8 @@ START_TEST(test_row_strategy) {
     ck_assert_ptr_nonnull(strstr(src, ") {\n    { ic_u32 w[4]; ic_ld_w4((u"));
     ck_assert_ptr_nonnull(strstr(src, "= ic_neg(v"));
     ck_assert_ptr_null(strstr(src, "ic_rnd_bf16(ic_neg("));
+    ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), "(vector, one load with v"));
+    ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), "(exact: not rounded)"));
     ic_program_release(p);
     /* the negated half also an output: its bits are stored, so it is rounded, and its load
      * is seen outside the where: no shared load */
@@ -866,6 +868,8 @@ START_TEST(test_row_strategy) {
       src = ic_program_kernel_source(p, kk);
       ck_assert_ptr_null(strstr(src, "ic_ld_w4((u"));
       ck_assert_ptr_null(strstr(src, "= ic_neg(")); /* stored: ic_rndbits_bf16(ic_neg(...)) */
+      ck_assert_ptr_null(strstr(ic_program_kernel_ir(p, kk), "one load with"));
+      ck_assert_ptr_null(strstr(ic_program_kernel_ir(p, kk), "not rounded"));
     }
     ic_program_release(p);
     ic_graph_destroy(g2);
