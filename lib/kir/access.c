@@ -356,26 +356,29 @@ static bool kir_op_canonicalizes(ic_op op) {
 
 bool kir_exact_unrounded(const kir_kernel *k, bool *unrounded) {
   const int32_t count = k->instrs.count;
-  bool *unseen = sys_calloc((size_t)count + 1, sizeof *unseen); /* no use sees v's NaN bits */
+  /* from the last instruction back: every use of v comes after v, so when v is reached
+   * each use has said whether it sees v's NaN bits */
+  bool *used = sys_calloc((size_t)count + 1, sizeof *used), *seen = sys_calloc((size_t)count + 1, sizeof *seen);
   for (int32_t i = 0; i < count; i++) unrounded[i] = false;
-  if (!unseen) return false;
-  for (int32_t v = count - 1; v >= 0; v--) {
-    bool ok = true, used = false;
-    for (int32_t j = v + 1; j < count && ok; j++) {
-      const kir_instr *in = &k->instrs.items[j];
-      for (int32_t a = 0; a < in->nargs && ok; a++) {
-        if (in->args[a] != v) continue;
-        used = true;
-        if (in->kind != KIR_OP) ok = false;
-        else if (in->op == IC_OP_WHERE) ok = a > 0 && unseen[j];
-        else ok = kir_op_canonicalizes(in->op);
-      }
-    }
-    unseen[v] = ok && used;
-    const kir_instr *in = &k->instrs.items[v];
-    unrounded[v] = unseen[v] && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) &&
-                   (in->op == IC_OP_NEG || in->op == IC_OP_ABS || in->op == IC_OP_RELU);
+  if (!used || !seen) {
+    free(used);
+    free(seen);
+    return false;
   }
-  free(unseen);
+  for (int32_t v = count - 1; v >= 0; v--) {
+    const kir_instr *in = &k->instrs.items[v];
+    const bool unseen = used[v] && !seen[v]; /* no use sees v's NaN bits */
+    unrounded[v] = unseen && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) &&
+                   (in->op == IC_OP_NEG || in->op == IC_OP_ABS || in->op == IC_OP_RELU);
+    for (int32_t a = 0; a < in->nargs; a++) {
+      const int32_t x = in->args[a];
+      used[x] = true;
+      if (in->kind != KIR_OP) seen[x] = true;
+      else if (in->op == IC_OP_WHERE) seen[x] |= a == 0 || !unseen;
+      else seen[x] |= !kir_op_canonicalizes(in->op);
+    }
+  }
+  free(used);
+  free(seen);
   return true;
 }
