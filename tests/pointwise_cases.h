@@ -307,6 +307,77 @@ START_TEST(test_where_and_casts) {
 }
 END_TEST
 
+/* Casts to fp8 of clamped values, which the fused kernel turns into saturating casts and
+ * whose clamp it drops where that gives the same bits (kir_fold_clamped_casts): values
+ * around each bound and past the overflow threshold, infinities and NaNs of either sign
+ * with payloads, for bounds inside, at and past the target's range, both casts, the
+ * clamp also an output or not; eager (no fold) == fused == host. */
+START_TEST(test_clamped_fp8_casts) {
+  static const ic_dtype tos[] = {IC_F8E4M3, IC_F8E5M2}, froms[] = {IC_F32, IC_BF16, IC_F16};
+  /* bounds in units of the target's largest finite value M */
+  static const double bounds[][2] = {{-1, 1}, {-0.75, 0.5}, {-2, 2}, {-1.25, 1}, {-1, 1.0009765625}};
+  static const double marks[] = {0.0, 1.0, 0.999, 1.02, 1.0357142857142858, 1.04, 1.1, 2.0, 1e-6, 1e-40, 1e30, INFINITY};
+  enum { MARKS = 2 * (int)(sizeof marks / sizeof *marks), NANS = 2 };
+  const int64_t n = 1031;
+  int64_t shape[1] = {n};
+  for (size_t ti = 0; ti < sizeof tos / sizeof *tos; ti++) {
+    const ic_dtype to = tos[ti];
+    const double max = to == IC_F8E4M3 ? 448.0 : 57344.0;
+    for (size_t fi = 0; fi < sizeof froms / sizeof *froms; fi++) {
+      const ic_dtype dt = froms[fi];
+      const size_t es = ic_dtype_size(dt);
+      unsigned char *xh = malloc((size_t)n * es);
+      for (int64_t i = 0; i < n; i++) {
+        double v = i < MARKS ? (i % 2 ? -1 : 1) * marks[i / 2] * max
+                             : ((double)(ref_rand(&seed) >> 11) / 9007199254740992.0 * 3.2 - 1.6) * max;
+        ref_set(dt, xh, i, (hv){.f = (float)v});
+      }
+      /* NaNs with a sign and a payload, as storage bits: ref_set would make them canonical */
+      const uint32_t nan_bits[NANS] = {dt == IC_F32 ? 0xffc00001u : dt == IC_BF16 ? 0xffc1u : 0xfe01u,
+                                       dt == IC_F32 ? 0x7fa00000u : dt == IC_BF16 ? 0x7f81u : 0x7d01u};
+      for (int j = 0; j < NANS; j++) memcpy(xh + (MARKS + j) * (int64_t)es, &nan_bits[j], es);
+      void *xd = mem_upload(xh, (size_t)n * es);
+      ic_tensor in[1] = {{xd, dt, 1, shape, NULL}};
+      for (size_t bi = 0; bi < sizeof bounds / sizeof *bounds; bi++) {
+        for (int variant = 0; variant < 3; variant++) { /* cast, cast_saturate, cast with the clamp an output */
+          const bool sat = variant == 1, keep = variant == 2;
+          if (keep && bi != 0) continue;
+          ic_graph *g;
+          IC_OK_OR_FAIL(ic_graph_create(&g));
+          ic_dim sn = ic_graph_symbol(g, "n");
+          ic_value x = ic_graph_input(g, "x", dt, 1, &sn, IC_LAYOUT_CONTIGUOUS);
+          ic_value c = ic_graph_op(g, IC_OP_CLAMP, 3, (ic_value[]){x, ic_graph_constant(g, bounds[bi][0] * max, IC_DTYPE_AUTO),
+                                                                   ic_graph_constant(g, bounds[bi][1] * max, IC_DTYPE_AUTO)});
+          IC_OK_OR_FAIL(ic_graph_output(g, "q", sat ? ic_graph_cast_saturate(g, c, to) : ic_graph_cast(g, c, to)));
+          if (keep) IC_OK_OR_FAIL(ic_graph_output(g, "c", c));
+          const int nout = keep ? 2 : 1;
+          void *want[2];
+          int64_t no[2] = {n, n};
+          ic_tensor out[2] = {{NULL, to, 1, shape, NULL}, {NULL, dt, 1, shape, NULL}};
+          want[0] = malloc((size_t)n);
+          want[1] = malloc((size_t)n * es);
+          const hv lo = {.f = (float)dtype_round(dt, bounds[bi][0] * max)}, hi = {.f = (float)dtype_round(dt, bounds[bi][1] * max)};
+          for (int64_t i = 0; i < n; i++) {
+            hv cv = ref_op(IC_OP_CLAMP, dt, dt, ref_get(dt, xh, i), lo, hi);
+            ref_set(to, want[0], i, ref_convert(dt, to, cv, sat));
+            ref_set(dt, want[1], i, cv);
+          }
+          char what[96];
+          snprintf(what, sizeof what, "%s(clamp(%s x, %g, %g), %s)%s", sat ? "cast_saturate" : "cast", ic_dtype_name(dt),
+                   bounds[bi][0] * max, bounds[bi][1] * max, ic_dtype_name(to), keep ? " and the clamp" : "");
+          run_both(g, in, 1, nout, out, no, want, 0, 0.0, what);
+          free(want[0]);
+          free(want[1]);
+          ic_graph_destroy(g);
+        }
+      }
+      free(xh);
+      mem_free(xd);
+    }
+  }
+}
+END_TEST
+
 /* A chain with an intermediate output, constants of AUTO dtype and a cast: f16/bf16
  * intermediates must round in registers exactly as eager kernels round in memory. */
 START_TEST(test_chain_eager_equals_fused) {
@@ -899,6 +970,7 @@ static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teard
   CHECK_CASE(s, test_binary_ops_broadcast, timeout, setup, teardown);
   CHECK_CASE(s, test_ternary_ops, timeout, setup, teardown);
   CHECK_CASE(s, test_where_and_casts, timeout, setup, teardown);
+  CHECK_CASE(s, test_clamped_fp8_casts, timeout, setup, teardown);
   CHECK_CASE(s, test_chain_eager_equals_fused, timeout, setup, teardown);
   CHECK_CASE(s, test_layouts_and_alignment, timeout, setup, teardown);
   CHECK_CASE(s, test_views, timeout, setup, teardown);

@@ -205,6 +205,17 @@ static double round_int(double v, double lo, double hi) {
   return trunc(v);
 }
 
+double dtype_max_finite(ic_dtype dt) {
+  switch (dt) {
+  case IC_F16: return 65504.0;
+  case IC_BF16: return 3.3895313892515355e38;
+  case IC_F8E4M3: return 448.0;
+  case IC_F8E5M2: return 57344.0;
+  case IC_F32: return 3.4028234663852886e38;
+  default: return 1.7976931348623157e308;
+  }
+}
+
 double dtype_round(ic_dtype dt, double v) {
   switch (dt) {
     case IC_BOOL:

@@ -23,6 +23,8 @@ bool dtype_is_integer(ic_dtype dt);
 /* Rounds a double to the value dtype dt holds (f16/bf16/fp8 round to nearest even,
  * integers truncate and saturate like a cast, bool is != 0). */
 double dtype_round(ic_dtype dt, double v);
+/* The largest finite value of a float dtype (f64's for the others). */
+double dtype_max_finite(ic_dtype dt);
 
 uint16_t f32_to_f16_bits(float f);
 float f16_bits_to_f32(uint16_t h);

@@ -342,11 +342,14 @@ bool kir_shared_loads(const kir_kernel *k, const kir_pointwise_strategy *ps, int
   return true;
 }
 
-/* Ops whose result is the canonical NaN whatever NaN an operand holds: f32 arithmetic
- * (GPU arithmetic makes the canonical NaN, ic.h) and comparisons (NaN-ness only). */
+/* Ops whose result is the canonical NaN whatever NaN an operand holds, for operands of
+ * a narrow float (computed in f32): f32 arithmetic (GPU arithmetic makes the canonical
+ * NaN, ic.h), maximum, minimum and clamp (max.NaN / min.NaN make it), relu (its NaN is
+ * the canonical one) and comparisons (NaN-ness only). */
 static bool kir_op_canonicalizes(ic_op op) {
   switch (op) {
   case IC_OP_ADD: case IC_OP_SUB: case IC_OP_MUL: case IC_OP_DIV:
+  case IC_OP_MAXIMUM: case IC_OP_MINIMUM: case IC_OP_CLAMP: case IC_OP_RELU:
   case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
     return true;
   default:
@@ -373,6 +376,9 @@ bool kir_exact_unrounded(const kir_kernel *k, bool *unrounded) {
     for (int32_t a = 0; a < in->nargs; a++) {
       const int32_t x = in->args[a];
       used[x] = true;
+      /* a reduction's result is the canonical NaN (sum, prod, mean, var: arithmetic; max,
+       * min: max.NaN / min.NaN) or sees NaN-ness only (argmax, argmin, any, all) */
+      if (in->kind == KIR_REDUCE) continue;
       if (in->kind != KIR_OP) seen[x] = true;
       else if (in->op == IC_OP_WHERE) seen[x] |= a == 0 || !unseen;
       else seen[x] |= !kir_op_canonicalizes(in->op);

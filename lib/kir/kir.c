@@ -156,7 +156,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   const size_t n = (size_t)k->instrs.count + 1;
   int32_t *partner = pointwise ? sys_malloc(n * sizeof *partner) : NULL;
   bool *first = pointwise ? sys_malloc(n * sizeof *first) : NULL;
-  bool *unrounded = pointwise ? sys_malloc(n * sizeof *unrounded) : NULL;
+  bool *unrounded = sys_malloc(n * sizeof *unrounded);
   bool shared = partner && first && kir_shared_loads(k, &ps, partner, first);
   bool exact = unrounded && kir_exact_unrounded(k, unrounded);
   for (int32_t b = 0; b < k->buffers.count; b++) {
@@ -193,6 +193,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sbuf_printf(out, "  v%" PRId32 " = %s.%s", i, ic_op_name(in->op), ic_dtype_name(in->dtype));
       for (int32_t a = 0; a < in->nargs; a++) sbuf_printf(out, a ? ", v%" PRId32 : " v%" PRId32, in->args[a]);
       if (exact && unrounded[i]) sbuf_puts(out, "  (exact: not rounded)");
+      if (in->clamped) sbuf_puts(out, "  (of a value clamped into range)");
       sbuf_puts(out, "\n");
       break;
     case KIR_REDUCE:

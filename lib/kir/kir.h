@@ -46,6 +46,7 @@ typedef struct kir_instr {
   ic_reduce_op reduce; /* REDUCE */
   const asm_spec *spec; /* ASM (owned by the program's lowered graph) */
   int32_t result;       /* ASM_RESULT */
+  bool clamped;         /* OP cast_saturate: a cast of a clamped value (kir_fold_clamped_casts) */
 } kir_instr;
 
 /* A LOAD with a guard. */
@@ -290,13 +291,17 @@ kir_access kir_instr_access(const kir_kernel *k, const kir_pointwise_strategy *p
 bool kir_shared_loads(const kir_kernel *k, const kir_pointwise_strategy *ps, int32_t *partner, bool *true_arm);
 /* neg, abs and relu of an f16, bf16 or fp8 value are exact: their rounding to the dtype
  * changes only a NaN's bits (to the canonical NaN). unrounded[i]: op i is such an op and no
- * use sees its NaN's bits (every use is an op that makes its own canonical NaN: f32
- * arithmetic, a comparison; or an arm of a where whose uses are such), so a pointwise
- * kernel leaves its rounding out. count entries; false: out of memory (none marked). */
+ * use sees its NaN's bits (every use makes its own canonical NaN: f32 arithmetic, maximum,
+ * minimum, clamp, relu, a comparison, a reduction; or is an arm of a where whose uses are
+ * such), so the kernel leaves its rounding out. count entries; false: out of memory (none
+ * marked). */
 bool kir_exact_unrounded(const kir_kernel *k, bool *unrounded);
 
-/* Passes (coalesce.c), for kernels of any length. */
+/* Passes (coalesce.c, fold.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);
 kir_pass_result kir_generalize_sizes(kir_kernel *k);
+/* Casts to fp8 of values clamped into its finite range become saturating casts (one cvt,
+ * the same bits), and a saturating cast absorbs a clamp to that range (fold.c). */
+kir_pass_result kir_fold_clamped_casts(kir_kernel *k);
 
 #endif

@@ -393,6 +393,135 @@ START_TEST(test_pass_results) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- fold */
+
+/* y = cast(clamp(x, lo, hi), to) (cast_saturate with sat), x of dt [n, 64]; the clamp
+ * also an output with keep; hi_input: hi is an input tensor, not a constant. */
+static pipeline clamped_cast(ic_dtype dt, double lo, double hi, ic_dtype to, bool sat, bool keep, bool hi_input) {
+  ic_graph *g = fresh();
+  ic_dim dims[2] = {ic_graph_symbol(g, "n"), 64};
+  ic_value x = ic_graph_input(g, "x", dt, 2, dims, IC_LAYOUT_CONTIGUOUS);
+  ic_value h = hi_input ? ic_graph_input(g, "h", dt, 2, dims, IC_LAYOUT_CONTIGUOUS) : ic_graph_constant(g, hi, IC_DTYPE_AUTO);
+  ic_value c = ic_graph_op(g, IC_OP_CLAMP, 3, (ic_value[]){x, ic_graph_constant(g, lo, IC_DTYPE_AUTO), h});
+  OK(ic_graph_output(g, "y", sat ? ic_graph_cast_saturate(g, c, to) : ic_graph_cast(g, c, to)));
+  if (keep) OK(ic_graph_output(g, "c", c));
+  pipeline p = run_passes(g, false);
+  ck_assert_int_eq(p.s.count, 1);
+  return p;
+}
+
+/* The kernel's one cast or cast_saturate (to an fp8 dtype) and the op its operand is. */
+static const kir_instr *fp8_cast(const kir_kernel *k, ic_op *operand_op) {
+  const kir_instr *cast = NULL;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_OP && (in->op == IC_OP_CAST || in->op == IC_OP_CAST_SATURATE) &&
+        (in->dtype == IC_F8E4M3 || in->dtype == IC_F8E5M2)) {
+      ck_assert_ptr_null(cast);
+      cast = in;
+    }
+  }
+  ck_assert_ptr_nonnull(cast);
+  const kir_instr *arg = &k->instrs.items[cast->args[0]];
+  *operand_op = arg->kind == KIR_OP ? arg->op : IC_OP_COUNT;
+  return cast;
+}
+
+static int32_t clamps_in(const kir_kernel *k) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) n += k->instrs.items[i].kind == KIR_OP && k->instrs.items[i].op == IC_OP_CLAMP;
+  return n;
+}
+
+START_TEST(test_fold_clamped_casts) {
+  static const struct {
+    ic_dtype dt, to;
+    double lo, hi;
+    bool sat, keep, hi_input;
+    ic_op want_op, want_operand; /* the cast after the pass, and its operand (IC_OP_COUNT: the input) */
+    bool clamped;
+  } cases[] = {
+      /* PyTorch's clamp to +-448 then cast: one saturating cast of x, the clamp gone */
+      {IC_F32, IC_F8E4M3, -448, 448, false, false, false, IC_OP_CAST_SATURATE, IC_OP_COUNT, true},
+      {IC_BF16, IC_F8E4M3, -448, 448, false, false, false, IC_OP_CAST_SATURATE, IC_OP_COUNT, true},
+      /* inside the range: saturating, the clamp stays (it moves values the cast keeps) */
+      {IC_F32, IC_F8E4M3, -300, 200, false, false, false, IC_OP_CAST_SATURATE, IC_OP_CLAMP, true},
+      {IC_F16, IC_F8E5M2, -448, 448, false, false, false, IC_OP_CAST_SATURATE, IC_OP_CLAMP, true},
+      /* past the range: 470 would become NaN, so the plain cast stays */
+      {IC_F32, IC_F8E4M3, -500, 500, false, false, false, IC_OP_CAST, IC_OP_CLAMP, false},
+      {IC_F32, IC_F8E4M3, -448, 448.5, false, false, false, IC_OP_CAST, IC_OP_CLAMP, false},
+      /* a saturating cast absorbs a clamp reaching past both ends, not one inside */
+      {IC_F32, IC_F8E4M3, -1000, 1000, true, false, false, IC_OP_CAST_SATURATE, IC_OP_COUNT, true},
+      {IC_F32, IC_F8E5M2, -1e30, 57344, true, false, false, IC_OP_CAST_SATURATE, IC_OP_COUNT, true},
+      {IC_F32, IC_F8E4M3, -1000, 440, true, false, false, IC_OP_CAST_SATURATE, IC_OP_CLAMP, false},
+      /* the clamp stored too: it stays, the cast reads x */
+      {IC_F32, IC_F8E4M3, -448, 448, false, true, false, IC_OP_CAST_SATURATE, IC_OP_COUNT, true},
+      /* a bound that is no constant */
+      {IC_F32, IC_F8E4M3, -448, 448, false, false, true, IC_OP_CAST, IC_OP_CLAMP, false},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    pipeline p = clamped_cast(cases[c].dt, cases[c].lo, cases[c].hi, cases[c].to, cases[c].sat, cases[c].keep,
+                              cases[c].hi_input);
+    const kir_kernel *k = &p.kernels[0];
+    ic_op operand;
+    const kir_instr *cast = fp8_cast(k, &operand);
+    ck_assert_msg(cast->op == cases[c].want_op && operand == cases[c].want_operand && cast->clamped == cases[c].clamped,
+                  "case %zu: %s of %s (clamped %d)", c, ic_op_name(cast->op), operand == IC_OP_COUNT ? "x" : ic_op_name(operand),
+                  cast->clamped);
+    const bool gone = cases[c].want_operand == IC_OP_COUNT && !cases[c].keep;
+    ck_assert_int_eq(clamps_in(k), gone ? 0 : 1);
+    for (int32_t i = 0; i < k->instrs.count; i++) /* dropped with the clamp: its bounds */
+      ck_assert(!gone || k->instrs.items[i].kind != KIR_CONST);
+    pipeline_free(&p);
+  }
+  /* eager: the cast is a kernel of its own, its operand a load */
+  ic_graph *g = fresh();
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+  ic_value cl = ic_graph_op(g, IC_OP_CLAMP, 3, (ic_value[]){x, ic_graph_constant(g, -448, IC_DTYPE_AUTO),
+                                                          ic_graph_constant(g, 448, IC_DTYPE_AUTO)});
+  OK(ic_graph_output(g, "y", ic_graph_cast(g, cl, IC_F8E4M3)));
+  pipeline p = run_passes(g, true);
+  ck_assert_int_eq(p.s.count, 2);
+  for (int32_t k = 0; k < p.s.count; k++)
+    for (int32_t i = 0; i < p.kernels[k].instrs.count; i++) {
+      const kir_instr *in = &p.kernels[k].instrs.items[i];
+      ck_assert(!(in->kind == KIR_OP && in->op == IC_OP_CAST_SATURATE));
+    }
+  pipeline_free(&p);
+}
+END_TEST
+
+/* An exact op (abs of bf16) feeding only ops that make their own NaN, a reduction among
+ * them, is left unrounded; one whose bits are stored is not. */
+START_TEST(test_exact_ops_before_reductions) {
+  for (int stored = 0; stored < 2; stored++) {
+    ic_graph *g = fresh();
+    ic_value x = ic_graph_input(g, "x", IC_BF16, 2, (ic_dim[]){ic_graph_symbol(g, "n"), 256}, IC_LAYOUT_CONTIGUOUS);
+    ic_value a = ic_graph_unary(g, IC_OP_ABS, x);
+    ic_value r = ic_graph_unary(g, IC_OP_RELU, ic_graph_unary(g, IC_OP_NEG, x));
+    ic_value m = ic_graph_reduce(g, IC_REDUCE_MAX, a, 1, (int32_t[]){1}, 1);
+    OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MAXIMUM, ic_graph_binary(g, IC_OP_MUL, x, m), r)));
+    if (stored) OK(ic_graph_output(g, "a", a));
+    pipeline p = run_passes(g, false);
+    ck_assert_int_eq(p.s.count, 1);
+    const kir_kernel *k = &p.kernels[0];
+    bool *unrounded = calloc((size_t)k->instrs.count + 1, sizeof *unrounded);
+    ck_assert(unrounded && kir_exact_unrounded(k, unrounded));
+    int32_t abs_seen = 0, neg_seen = 0, relu_seen = 0;
+    for (int32_t i = 0; i < k->instrs.count; i++) {
+      const kir_instr *in = &k->instrs.items[i];
+      if (in->kind != KIR_OP) continue;
+      if (in->op == IC_OP_ABS) abs_seen++, ck_assert(unrounded[i] == !stored);
+      if (in->op == IC_OP_NEG) neg_seen++, ck_assert(unrounded[i]);  /* its use: relu */
+      if (in->op == IC_OP_RELU) relu_seen++, ck_assert(unrounded[i]); /* its use: maximum */
+    }
+    ck_assert(abs_seen == 1 && neg_seen == 1 && relu_seen == 1);
+    free(unrounded);
+    pipeline_free(&p);
+  }
+}
+END_TEST
+
 static void log_collect(void *user, ic_log_level level, const char *msg) {
   if (level == IC_LOG_DEBUG && strstr(msg, "not generalized")) (*(int *)user)++;
 }
@@ -429,6 +558,8 @@ int main(void) {
   tcase_add_test(tc, test_generalize_sizes_in_eager);
   tcase_add_test(tc, test_collect_params_refuses_out_of_range);
   tcase_add_test(tc, test_pass_results);
+  tcase_add_test(tc, test_fold_clamped_casts);
+  tcase_add_test(tc, test_exact_ops_before_reductions);
   tcase_add_test(tc, test_skipped_pass_is_logged);
   suite_add_tcase(s, tc);
   return check_run_suite(s);

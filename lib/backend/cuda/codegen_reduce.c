@@ -1222,6 +1222,12 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   }
   kir_levels(k, rg.element);
   cg.element = rg.element;
+  /* exact ops left unrounded (kir_exact_unrounded); out of memory: every op rounds */
+  cg.exact_unrounded = sys_malloc(n * sizeof *cg.exact_unrounded);
+  if (cg.exact_unrounded && !kir_exact_unrounded(k, cg.exact_unrounded)) {
+    free(cg.exact_unrounded);
+    cg.exact_unrounded = NULL;
+  }
   kir_pass_needs(k, rg.element, NULL, rg.need);
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) rg.inner = d;
@@ -1285,6 +1291,7 @@ done:
   free(rg.packed);
   free(rg.first_pass);
   free(cg.mode);
+  free(cg.exact_unrounded);
   free(cg.aligned.items);
   sbuf_free(&cg.out);
   return s;

@@ -157,18 +157,6 @@ static float ref_int_to_f32_odd(int64_t v) {
   return v < 0 ? -f : f;
 }
 
-/* The largest finite value of a float dtype. */
-static double ref_max_finite(ic_dtype dt) {
-  switch (dt) {
-  case IC_F16: return 65504.0;
-  case IC_BF16: return 3.3895313892515355e38;
-  case IC_F8E4M3: return 448.0;
-  case IC_F8E5M2: return 57344.0;
-  case IC_F32: return 3.4028234663852886e38;
-  default: return 1.7976931348623157e308;
-  }
-}
-
 /* float/double -> integer dtype: truncate, saturate, NaN -> 0 (cvt.rzi.sat). */
 static int64_t ref_float_to_int(ic_dtype to, double d) {
   int64_t lo, hi;
@@ -205,7 +193,7 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
   }
   if (to == IC_F64) {
     r.d = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
-    if (saturate && isinf(r.d)) r.d = r.d > 0 ? ref_max_finite(to) : -ref_max_finite(to);
+    if (saturate && isinf(r.d)) r.d = r.d > 0 ? dtype_max_finite(to) : -dtype_max_finite(to);
     return r;
   }
   /* to a float-computed dtype: one rounding from the exact value */
@@ -221,7 +209,7 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
     const unsigned char bytes[2] = {(unsigned char)bits, (unsigned char)(bits >> 8)};
     r = ref_load(to, bytes, 0);
   }
-  if (saturate && !isnan(x) && (isinf(r.f) || isnan(r.f))) r.f = (float)(x > 0 ? ref_max_finite(to) : -ref_max_finite(to));
+  if (saturate && !isnan(x) && (isinf(r.f) || isnan(r.f))) r.f = (float)(x > 0 ? dtype_max_finite(to) : -dtype_max_finite(to));
   return r;
 }
 
