@@ -60,6 +60,22 @@ static void cg_tile_coordinates(codegen *cg, int32_t P, int32_t TL) {
   sbuf_puts(o, "  (void)blk;\n");
 }
 
+/* Thread t's element of the tile in step m of a load loop, lp along p and ll along the
+ * last dim: `across` consecutive threads walk a tile row (along p, W elements each, or
+ * along the last dim), so step m is t's step 0 moved by KIR_TILE_THREADS / across rows.
+ * Written as offsets of m (not q = t + m * threads, then q / across and q % across on
+ * ints): the addresses of a run-time stride stay affine in m and strength-reduce, where
+ * the divisions of a signed q left sign fixups and a 64-bit multiply per load. */
+static void cg_tile_lanes(codegen *cg, bool along_last, int32_t across, int32_t W) {
+  const int32_t rows = KIR_TILE_THREADS / across; /* KIR_TILE_THREADS is a multiple of across */
+  if (along_last)
+    sbuf_printf(&cg->out, "      const int lp = threadIdx.x / %" PRId32 " + m * %" PRId32 ", ll = threadIdx.x %% %" PRId32 ";\n",
+                across, rows, across);
+  else
+    sbuf_printf(&cg->out, "      const int lp = (threadIdx.x %% %" PRId32 ") * %" PRId32 ", ll = threadIdx.x / %" PRId32 " + m * %" PRId32 ";\n",
+                across, W, across, rows);
+}
+
 /* Tile load i along p, W elements a thread at a time (kir_tile_load_width: scalar loads
  * of narrow elements kept too few bytes in flight, bf16 permute 59% of copy against 98%
  * for f32): one 16-byte load where the address is aligned and the W elements are inside
@@ -73,8 +89,7 @@ static void cg_tile_vector_load(codegen *cg, int32_t i, int32_t P, int32_t TL, i
   sbuf_printf(o, " {\n    ic_u32 w[%" PRId32 "][4];\n    bool whole[%" PRId32 "];\n", M, M);
   for (int pass = 0; pass < 2; pass++) {
     sbuf_printf(o, "#pragma unroll\n    for (int m = 0; m < %" PRId32 "; m++) {\n", M);
-    sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = (q %% %d) * %" PRId32 ", ll = q / %d;\n", KIR_TILE_THREADS,
-                T / W, W, T / W);
+    cg_tile_lanes(cg, false, T / W, W);
     sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
     sbuf_puts(o, "      const ic_u8 *a = ");
     cg_address(cg, in, NULL);
@@ -131,15 +146,23 @@ static void cg_tile_load_phase(codegen *cg, int32_t P, int32_t TL) {
         cg_tile_vector_load(cg, i, P, TL, W);
         continue;
       }
-      sbuf_printf(o, " {\n#pragma unroll 4\n    for (int m = 0; m < %" PRId32 "; m++) {\n", T * TL / KIR_TILE_THREADS);
-      if (along_last)
-        sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = q / %" PRId32 ", ll = q %% %" PRId32 ";\n", KIR_TILE_THREADS, TL, TL);
-      else
-        sbuf_printf(o, "      const int q = threadIdx.x + m * %d, lp = q %% %d, ll = q / %d;\n", KIR_TILE_THREADS, T, T);
-      sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
-      sbuf_printf(o, "      if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") t%" PRId32 "[ll][lp] = ", P, P, L, L, i);
-      cg_load(cg, &k->instrs.items[i], NULL);
-      sbuf_puts(o, ";\n    }\n  }\n");
+      /* a whole tile (most of them) loads without bounds tests, so its loads issue
+       * back to back */
+      sbuf_printf(o, " {\n    const bool whole = tp * %d + %d <= d%" PRId32 " && tl * %" PRId32 " + %" PRId32 " <= d%" PRId32 ";\n", T, T, P,
+                  TL, TL, L);
+      for (int32_t whole = 1; whole >= 0; whole--) {
+        sbuf_printf(o, "    %s {\n#pragma unroll 4\n    for (int m = 0; m < %" PRId32 "; m++) {\n", whole ? "if (whole)" : "else",
+                    T * TL / KIR_TILE_THREADS);
+        cg_tile_lanes(cg, along_last, along_last ? TL : T, 1);
+        sbuf_printf(o, "      const ic_i64 i%" PRId32 " = tp * %d + lp, i%" PRId32 " = tl * %" PRId32 " + ll;\n", P, T, L, TL);
+        if (whole)
+          sbuf_printf(o, "      t%" PRId32 "[ll][lp] = ", i);
+        else
+          sbuf_printf(o, "      if (i%" PRId32 " < d%" PRId32 " && i%" PRId32 " < d%" PRId32 ") t%" PRId32 "[ll][lp] = ", P, P, L, L, i);
+        cg_load(cg, &k->instrs.items[i], NULL);
+        sbuf_puts(o, ";\n    }\n    }\n");
+      }
+      sbuf_puts(o, "  }\n");
     }
   }
   sbuf_puts(o, "  __syncthreads();\n");
