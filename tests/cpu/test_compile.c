@@ -739,6 +739,74 @@ END_TEST
  * for wider ones, and no tiling where the tiles would pass a block's 48 KiB of static
  * shared memory (three f32 transposed loads); each compiles for sm_80 and sm_90a, and
  * the launch covers one block a tile. */
+/* Roundings to bf16 and f16 go two values a conversion where values come in pairs: the
+ * vector slots of pointwise kernels call a pair body (<entry>_body2, ic_rnd2_), the
+ * element loops of reduction kernels round pairs, and a stored op's value is its
+ * rounding's bits (no second conversion). Casts from i32 and f64 keep their round-to-odd
+ * step inside the pair. Every such source compiles for sm_80 and sm_90a. */
+START_TEST(test_paired_roundings) {
+  static const char *const arches[] = {"sm_80", "sm_90a"};
+  for (int a = 0; a < 2; a++) {
+    ic_context *ctx = make_ctx(arches[a]);
+    for (int f16 = 0; f16 < 2; f16++) {
+      const ic_dtype dt = f16 ? IC_F16 : IC_BF16;
+      const char *rnd2 = f16 ? "ic_rnd2_f16(" : "ic_rnd2_bf16(";
+      ic_graph *g;
+      OK(ic_graph_create(&g));
+      ic_dim dims[2] = {ic_graph_symbol(g, "n"), 64};
+      ic_value x = ic_graph_input(g, "x", dt, 2, dims, IC_LAYOUT_CONTIGUOUS);
+      ic_value i = ic_graph_input(g, "i", IC_I32, 2, dims, IC_LAYOUT_CONTIGUOUS);
+      ic_value d = ic_graph_input(g, "d", IC_F64, 2, dims, IC_LAYOUT_CONTIGUOUS);
+      ic_value y = ic_graph_binary(g, IC_OP_ADD, ic_graph_binary(g, IC_OP_MUL, x, x), ic_graph_cast(g, i, dt));
+      OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_SUB, y, ic_graph_cast(g, d, dt))));
+      ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+      ic_program *p;
+      ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s %s: %s", arches[a], ic_dtype_name(dt), ic_last_error());
+      ck_assert_int_eq(ic_program_kernel_count(p), 1);
+      const char *src = ic_program_kernel_source(p, 0);
+      ck_assert_ptr_nonnull(strstr(src, "_body2(const "));
+      ck_assert_ptr_nonnull(strstr(src, "k += 2) ic_"));
+      ck_assert_ptr_nonnull(strstr(src, rnd2));
+      ck_assert_ptr_nonnull(strstr(src, "(ic_i2f_odd(v"));
+      ck_assert_ptr_nonnull(strstr(src, "(ic_d2f_odd(v"));
+      ic_program_release(p);
+      ic_graph_destroy(g);
+
+      /* RMS norm's shape: x * rsqrt(mean(x^2) + eps), cast to dt, times w */
+      OK(ic_graph_create(&g));
+      dims[0] = ic_graph_symbol(g, "n");
+      dims[1] = 4096;
+      x = ic_graph_input(g, "x", dt, 2, dims, IC_LAYOUT_CONTIGUOUS);
+      ic_value w = ic_graph_input(g, "w", dt, 1, &dims[1], IC_LAYOUT_CONTIGUOUS);
+      ic_value xf = ic_graph_cast(g, x, IC_F32);
+      ic_value ms = ic_graph_reduce(g, IC_REDUCE_MEAN, ic_graph_binary(g, IC_OP_MUL, xf, xf), 1, (int32_t[]){1}, 1);
+      ic_value r = ic_graph_unary(g, IC_OP_RSQRT, ic_graph_binary(g, IC_OP_ADD, ms, ic_graph_constant(g, 1e-6, IC_DTYPE_AUTO)));
+      OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, ic_graph_cast(g, ic_graph_binary(g, IC_OP_MUL, xf, r), dt), w)));
+      ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s %s rms: %s", arches[a], ic_dtype_name(dt), ic_last_error());
+      ck_assert_int_eq(ic_program_kernel_count(p), 1);
+      src = ic_program_kernel_source(p, 0);
+      ck_assert_ptr_nonnull(strstr(src, "e += 2) "));
+      ck_assert_ptr_nonnull(strstr(src, rnd2));
+      ck_assert_ptr_nonnull(strstr(src, f16 ? "ic_rndbits_f16(ic_mul(" : "ic_rndbits_bf16(ic_mul("));
+      ic_program_release(p);
+      ic_graph_destroy(g);
+    }
+    /* f32 kernels have no pair body */
+    ic_graph *g;
+    OK(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+    OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, x)));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    OK(ic_compile(ctx, g, &o, &p));
+    ck_assert_ptr_null(strstr(ic_program_kernel_source(p, 0), "_body2"));
+    ic_program_release(p);
+    ic_graph_destroy(g);
+    ic_context_destroy(ctx);
+  }
+}
+END_TEST
+
 START_TEST(test_tile_shapes) {
   static const struct {
     ic_dtype dt;
@@ -915,6 +983,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_large_bodies_not_inlined, 1200, NULL, NULL);
   CHECK_CASE(s, test_row_strategy, 600, NULL, NULL);
   CHECK_CASE(s, test_tile_shapes, 600, NULL, NULL);
+  CHECK_CASE(s, test_paired_roundings, 600, NULL, NULL);
   CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);
   CHECK_CASE(s, test_warm_compiler, 1200, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;

@@ -34,6 +34,8 @@ const char *cg_ctype(ic_dtype dt) {
 const char *cg_dtname(ic_dtype dt) { return ic_dtype_name(dt); }
 
 /* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
+bool cg_pairs_rounding(ic_dtype dt) { return dt == IC_BF16 || dt == IC_F16; }
+
 bool cg_rounds(ic_dtype dt) {
   switch (dt) {
   case IC_F16: case IC_BF16: case IC_F8E4M3: case IC_F8E5M2: case IC_U8: case IC_I8: case IC_I16: return true;
@@ -141,15 +143,16 @@ void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const ch
   } else {
     /* to a dtype computed in float: f32 rounds once directly; narrower dtypes get a
      * round-to-odd f32 first so that their own rounding is the only one */
-    bool f32 = to == IC_F32;
+    bool f32 = to == IC_F32, leave = !saturate && cg->leave_rounding && cg_pairs_rounding(to);
     const char *bits = cg->bits && !f32 ? "bits" : "";
     cg->bits = false;
+    if (leave) cg->leave_rounding = false; /* the float before the rounding: its caller rounds it */
     if (saturate) sbuf_printf(o, "ic_sat%s_%s(", bits, tn);
-    else if (!f32) sbuf_printf(o, "ic_rnd%s_%s(", bits, tn);
+    else if (!f32 && !leave) sbuf_printf(o, "ic_rnd%s_%s(", bits, tn);
     if (f32 && from_f64) sbuf_printf(o, "ic_d2f(%s)", v);
     else if (f32 || (!from_int && !from_f64)) sbuf_printf(o, "((float)%s)", v);
     else sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
-    if (saturate || !f32) sbuf_puts(o, ")");
+    if (saturate || (!f32 && !leave)) sbuf_puts(o, ")");
   }
 }
 
@@ -162,6 +165,10 @@ void cg_op(codegen *cg, const kir_instr *in, const kir_instr *args, const char *
    * (but for the exact ops kir_exact_unrounded leaves as they are) */
   bool exact = cg->exact_unrounded && cg->exact_unrounded[in - cg->k->instrs.items]; /* in: one of k's */
   bool round = cg_rounds(in->dtype) && info->result == OP_RESULT_SAME && in->op != IC_OP_WHERE && !exact;
+  if (round && cg->leave_rounding && cg_pairs_rounding(in->dtype)) {
+    round = false;
+    cg->leave_rounding = false;
+  }
   if (round) sbuf_printf(o, "ic_rnd%s_%s(", cg->bits ? "bits" : "", cg_dtname(in->dtype));
   if (round) cg->bits = false;
   const char *helper = info->name; /* the prelude names its helpers ic_<op spelling> */
@@ -213,7 +220,7 @@ bool cg_asm_result_bits(const codegen *cg, const kir_instr *in) {
 /* Whether op i (a narrow float, stored, at pack 1) is computed as its storage bits. */
 static bool cg_value_as_bits(const codegen *cg, int32_t i) {
   const kir_instr *in = &cg->k->instrs.items[i];
-  return cg->pack == 1 && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) && cg_value_stored(cg, i);
+  return (cg->pack == 1 || (cg->pair_body && cg->pack == 2)) && in->kind == KIR_OP && dtype_is_narrow_float(in->dtype) && cg_value_stored(cg, i);
 }
 
 /* cg_op as storage bits: an expression that ends in a rounding to the dtype (ic_rnd_,
@@ -262,19 +269,62 @@ static int32_t cg_body_weight(const kir_kernel *k) {
   return w;
 }
 
+/* The expressions of op in for the two points of a pair body (operands named names[q]),
+ * each without its outer rounding to bf16 or f16, into out[0] and out[1]; false when
+ * the op has no such rounding (out then holds nothing useful). */
+static bool cg_pair_exprs(codegen *cg, const kir_instr *in, const kir_instr *args, char names[2][3][32], sbuf out[2]) {
+  sbuf saved = cg->out;
+  bool left = true;
+  for (int q = 0; q < 2; q++) {
+    const char *const refs[3] = {names[q][0], names[q][1], names[q][2]};
+    cg->out = out[q];
+    cg->leave_rounding = true;
+    cg_op(cg, in, args, refs);
+    left &= !cg->leave_rounding;
+    out[q] = cg->out;
+  }
+  cg->out = saved;
+  cg->leave_rounding = false;
+  if (out[0].oom || out[1].oom) cg->oom = true;
+  return left && out[0].data && out[1].data;
+}
+
+/* Whether the kernel has an op a pair body rounds two points at a time. */
+static bool cg_has_pair_rounding(codegen *cg) {
+  const kir_kernel *k = cg->k;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_OP || !cg_pairs_rounding(in->dtype) || cg_value_as_bits(cg, i)) continue;
+    kir_instr args[3] = {{0}};
+    for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
+    if (in->op == IC_OP_WHERE) args[0] = args[1];
+    char names[2][3][32] = {{"a", "b", "c"}, {"a", "b", "c"}};
+    sbuf e[2] = {{0}, {0}};
+    bool pairs = cg_pair_exprs(cg, in, args, names, e);
+    sbuf_free(&e[0]);
+    sbuf_free(&e[1]);
+    if (pairs) return true;
+  }
+  return false;
+}
+
 /* __device__ void <name>_body(loads..., stores&...): the ops of one point, or of P
- * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop).
- * Inlined where it is small, one function where it is large (CG_BODY_INLINE_MAX_WEIGHT). */
+ * points (cg->pack > 1, for asm groups: arrays of P in and out, each op in a loop;
+ * cg->pair_body: <name>_body2, two points whose roundings to bf16 or f16 go through one
+ * conversion, ic_rnd2_). Inlined where it is small, one function where it is large
+ * (CG_BODY_INLINE_MAX_WEIGHT). */
 static void cg_body(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t P = cg->pack;
+  const bool pairs = cg->pair_body && P == 2; /* writing <name>_body2 */
+  const char *suffix = pairs ? "2" : "";
   int32_t weight = cg_body_weight(k);
   if (weight > CG_BODY_INLINE_MAX_WEIGHT)
-    sbuf_printf(o, "/* weight %" PRId32 " > %d: one copy, called (NVRTC time) */\n__device__ __noinline__ void %s_body(",
-                weight, CG_BODY_INLINE_MAX_WEIGHT, cg->entry);
+    sbuf_printf(o, "/* weight %" PRId32 " > %d: one copy, called (NVRTC time) */\n__device__ __noinline__ void %s_body%s(",
+                weight, CG_BODY_INLINE_MAX_WEIGHT, cg->entry, suffix);
   else
-    sbuf_printf(o, "__device__ __forceinline__ void %s_body(", cg->entry);
+    sbuf_printf(o, "__device__ __forceinline__ void %s_body%s(", cg->entry, suffix);
   const char *sep = "";
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -295,7 +345,26 @@ static void cg_body(codegen *cg) {
     }
     /* a stored narrow float: its bits first, the value from them */
     bool bits = cg_value_as_bits(cg, i);
-    if (bits) sbuf_printf(o, "  const ic_u32 v%" PRId32 "_b = ", i);
+    if (pairs && in->kind == KIR_OP && !bits && cg_pairs_rounding(in->dtype)) {
+      kir_instr args[3] = {{0}};
+      for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
+      if (in->op == IC_OP_WHERE) args[0] = args[1];
+      char names[2][3][32];
+      for (int q = 0; q < 2; q++)
+        for (int32_t j = 0; j < 3; j++)
+          snprintf(names[q][j], sizeof names[q][j], j < in->nargs && k->instrs.items[in->args[j]].kind != KIR_CONST ? "v%" PRId32 "[%d]" : "v%" PRId32,
+                   in->args[j], q);
+      sbuf e[2] = {{0}, {0}};
+      bool paired = cg_pair_exprs(cg, in, args, names, e);
+      if (paired)
+        sbuf_printf(o, "  %s v%" PRId32 "[2];\n  ic_rnd2_%s(%s, %s, v%" PRId32 "[0], v%" PRId32 "[1]);\n", t, i, cg_dtname(in->dtype),
+                    e[0].data, e[1].data, i, i);
+      sbuf_free(&e[0]);
+      sbuf_free(&e[1]);
+      if (paired) continue;
+    }
+    if (bits && array) sbuf_printf(o, "  ic_u32 v%" PRId32 "_b[%" PRId32 "];\n#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) v%" PRId32 "_b[q] = ", i, P, P, i);
+    else if (bits) sbuf_printf(o, "  const ic_u32 v%" PRId32 "_b = ", i);
     else if (in->kind == KIR_CONST || in->kind == KIR_OP || in->kind == KIR_ASM_RESULT) {
       if (array) sbuf_printf(o, "  %s v%" PRId32 "[%" PRId32 "];\n#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) v%" PRId32 "[q] = ", t, i, P, P, i);
       else sbuf_printf(o, "  const %s v%" PRId32 " = ", t, i);
@@ -316,7 +385,11 @@ static void cg_body(codegen *cg) {
       if (in->op == IC_OP_WHERE && P > 1 && k->instrs.items[in->args[0]].kind != KIR_CONST)
         snprintf(names[0], sizeof names[0], "v%" PRId32 "[q]", in->args[0]);
       const char *const refs[3] = {names[0], names[1], names[2]};
-      if (bits) {
+      if (bits && array) {
+        cg_op_bits(cg, in, args, refs);
+        sbuf_printf(o, ";\n  float v%" PRId32 "[%" PRId32 "];\n#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) v%" PRId32 "[q] = ic_unpack_%s(v%" PRId32 "_b[q])",
+                    i, P, P, i, cg_dtname(in->dtype), i);
+      } else if (bits) {
         cg_op_bits(cg, in, args, refs);
         sbuf_printf(o, ";\n  const float v%" PRId32 " = ic_unpack_%s(v%" PRId32 "_b)", i, cg_dtname(in->dtype), i);
       } else {
@@ -328,6 +401,8 @@ static void cg_body(codegen *cg) {
       if (P > 1) sbuf_printf(o, "#pragma unroll\n  for (int q = 0; q < %" PRId32 "; q++) r%" PRId32 "[q] = ", P, i);
       if (P > 1 && cg_stores_bits(cg, in) && cg_asm_result_bits(cg, val))
         sbuf_printf(o, "a%" PRId32 "_b%" PRId32 "[q]", val->args[0], val->result); /* the asm's own bits */
+      else if (P > 1 && cg_stores_bits(cg, in) && cg_value_as_bits(cg, in->args[0]))
+        sbuf_printf(o, "v%" PRId32 "_b[q]", in->args[0]);
       else if (P > 1 && cg_stores_bits(cg, in))
         sbuf_printf(o, "ic_pack_%s(v%" PRId32 "%s)", cg_dtname(in->dtype), in->args[0], src_const ? "" : "[q]");
       else if (P > 1) sbuf_printf(o, "v%" PRId32 "%s", in->args[0], src_const ? "" : "[q]");
@@ -412,10 +487,22 @@ void cg_decompose(codegen *cg, const char *e, const char *indent) {
   sbuf_printf(o, "%s}\n", indent);
 }
 
+void cg_slot_body_calls(codegen *cg) {
+  const bool pairs = cg->pair_body && cg->vec % 2 == 0;
+  sbuf_printf(&cg->out, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k += %d) ", cg->vec, pairs ? 2 : 1);
+  if (pairs) {
+    cg->pack = 2;
+    cg_body_call(cg, " + k");
+    cg->pack = 1;
+  } else {
+    cg_body_call(cg, "[k]");
+  }
+}
+
 void cg_body_call(codegen *cg, const char *index) {
   const kir_kernel *k = cg->k;
   const char *sep = "";
-  sbuf_printf(&cg->out, "%s_body(", cg->entry);
+  sbuf_printf(&cg->out, "%s_body%s(", cg->entry, cg->pair_body && cg->pack == 2 ? "2" : "");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_LOAD && in->kind != KIR_STORE && in->kind != KIR_RANGE) continue;
@@ -675,8 +762,7 @@ static void cg_vector_path(codegen *cg) {
     sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k += %" PRId32 ") ", V, cg->pack);
     cg_body_call(cg, " + k");
   } else {
-    sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
-    cg_body_call(cg, "[k]");
+    cg_slot_body_calls(cg);
   }
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
@@ -899,6 +985,14 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_resu
   }
   cg_plan_kir_choices(&cg, &ps);
   cg_body(&cg);
+  /* pairs of points for the vector slots where roundings to bf16 or f16 pair up (F2F is a
+   * quarter-rate instruction on sm_90; ptxas pairs only conversions whose bits it packs) */
+  if (cg.pack == 1 && cg.vec % 2 == 0 && cg_body_weight(k) <= CG_BODY_INLINE_MAX_WEIGHT && cg_has_pair_rounding(&cg)) {
+    cg.pair_body = true;
+    cg.pack = 2;
+    cg_body(&cg);
+    cg.pack = 1;
+  }
   if (ps.tile_dim >= 0) cg_tiled_kernel(&cg, ps.tile_dim, ps.tile_last);
   else cg_kernel(&cg);
   free(cg.mode);

@@ -31,6 +31,10 @@ typedef struct codegen {
   int32_t row_dim, rows;            /* pointwise: kir_pointwise_strategy's (rows > 1: a thread's rows of
                                      * row_dim; cg_decompose then makes q<row_dim> over Dr) */
   bool bits;                        /* cg_op/cg_convert: the outer rounding makes storage bits */
+  bool pair_body;                   /* pointwise: the kernel has <name>_body2 for two points (written
+                                     * by cg_body at pack 2), which vector slots call */
+  bool leave_rounding;              /* cg_op/cg_convert: an outer rounding to bf16 or f16 is left out
+                                     * (its caller rounds a pair at once: ic_rnd2_); cleared when one is */
   const bool *element;              /* reduction kernels: kir_levels (row values are scalars) */
   access_mode *mode;                /* per instruction (loads and stores) */
   int32_t *merged;                  /* pointwise, per guarded load: the load one vector load serves with it
@@ -47,6 +51,8 @@ const char *cg_ctype(ic_dtype dt);
 const char *cg_dtname(ic_dtype dt);
 /* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
 bool cg_rounds(ic_dtype dt);
+/* Roundings to these dtypes go two at a time where values come in pairs (ic_rnd2_). */
+bool cg_pairs_rounding(ic_dtype dt);
 /* An index expression in C; the innermost var named last_var (NULL: i<ndim-1>). */
 void cg_expr(codegen *cg, sym_id e, const char *last_var);
 void cg_require_aligned(codegen *cg, sym_id e);
@@ -74,8 +80,12 @@ void cg_slot_load(codegen *cg, int32_t i);
 void cg_slot_store(codegen *cg, int32_t i);
 /* One point's stores of r<i> (scalars), the last var named last_var (NULL: i<last>). */
 void cg_point_stores(codegen *cg, const char *last_var, const char *indent);
-/* <entry>_body(loads and ranges <index>, stores <index>); */
+/* <entry>_body(loads and ranges <index>, stores <index>); (<entry>_body2 while cg->pack is 2
+ * in a kernel with a pair body) */
 void cg_body_call(codegen *cg, const char *index);
+/* A vector slot's body calls: V points one at a time, or two at a time through
+ * <entry>_body2 (cg->pair_body). */
+void cg_slot_body_calls(codegen *cg);
 /* The type of store i's r<i> (ic_u32 bits for narrow floats), and its stored bits. */
 const char *cg_store_type(const codegen *cg, const kir_instr *in);
 /* Whether asm result instruction in is an output the asm makes as bits (a narrow float in

@@ -67,6 +67,7 @@ typedef struct red_gen {
   /* ... and the vector test holds for it (red_stores_pass's copy for aligned rows of whole
    * chunks): no element-by-element path is emitted beside the vectors */
   bool vector_known;
+  const char *lane; /* the element index element values are named with (red_name): "e", or "e + 1" */
 } red_gen;
 
 enum { RED_CACHE_VALUES = 64 };
@@ -171,7 +172,8 @@ static void red_butterflies(sbuf *o, const char *ind, ic_reduce_op op, ic_dtype 
 
 /* v<i>[e] for element values, v<i> for row values. */
 static void red_name(const red_gen *rg, int32_t i, char *buf, size_t size) {
-  snprintf(buf, size, rg->element[i] ? "v%" PRId32 "[e]" : "v%" PRId32, i);
+  if (rg->element[i]) snprintf(buf, size, "v%" PRId32 "[%s]", i, rg->lane);
+  else snprintf(buf, size, "v%" PRId32, i);
 }
 
 /* The reduced vars of element r (a C variable), innermost fastest. */
@@ -304,6 +306,8 @@ static bool red_stored_rounding(const red_gen *rg, int32_t i) {
          strcmp(cg_ctype(k->instrs.items[v->args[0]].dtype), "float") == 0;
 }
 
+static void red_op_expr(red_gen *rg, int32_t i);
+
 /* The storage bits of store i's value. A conversion to a narrow float that is stored
  * takes the bits of one rounding of its f32 operand (ic_rndbits_, ic_satbits_: the bits
  * the pointwise kernels store, canonical NaN included); an asm output made as bits is
@@ -320,6 +324,23 @@ static void red_pack(red_gen *rg, int32_t i, sbuf *o) {
   if (red_stored_rounding(rg, i)) {
     red_name(rg, v->args[0], src, sizeof src);
     sbuf_printf(o, "ic_%sbits_%s(%s)", v->op == IC_OP_CAST ? "rnd" : "sat", cg_dtname(in->dtype), src);
+    return;
+  }
+  if (v->kind == KIR_OP && v->dtype == in->dtype && dtype_is_narrow_float(in->dtype) && o == &rg->cg->out) {
+    /* an op of the stored dtype: the bits of its rounding (ic_rndbits_: ptxas packs two
+     * such conversions into one), not its value rounded, unpacked and packed again */
+    codegen *cg = rg->cg;
+    sbuf expr = {0}, saved = cg->out;
+    cg->out = expr;
+    cg->bits = true;
+    red_op_expr(rg, in->args[0]);
+    expr = cg->out;
+    cg->out = saved;
+    if (expr.oom) cg->oom = true;
+    if (cg->bits) sbuf_printf(o, "ic_pack_%s(%s)", cg_dtname(in->dtype), expr.data ? expr.data : ""); /* no rounding took them */
+    else sbuf_puts(o, expr.data ? expr.data : "");
+    cg->bits = false;
+    sbuf_free(&expr);
     return;
   }
   red_name(rg, in->args[0], src, sizeof src);
@@ -447,6 +468,40 @@ static void red_chunk_divide(red_gen *rg, int32_t i) {
     sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
 }
 
+/* Element op i, rounded to bf16 or f16, two elements a conversion (ic_rnd2_: F2F is a
+ * quarter-rate instruction on sm_90, and ptxas pairs only conversions whose bits it
+ * packs): its loop of pairs, after closing the open loop of single elements. False (and
+ * nothing written) for an op with no such rounding. */
+static bool red_round_pair(red_gen *rg, int32_t i, bool open) {
+  codegen *cg = rg->cg;
+  const kir_instr *in = &rg->k->instrs.items[i];
+  if (!cg_pairs_rounding(in->dtype) || !rg->element[i] || red_divides_by_row(rg, i)) return false;
+  sbuf lanes[2] = {{0}, {0}}, saved = cg->out;
+  bool left = true;
+  for (int l = 0; l < 2; l++) {
+    cg->out = lanes[l];
+    rg->lane = l ? "e + 1" : "e";
+    cg->leave_rounding = true;
+    red_op_expr(rg, i);
+    left &= !cg->leave_rounding; /* a rounding was left out */
+    lanes[l] = cg->out;
+  }
+  cg->out = saved;
+  cg->leave_rounding = false;
+  rg->lane = "e";
+  if (lanes[0].oom || lanes[1].oom) cg->oom = true;
+  if (left && lanes[0].data && lanes[1].data) {
+    sbuf *o = &cg->out;
+    if (open) sbuf_puts(o, "      }\n");
+    sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e += 2) ic_rnd2_%s(%s, %s, v%" PRId32 "[e], v%" PRId32 "[e + 1]);\n",
+                cg_dtname(in->dtype), lanes[0].data, lanes[1].data, i, i);
+    if (rg->cache_k > 0 && rg->cached[i]) sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+  }
+  sbuf_free(&lanes[0]);
+  sbuf_free(&lanes[1]);
+  return left;
+}
+
 /* A chunk's bounds test, or `true` where the chunk is known to lie inside the row. */
 static const char *red_in_row(const red_gen *rg, const char *test) { return rg->chunk_inside ? "true" : test; }
 
@@ -547,6 +602,10 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
       if (open) sbuf_puts(o, "      }\n");
       open = false;
       red_chunk_divide(rg, i);
+      continue;
+    }
+    if (kind == KIR_OP && red_round_pair(rg, i, open)) {
+      open = false;
       continue;
     }
     if (!open) sbuf_puts(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n");
@@ -1209,7 +1268,7 @@ static void red_kernel(red_gen *rg) {
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
   codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK};
-  red_gen rg = {.cg = &cg, .k = k, .inner = -1};
+  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e"};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
   rg.element = sys_calloc(n, sizeof(bool));

@@ -206,8 +206,7 @@ static void cg_tile_vector_slot(codegen *cg, int32_t P, int32_t TL) {
       cg_slot_load(cg, i);
     }
   }
-  sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) ", V);
-  cg_body_call(cg, "[k]");
+  cg_slot_body_calls(cg);
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
   sbuf_puts(o, "      continue;\n    }\n");
