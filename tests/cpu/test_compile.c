@@ -807,6 +807,49 @@ START_TEST(test_paired_roundings) {
 }
 END_TEST
 
+/* Division by a row value: the row's reciprocal once and a few instructions an element
+ * where a thread divides at least 8 chunks of the row or the row length is symbolic;
+ * the division itself, element by element, with fewer (softmax rows of 1024, 4096 and
+ * 16384, where the reciprocal measured slower). */
+START_TEST(test_row_division_strategy) {
+  ic_context *ctx = make_ctx("sm_90a");
+  static const struct {
+    int64_t len; /* 0: symbolic */
+    bool window;
+  } cases[] = {{1024, false}, {4096, false}, {16384, false}, {0, true}};
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    ic_graph *g;
+    OK(ic_graph_create(&g));
+    ic_dim len = cases[c].len ? cases[c].len : ic_graph_symbol(g, "m");
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){ic_graph_symbol(g, "n"), len}, IC_LAYOUT_CONTIGUOUS);
+    OK(ic_graph_output(g, "y", ic_graph_softmax(g, x, 1)));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    OK(ic_compile(ctx, g, &o, &p));
+    ck_assert_int_eq(ic_program_kernel_count(p), 1);
+    const char *src = ic_program_kernel_source(p, 0);
+    ck_assert_msg((strstr(src, "ic_divisor_prep(v") != NULL) == cases[c].window, "rows of %lld", (long long)cases[c].len);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
+  /* FP8 row quantization, bf16 rows of 8192 (8 chunks a thread): the reciprocal */
+  ic_graph *g;
+  OK(ic_graph_create(&g));
+  ic_value x = ic_graph_cast(g, ic_graph_input(g, "x", IC_BF16, 2, (ic_dim[]){ic_graph_symbol(g, "n"), 8192}, IC_LAYOUT_CONTIGUOUS),
+                             IC_F32);
+  ic_value amax = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, x), 1, (int32_t[]){1}, 1);
+  ic_value scale = ic_graph_binary(g, IC_OP_DIV, amax, ic_graph_constant(g, 448, IC_DTYPE_AUTO));
+  OK(ic_graph_output(g, "q", ic_graph_cast_saturate(g, ic_graph_binary(g, IC_OP_DIV, x, scale), IC_F8E4M3)));
+  ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+  ic_program *p;
+  OK(ic_compile(ctx, g, &o, &p));
+  ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p, 0), "ic_divisor_prep(v"));
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(test_tile_shapes) {
   static const struct {
     ic_dtype dt;
@@ -984,6 +1027,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_row_strategy, 600, NULL, NULL);
   CHECK_CASE(s, test_tile_shapes, 600, NULL, NULL);
   CHECK_CASE(s, test_paired_roundings, 600, NULL, NULL);
+  CHECK_CASE(s, test_row_division_strategy, 600, NULL, NULL);
   CHECK_CASE(s, test_fusion_budget, 1200, NULL, NULL);
   CHECK_CASE(s, test_warm_compiler, 1200, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
