@@ -135,6 +135,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     else
       sbuf_printf(out, "]\n  strategy %s: %" PRId32 " %s a row", rs.columns ? "columns" : "rows", rs.threads,
                 rs.columns ? "warps" : "threads");
+    if (k->stage == KIR_STAGE_WHOLE && rs.columns) sbuf_printf(out, ", %" PRId32 " rows a block", 32 * rs.column_groups);
     if (k->stage == KIR_STAGE_WHOLE && rs.lanes_per_thread > 1)
       sbuf_printf(out, ", %" PRId32 " lanes a thread", rs.lanes_per_thread);
     if (k->stage == KIR_STAGE_WHOLE && rs.groups) sbuf_puts(out, ", lane groups in turn");
@@ -332,8 +333,8 @@ static size_t kir_widest_element_load(const kir_kernel *k) {
 
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
-         LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8 };
-  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .groups = true, .count = -1};
+         LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8, COLUMN_GROUPS = 4 };
+  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .groups = true, .count = -1};
   sym_id count = kir_reduced_count(k);
   int32_t inner = -1;
   for (int32_t d = 0; d < k->ndim; d++)
@@ -347,6 +348,7 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   out->columns = k->ndim > 0 && inner >= 0 && !((k->axes >> (k->ndim - 1)) & 1u);
   if (out->columns) {
     out->threads = COLUMN_WARPS;
+    out->column_groups = COLUMN_GROUPS;
     if (chunks >= 0 && chunks < COLUMN_WARPS)
       for (out->threads = 1; out->threads < chunks; out->threads *= 2) continue;
   } else if (chunks >= 0 && chunks <= LANES) {

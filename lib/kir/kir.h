@@ -178,13 +178,16 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            lanes_per_thread lanes of the order (threads < 32: rows share a warp); a
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
- *   columns  the innermost dim is kept: 32 neighbouring rows a block, `threads` warps a
- *            row, each over a contiguous share of the lanes
+ *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps,
+ *            each over a contiguous share of the lanes; a block is column_groups groups
+ *            side by side, whose warps at one lane read 128 * column_groups contiguous
+ *            bytes of an f32 input (fewer DRAM pages opened than 128 bytes a block)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
   bool columns;
   int32_t threads;
+  int32_t column_groups; /* columns: groups of 32 rows a block; 1 otherwise */
   int32_t lanes_per_thread;
   bool groups;
   int64_t count; /* the elements a row reduces, -1 when symbolic */

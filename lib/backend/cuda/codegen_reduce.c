@@ -55,7 +55,7 @@ typedef struct red_gen {
    * rows (coalesced). Warp y takes a contiguous range of the row's lanes, combined by a
    * binary counter (the pairwise tree), then the warps' results combine pairwise too. */
   bool columns;
-  int32_t ywarps;
+  int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
    * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
@@ -1049,17 +1049,17 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   /* the warps' results, pairwise over y */
   sbuf_printf(o, "  {\n    %s (*const sa)[32] = (%s (*)[32])ic_smem;\n", t, t);
   bool arg = red_arg(in->reduce);
-  if (arg) sbuf_printf(o, "    ic_i64 (*const sai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n    sai[coly][colx] = ai;\n",
-                       rg->ywarps * 32);
-  sbuf_puts(o, "    sa[coly][colx] = a;\n    __syncthreads();\n    if (coly == 0) {\n");
+  if (arg) sbuf_printf(o, "    ic_i64 (*const sai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n    sai[cbase + coly][colx] = ai;\n",
+                       rg->ywarps * rg->colgroups * 32);
+  sbuf_puts(o, "    sa[cbase + coly][colx] = a;\n    __syncthreads();\n    if (coly == 0) {\n");
   sbuf_printf(o, "      %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->ywarps, rg->ywarps);
-  sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[q][colx]; wi[q] = %s; }\n", rg->ywarps,
-              arg ? "sai[q][colx]" : "0");
+  sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[cbase + q][colx]; wi[q] = %s; }\n", rg->ywarps,
+              arg ? "sai[cbase + q][colx]" : "0");
   red_pairwise(o, in->reduce, dt, "w", "wi", rg->ywarps);
-  sbuf_puts(o, "      sa[0][colx] = w[0];\n");
-  if (arg) sbuf_puts(o, "      sai[0][colx] = wi[0];\n");
-  sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[0][colx];\n");
-  if (arg) sbuf_puts(o, "    ai = sai[0][colx];\n");
+  sbuf_puts(o, "      sa[cbase][colx] = w[0];\n");
+  if (arg) sbuf_puts(o, "      sai[cbase][colx] = wi[0];\n");
+  sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[cbase][colx];\n");
+  if (arg) sbuf_puts(o, "    ai = sai[cbase][colx];\n");
   sbuf_puts(o, "    __syncthreads();\n");
   red_finish(rg, reduce);
   sbuf_puts(o, "  }\n  }\n");
@@ -1187,8 +1187,11 @@ static void red_kernel(red_gen *rg) {
   sbuf_printf(o, "  const ic_i64 L = (ic_i64)%d * G;\n  (void)G;\n", KIR_REDUCE_LANES);
   if (rg->columns) {
     /* lanes in use, their power-of-two cover, warp y's share */
-    sbuf_puts(o, "  const int colx = (int)(threadIdx.x & 31), coly = (int)(threadIdx.x >> 5), t = coly;\n");
-    sbuf_puts(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * 32 + colx;\n");
+    /* warp w is group colg's warp coly; the group's combine uses smem rows cbase.. */
+    sbuf_printf(o, "  const int colx = (int)(threadIdx.x & 31), colg = (int)(threadIdx.x >> 5) / %" PRId32
+                   ", coly = (int)(threadIdx.x >> 5) %% %" PRId32 ", t = coly, cbase = colg * %" PRId32 ";\n  (void)cbase;\n",
+                rg->ywarps, rg->ywarps, rg->ywarps);
+    sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
     sbuf_puts(o, "  const ic_i64 used = C < L ? C : L;\n  ic_i64 cover = 1;\n  while (cover < used) cover <<= 1;\n");
     sbuf_printf(o, "  const ic_i64 share = cover >= %" PRId32 " ? cover / %" PRId32 " : 1;\n", rg->ywarps, rg->ywarps);
     sbuf_puts(o, "  const ic_i64 lane0 = (ic_i64)coly * share, lane1 = lane0 + share < used ? lane0 + share : used;\n");
@@ -1233,7 +1236,7 @@ static void red_kernel(red_gen *rg) {
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
-  int32_t slots = rg->columns ? rg->ywarps : rg->lanes_per_thread;
+  int32_t slots = rg->columns ? rg->ywarps * rg->colgroups : rg->lanes_per_thread;
   sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", 64 * (slots > 1 ? slots : 1));
   for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++)
     if (rg->packed[i])
@@ -1316,7 +1319,8 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   rg.block = rg.tpr <= 32 ? RED_MIN_BLOCK : rg.tpr;
   if (rg.columns) {
     rg.ywarps = strategy.threads;
-    rg.block = 32 * rg.ywarps;
+    rg.colgroups = strategy.column_groups;
+    rg.block = 32 * rg.ywarps * rg.colgroups;
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -1345,7 +1349,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   res->source = cuda_source_assemble(entry, &cg.out);
   res->per_thread = 1;
   res->block = rg.block;
-  res->per_block = rg.columns ? 32 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
+  res->per_block = rg.columns ? 32 * rg.colgroups : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;
