@@ -351,9 +351,11 @@ static void cg_body(codegen *cg) {
       if (in->op == IC_OP_WHERE) args[0] = args[1];
       char names[2][3][32];
       for (int q = 0; q < 2; q++)
-        for (int32_t j = 0; j < 3; j++)
-          snprintf(names[q][j], sizeof names[q][j], j < in->nargs && k->instrs.items[in->args[j]].kind != KIR_CONST ? "v%" PRId32 "[%d]" : "v%" PRId32,
-                   in->args[j], q);
+        for (int32_t j = 0; j < 3; j++) {
+          const int32_t a = in->args[j];
+          if (j < in->nargs && k->instrs.items[a].kind != KIR_CONST) snprintf(names[q][j], sizeof names[q][j], "v%" PRId32 "[%d]", a, q);
+          else snprintf(names[q][j], sizeof names[q][j], "v%" PRId32, a);
+        }
       sbuf e[2] = {{0}, {0}};
       bool paired = cg_pair_exprs(cg, in, args, names, e);
       if (paired)
