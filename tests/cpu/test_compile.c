@@ -739,6 +739,17 @@ END_TEST
  * for wider ones, and no tiling where the tiles would pass a block's 48 KiB of static
  * shared memory (three f32 transposed loads); each compiles for sm_80 and sm_90a, and
  * the launch covers one block a tile. */
+/* Whether g's fused program, compiled strict, is one kernel whose source holds needle. */
+static bool one_kernel_source_has(ic_context *ctx, ic_graph *g, const char *needle) {
+  ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+  ic_program *p;
+  ck_assert_msg(ic_compile(ctx, g, &o, &p) == IC_OK, "%s", ic_last_error());
+  ck_assert_int_eq(ic_program_kernel_count(p), 1);
+  bool has = strstr(ic_program_kernel_source(p, 0), needle) != NULL;
+  ic_program_release(p);
+  return has;
+}
+
 /* Roundings to bf16 and f16 go two values a conversion where values come in pairs: the
  * vector slots of pointwise kernels call a pair body (<entry>_body2, ic_rnd2_), the
  * element loops of reduction kernels round pairs, and a stored op's value is its
@@ -796,11 +807,7 @@ START_TEST(test_paired_roundings) {
     OK(ic_graph_create(&g));
     ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
     OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, x)));
-    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
-    ic_program *p;
-    OK(ic_compile(ctx, g, &o, &p));
-    ck_assert_ptr_null(strstr(ic_program_kernel_source(p, 0), "_body2"));
-    ic_program_release(p);
+    ck_assert(!one_kernel_source_has(ctx, g, "_body2"));
     ic_graph_destroy(g);
     ic_context_destroy(ctx);
   }
@@ -823,13 +830,7 @@ START_TEST(test_row_division_strategy) {
     ic_dim len = cases[c].len ? cases[c].len : ic_graph_symbol(g, "m");
     ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){ic_graph_symbol(g, "n"), len}, IC_LAYOUT_CONTIGUOUS);
     OK(ic_graph_output(g, "y", ic_graph_softmax(g, x, 1)));
-    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
-    ic_program *p;
-    OK(ic_compile(ctx, g, &o, &p));
-    ck_assert_int_eq(ic_program_kernel_count(p), 1);
-    const char *src = ic_program_kernel_source(p, 0);
-    ck_assert_msg((strstr(src, "ic_divisor_prep(v") != NULL) == cases[c].window, "rows of %lld", (long long)cases[c].len);
-    ic_program_release(p);
+    ck_assert_msg(one_kernel_source_has(ctx, g, "ic_divisor_prep(v") == cases[c].window, "rows of %lld", (long long)cases[c].len);
     ic_graph_destroy(g);
   }
   /* FP8 row quantization, bf16 rows of 8192 (8 chunks a thread): the reciprocal */
@@ -840,11 +841,7 @@ START_TEST(test_row_division_strategy) {
   ic_value amax = ic_graph_reduce(g, IC_REDUCE_MAX, ic_graph_unary(g, IC_OP_ABS, x), 1, (int32_t[]){1}, 1);
   ic_value scale = ic_graph_binary(g, IC_OP_DIV, amax, ic_graph_constant(g, 448, IC_DTYPE_AUTO));
   OK(ic_graph_output(g, "q", ic_graph_cast_saturate(g, ic_graph_binary(g, IC_OP_DIV, x, scale), IC_F8E4M3)));
-  ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
-  ic_program *p;
-  OK(ic_compile(ctx, g, &o, &p));
-  ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p, 0), "ic_divisor_prep(v"));
-  ic_program_release(p);
+  ck_assert(one_kernel_source_has(ctx, g, "ic_divisor_prep(v"));
   ic_graph_destroy(g);
   ic_context_destroy(ctx);
 }
