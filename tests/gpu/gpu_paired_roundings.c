@@ -1,0 +1,78 @@
+/* GPU: the prelude's paired roundings (ic_rnd2_bf16, ic_rnd2_f16: one cvt.rn.bf16x2.f32 or
+ * cvt.rn.f16x2.f32 for two values), which pair bodies and reduction element loops use in
+ * place of two ic_rnd_ (cvt.rn.bf16.f32 each), give each lane the bits ic_rnd_ gives it,
+ * for every one of the 2^32 f32 bit patterns in lane 0 (and a scrambled pattern in lane
+ * 1): NaNs of any sign and payload, subnormals, overflow, ties. Exits 77 without a GPU. */
+#include <string.h>
+
+#include "backend/cuda/cuda_backend.h"
+#include "gpu_harness.h"
+#include "runtime/context.h"
+
+static const char kernel_src[] =
+    "extern \"C\" __global__ void rnd2_check(unsigned long long *mismatches, unsigned *first) {\n"
+    "  const ic_u64 step = (ic_u64)gridDim.x * blockDim.x;\n"
+    "  for (ic_u64 x = (ic_u64)blockIdx.x * blockDim.x + threadIdx.x; x < (1ull << 32); x += step) {\n"
+    "    const float a = __uint_as_float((ic_u32)x), b = __uint_as_float((ic_u32)x * 2654435761u + 0x7f800001u);\n"
+    "    float p[4];\n"
+    "    ic_rnd2_bf16(a, b, p[0], p[1]);\n"
+    "    ic_rnd2_f16(a, b, p[2], p[3]);\n"
+    "    const float q[4] = {ic_rnd_bf16(a), ic_rnd_bf16(b), ic_rnd_f16(a), ic_rnd_f16(b)};\n"
+    "    for (int k = 0; k < 4; k++)\n"
+    "      if (__float_as_uint(p[k]) != __float_as_uint(q[k])) {\n"
+    "        atomicAdd(&mismatches[k], 1ull);\n"
+    "        atomicCAS(&first[k], 0xffffffffu, (ic_u32)x);\n"
+    "      }\n"
+    "  }\n"
+    "}\n";
+
+START_TEST(test_paired_roundings_match_single) {
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(NULL, &ctx));
+  backend_state *bs;
+  IC_OK_OR_FAIL(ctx_backend(ctx, &backend_cuda, &bs));
+  const cuda_state *cs = (const cuda_state *)bs;
+  size_t n = strlen(cuda_prelude) + strlen(kernel_src) + 1;
+  char *src = malloc(n);
+  ck_assert_ptr_nonnull(src);
+  snprintf(src, n, "%s%s", cuda_prelude, kernel_src);
+  void *cubin = NULL;
+  size_t size = 0;
+  IC_OK_OR_FAIL(cuda_nvrtc_compile(cs, "rnd2_check", src, &cubin, &size));
+  IC_OK_OR_FAIL(ctx_enter(ctx));
+  const cuda_driver_api *drv = ctx->device->drv;
+  CUmodule mod;
+  CUfunction fn;
+  ck_assert_int_eq(drv->cuModuleLoadData(&mod, cubin), CUDA_SUCCESS);
+  ck_assert_int_eq(drv->cuModuleGetFunction(&fn, mod, "rnd2_check"), CUDA_SUCCESS);
+  unsigned long long zeros[4] = {0};
+  unsigned none[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  void *mism = gpu_upload(ctx, zeros, sizeof zeros), *first = gpu_upload(ctx, none, sizeof none);
+  void *args[2] = {&mism, &first};
+  ck_assert_int_eq(drv->cuLaunchKernel(fn, 132 * 16, 1, 1, 256, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+  ck_assert_int_eq(drv->cuStreamSynchronize(NULL), CUDA_SUCCESS);
+  unsigned long long *got = gpu_download(ctx, mism, sizeof zeros);
+  unsigned *at = gpu_download(ctx, first, sizeof none);
+  static const char *const what[4] = {"bf16 lane 0", "bf16 lane 1", "f16 lane 0", "f16 lane 1"};
+  for (int k = 0; k < 4; k++)
+    ck_assert_msg(got[k] == 0, "%s: ic_rnd2_ and ic_rnd_ differ on %llu patterns, first at x = 0x%08x", what[k], got[k], at[k]);
+  free(got);
+  free(at);
+  ic_free(ctx, mism);
+  ic_free(ctx, first);
+  drv->cuModuleUnload(mod);
+  ctx_leave(ctx);
+  free(cubin);
+  free(src);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("gpu_paired_roundings");
+  TCase *tc = tcase_create("rnd2");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_paired_roundings_match_single);
+  suite_add_tcase(s, tc);
+  return gpu_run_suite(s);
+}
