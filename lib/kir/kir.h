@@ -178,10 +178,11 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            lanes_per_thread lanes of the order (threads < 32: rows share a warp); a
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
- *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps,
- *            each over a contiguous share of the lanes; a block is column_groups groups
- *            side by side, whose warps at one lane read 128 * column_groups contiguous
- *            bytes of an f32 input (fewer DRAM pages opened than 128 bytes a block)
+ *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps
+ *            (2, fewer for short rows), each over a contiguous share of the lanes; a block
+ *            is column_groups (4) groups side by side, whose warps at one lane read 512
+ *            contiguous bytes of an f32 input, not 128; blocks stay at 256 threads, so a
+ *            kernel of several reductions keeps the registers it needs
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
