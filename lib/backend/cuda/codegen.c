@@ -33,9 +33,9 @@ const char *cg_ctype(ic_dtype dt) {
 
 const char *cg_dtname(ic_dtype dt) { return ic_dtype_name(dt); }
 
-/* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
 bool cg_pairs_rounding(ic_dtype dt) { return dt == IC_BF16 || dt == IC_F16; }
 
+/* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
 bool cg_rounds(ic_dtype dt) {
   switch (dt) {
   case IC_F16: case IC_BF16: case IC_F8E4M3: case IC_F8E5M2: case IC_U8: case IC_I8: case IC_I16: return true;

@@ -497,7 +497,8 @@ static bool red_round_pair(red_gen *rg, int32_t i, bool open) {
   cg->leave_rounding = false;
   rg->lane = "e";
   if (lanes[0].oom || lanes[1].oom) cg->oom = true;
-  if (left && lanes[0].data && lanes[1].data) {
+  const bool paired = left && lanes[0].data && lanes[1].data;
+  if (paired) {
     sbuf *o = &cg->out;
     if (open) sbuf_puts(o, "      }\n");
     sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e += 2) ic_rnd2_%s(%s, %s, v%" PRId32 "[e], v%" PRId32 "[e + 1]);\n",
@@ -506,7 +507,7 @@ static bool red_round_pair(red_gen *rg, int32_t i, bool open) {
   }
   sbuf_free(&lanes[0]);
   sbuf_free(&lanes[1]);
-  return left;
+  return paired;
 }
 
 /* A chunk's bounds test, or `true` where the chunk is known to lie inside the row. */

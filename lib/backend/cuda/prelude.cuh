@@ -159,9 +159,9 @@ __device__ __forceinline__ ic_u32 ic_pack_f8e5m2(float v) { return ic_f2e5m2(v);
 /* Every op result is rounded (wrapped) to its dtype even in registers (eager == fused). */
 __device__ __forceinline__ float ic_rnd_f16(float f) { return ic_h2f(ic_f2h(f)); }
 __device__ __forceinline__ float ic_rnd_bf16(float f) { return ic_bf2f(ic_f2bf(f)); }
-/* Two values rounded by one conversion (cvt.rn.bf16x2.f32, cvt.rn.f16x2.f32: the value
- * from a in the upper half): the bits of ic_rnd_ on each, and half the conversions (ptxas
- * makes one such instruction of two ic_f2bf whose bits it packs into a word). */
+/* Two values rounded by one conversion (cvt.rn.bf16x2.f32 d, hi, lo; cvt.rn.f16x2.f32):
+ * the bits of ic_rnd_ on each, and half the conversions (ptxas makes the same instruction
+ * of two ic_f2bf whose bits are packed into one word). */
 __device__ __forceinline__ void ic_rnd2_bf16(float a, float b, float &ra, float &rb) {
   ic_u32 w; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(b), "f"(a));
   ra = __uint_as_float(w << 16); rb = __uint_as_float(w & 0xffff0000u);
