@@ -470,6 +470,10 @@ START_TEST(test_fold_clamped_casts) {
                   cast->clamped);
     const bool gone = cases[c].want_operand == IC_OP_COUNT && !cases[c].keep;
     ck_assert_int_eq(clamps_in(k), gone ? 0 : 1);
+    sbuf text = {0}; /* the dump says why the cast saturates */
+    kir_print(k, false, &text);
+    ck_assert(text.data && (strstr(text.data, "(of a value clamped into range)") != NULL) == cases[c].clamped);
+    sbuf_free(&text);
     for (int32_t i = 0; i < k->instrs.count; i++) /* dropped with the clamp: its bounds */
       ck_assert(!gone || k->instrs.items[i].kind != KIR_CONST);
     pipeline_free(&p);
