@@ -2,11 +2,7 @@
  * the PTX cvt path of sm_89+, for every one of the 2^32 f32 bit patterns: e4m3fn and e5m2,
  * plain (PyTorch's overflow rules) and saturating. The software path must be bit-exact,
  * and this is the one place it can be run on an sm_90 device. Exits 77 without a GPU. */
-#include <string.h>
-
-#include "backend/cuda/cuda_backend.h"
-#include "gpu_harness.h"
-#include "runtime/context.h"
+#include "gpu_exhaustive.h"
 
 static const char kernel_src[] =
     "extern \"C\" __global__ void fp8_check(unsigned long long *mismatches, unsigned *first) {\n"
@@ -22,48 +18,12 @@ static const char kernel_src[] =
     "}\n";
 
 START_TEST(test_soft_fp8_matches_ptx) {
-  ic_context *ctx;
-  IC_OK_OR_FAIL(ic_context_create(NULL, &ctx));
-  backend_state *bs;
-  IC_OK_OR_FAIL(ctx_backend(ctx, &backend_cuda, &bs));
-  const cuda_state *cs = (const cuda_state *)bs;
-  if (cs->sm < 89) {
-    ic_context_destroy(ctx);
-    return; /* no PTX fp8 cvt to compare with */
-  }
-  size_t n = strlen(cuda_prelude) + strlen(kernel_src) + 1;
-  char *src = malloc(n);
-  ck_assert_ptr_nonnull(src);
-  snprintf(src, n, "%s%s", cuda_prelude, kernel_src);
-  void *cubin = NULL;
-  size_t size = 0;
-  IC_OK_OR_FAIL(cuda_nvrtc_compile(cs, "fp8_check", src, &cubin, &size));
-  IC_OK_OR_FAIL(ctx_enter(ctx));
-  const cuda_driver_api *drv = ctx->device->drv;
-  CUmodule mod;
-  CUfunction fn;
-  ck_assert_int_eq(drv->cuModuleLoadData(&mod, cubin), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuModuleGetFunction(&fn, mod, "fp8_check"), CUDA_SUCCESS);
-  unsigned long long zeros[4] = {0};
-  unsigned none[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
-  void *mism = gpu_upload(ctx, zeros, sizeof zeros), *first = gpu_upload(ctx, none, sizeof none);
-  void *args[2] = {&mism, &first};
-  ck_assert_int_eq(drv->cuLaunchKernel(fn, 132 * 16, 1, 1, 256, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuStreamSynchronize(NULL), CUDA_SUCCESS);
-  unsigned long long *got = gpu_download(ctx, mism, sizeof zeros);
-  unsigned *at = gpu_download(ctx, first, sizeof none);
+  unsigned long long got[4];
+  unsigned at[4];
+  if (!gpu_exhaustive_check("fp8_check", kernel_src, 89, 4, got, at)) return; /* no PTX fp8 cvt to compare with */
   static const char *const what[4] = {"e4m3fn", "e5m2", "e4m3fn saturating", "e5m2 saturating"};
   for (int k = 0; k < 4; k++)
     ck_assert_msg(got[k] == 0, "%s: software and PTX differ on %llu f32 patterns, first 0x%08x", what[k], got[k], at[k]);
-  free(got);
-  free(at);
-  ic_free(ctx, mism);
-  ic_free(ctx, first);
-  drv->cuModuleUnload(mod);
-  ctx_leave(ctx);
-  free(cubin);
-  free(src);
-  ic_context_destroy(ctx);
 }
 END_TEST
 

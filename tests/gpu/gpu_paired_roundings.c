@@ -5,11 +5,7 @@
  * 1): NaNs of any sign and payload, subnormals, overflow, ties. And a probe of the
  * hardware property a packed bf16/f16 arithmetic would need (test_packed_half_arith_probe).
  * Exits 77 without a GPU. */
-#include <string.h>
-
-#include "backend/cuda/cuda_backend.h"
-#include "gpu_harness.h"
-#include "runtime/context.h"
+#include "gpu_exhaustive.h"
 
 static const char kernel_src[] =
     "extern \"C\" __global__ void rnd2_check(unsigned long long *mismatches, unsigned *first) {\n"
@@ -64,89 +60,24 @@ static const char packed_src[] =
     "}\n";
 
 START_TEST(test_packed_half_arith_probe) {
-  ic_context *ctx;
-  IC_OK_OR_FAIL(ic_context_create(NULL, &ctx));
-  backend_state *bs;
-  IC_OK_OR_FAIL(ctx_backend(ctx, &backend_cuda, &bs));
-  const cuda_state *cs = (const cuda_state *)bs;
-  size_t n = strlen(cuda_prelude) + strlen(packed_src) + 1;
-  char *src = malloc(n);
-  ck_assert_ptr_nonnull(src);
-  snprintf(src, n, "%s%s", cuda_prelude, packed_src);
-  void *cubin = NULL;
-  size_t size = 0;
-  IC_OK_OR_FAIL(cuda_nvrtc_compile(cs, "packed_check", src, &cubin, &size));
-  IC_OK_OR_FAIL(ctx_enter(ctx));
-  const cuda_driver_api *drv = ctx->device->drv;
-  CUmodule mod;
-  CUfunction fn;
-  ck_assert_int_eq(drv->cuModuleLoadData(&mod, cubin), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuModuleGetFunction(&fn, mod, "packed_check"), CUDA_SUCCESS);
   enum { SLOTS = 12 };
-  unsigned long long zeros[SLOTS] = {0};
-  unsigned none[SLOTS];
-  memset(none, 0xff, sizeof none);
-  void *mism = gpu_upload(ctx, zeros, sizeof zeros), *first = gpu_upload(ctx, none, sizeof none);
-  void *args[2] = {&mism, &first};
-  ck_assert_int_eq(drv->cuLaunchKernel(fn, 132 * 16, 1, 1, 256, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuStreamSynchronize(NULL), CUDA_SUCCESS);
-  unsigned long long *got = gpu_download(ctx, mism, sizeof zeros);
-  unsigned *at = gpu_download(ctx, first, sizeof none);
+  unsigned long long got[SLOTS];
+  unsigned at[SLOTS];
+  ck_assert(gpu_exhaustive_check("packed_check", packed_src, 80, SLOTS, got, at));
   static const char *const ops[3] = {"mul", "add", "sub"};
   for (int slot = 0; slot < SLOTS; slot++)
     ck_assert_msg(got[slot] == 0, "%s %s, %s results: %llu pairs differ from f32-then-round, first a|b = 0x%08x", ops[slot / 4],
                   (slot / 2) % 2 ? "f16" : "bf16", slot % 2 ? "NaN" : "non-NaN", got[slot], at[slot]);
-  free(got);
-  free(at);
-  ic_free(ctx, mism);
-  ic_free(ctx, first);
-  drv->cuModuleUnload(mod);
-  ctx_leave(ctx);
-  free(cubin);
-  free(src);
-  ic_context_destroy(ctx);
 }
 END_TEST
 
 START_TEST(test_paired_roundings_match_single) {
-  ic_context *ctx;
-  IC_OK_OR_FAIL(ic_context_create(NULL, &ctx));
-  backend_state *bs;
-  IC_OK_OR_FAIL(ctx_backend(ctx, &backend_cuda, &bs));
-  const cuda_state *cs = (const cuda_state *)bs;
-  size_t n = strlen(cuda_prelude) + strlen(kernel_src) + 1;
-  char *src = malloc(n);
-  ck_assert_ptr_nonnull(src);
-  snprintf(src, n, "%s%s", cuda_prelude, kernel_src);
-  void *cubin = NULL;
-  size_t size = 0;
-  IC_OK_OR_FAIL(cuda_nvrtc_compile(cs, "rnd2_check", src, &cubin, &size));
-  IC_OK_OR_FAIL(ctx_enter(ctx));
-  const cuda_driver_api *drv = ctx->device->drv;
-  CUmodule mod;
-  CUfunction fn;
-  ck_assert_int_eq(drv->cuModuleLoadData(&mod, cubin), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuModuleGetFunction(&fn, mod, "rnd2_check"), CUDA_SUCCESS);
-  unsigned long long zeros[4] = {0};
-  unsigned none[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
-  void *mism = gpu_upload(ctx, zeros, sizeof zeros), *first = gpu_upload(ctx, none, sizeof none);
-  void *args[2] = {&mism, &first};
-  ck_assert_int_eq(drv->cuLaunchKernel(fn, 132 * 16, 1, 1, 256, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
-  ck_assert_int_eq(drv->cuStreamSynchronize(NULL), CUDA_SUCCESS);
-  unsigned long long *got = gpu_download(ctx, mism, sizeof zeros);
-  unsigned *at = gpu_download(ctx, first, sizeof none);
+  unsigned long long got[4];
+  unsigned at[4];
+  ck_assert(gpu_exhaustive_check("rnd2_check", kernel_src, 80, 4, got, at));
   static const char *const what[4] = {"bf16 lane 0", "bf16 lane 1", "f16 lane 0", "f16 lane 1"};
   for (int k = 0; k < 4; k++)
     ck_assert_msg(got[k] == 0, "%s: ic_rnd2_ and ic_rnd_ differ on %llu patterns, first at x = 0x%08x", what[k], got[k], at[k]);
-  free(got);
-  free(at);
-  ic_free(ctx, mism);
-  ic_free(ctx, first);
-  drv->cuModuleUnload(mod);
-  ctx_leave(ctx);
-  free(cubin);
-  free(src);
-  ic_context_destroy(ctx);
 }
 END_TEST
 
