@@ -8,9 +8,10 @@
 #             initcheck; a Check case at a time, 16 at once, 400 s each at most)
 #   bench     build-gpu/bench/ic-bench all
 #   torch     bench/torch_compare.py (PyTorch eager and torch.compile on the same workloads)
-#   ab        A/B: builds ab-old/ (scripts/ab-prepare.sh REV, carried along) into build-old/,
-#             then runs the tables IC_AB_TABLES (default "reductions patterns", --only
-#             IC_AB_ONLY if set) of build-gpu and build-old in turn, IC_AB_RUNS times (2)
+#   ab        A/B: builds each ab-old*/ (scripts/ab-prepare.sh REV [DIR], carried along) into
+#             build-<dir>/, then runs the tables IC_AB_TABLES (default "reductions patterns",
+#             --only IC_AB_ONLY if set) of build-gpu and of each old build in turn,
+#             IC_AB_RUNS times (2); logs ab-new-TABLE-I.log, ab-<dir>-TABLE-I.log
 #   profile   Nsight Compute (ncu) on the first fused launch of each workload named in
 #             IC_PROFILE (';'-separated ic-bench names, "table:name"), where ncu is installed;
 #             IC_PROFILE_ARGS adds ncu options (e.g. --metrics sass__inst_executed_per_opcode
@@ -59,21 +60,26 @@ for part in "$@"; do
           "$build/bench/ic-bench" "${pick%%:*}" --only "${pick#*:}"
       done ;;
     ab)
-      if [ ! -d ab-old ]; then
+      olds=()
+      for d in ab-old*/; do [ -d "$d" ] && olds+=("${d%/}"); done
+      if [ ${#olds[@]} -eq 0 ]; then
         echo "gpu-session: ab needs ab-old/ (scripts/ab-prepare.sh REV, carried along)" >&2
         status=2
         continue
       fi
       gen=()
       if command -v ninja >/dev/null; then gen=(-G Ninja); fi
-      run build-old bash -c "cmake -S ab-old -B build-old ${gen[*]} -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-old -j$(nproc) --target ic-bench"
+      for d in "${olds[@]}"; do
+        echo "$d: $(cat "$d/AB_REVISION" 2>/dev/null)"
+        run "build-$d" bash -c "cmake -S $d -B build-$d ${gen[*]} -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-$d -j$(nproc) --target ic-bench"
+      done
       only=()
       if [ -n "${IC_AB_ONLY:-}" ]; then only=(--only "$IC_AB_ONLY"); fi
       read -ra tables <<<"${IC_AB_TABLES:-reductions patterns}"
       for ((i = 1; i <= ${IC_AB_RUNS:-2}; i++)); do
         for t in "${tables[@]}"; do
           run "ab-new-$t-$i" "$build/bench/ic-bench" "$t" "${only[@]}"
-          run "ab-old-$t-$i" build-old/bench/ic-bench "$t" "${only[@]}"
+          for d in "${olds[@]}"; do run "ab-${d#ab-}-$t-$i" "build-$d/bench/ic-bench" "$t" "${only[@]}"; done
         done
       done ;;
     *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch, profile, ab)" >&2; status=2 ;;
