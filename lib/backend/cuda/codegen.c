@@ -687,12 +687,23 @@ static bool cg_per_row(const codegen *cg, int32_t i) {
   return cg->rows > 1 && sym_depends_on(cg->a, cg->k->instrs.items[i].offset, SYM_VAR, cg->row_dim);
 }
 
-/* The rows strategy's loop over a thread's rows: i<row_dim> defined, rows past d<row_dim>
- * left out (the caller closes it). */
-static void cg_rows_loop(codegen *cg, const char *indent) {
-  sbuf_printf(&cg->out, "#pragma unroll\n%sfor (int r = 0; r < %" PRId32 "; r++) {\n%s  const ic_i64 i%" PRId32 " = q%" PRId32 " * %" PRId32
-                        " + r;\n%s  if (i%" PRId32 " >= d%" PRId32 ") break;\n",
-              indent, cg->rows, indent, cg->row_dim, cg->row_dim, cg->rows, indent, cg->row_dim, cg->row_dim);
+/* The rows strategy's loop over a thread's rows: i<row_dim> defined (the caller closes
+ * the loop). The point path leaves rows past d<row_dim> out; the vector path (clamped)
+ * has no branch between its rows, so that the loads of every row can be in flight at once
+ * (a break after a row's store would keep the next row's loads behind it): a row past
+ * d<row_dim> reads the last row again and row_live skips its stores. */
+static void cg_rows_loop(codegen *cg, const char *indent, bool clamped) {
+  const int32_t d = cg->row_dim, R = cg->rows;
+  sbuf *o = &cg->out;
+  sbuf_printf(o, "#pragma unroll\n%sfor (int r = 0; r < %" PRId32 "; r++) {\n", indent, R);
+  if (clamped)
+    sbuf_printf(o,
+                "%s  const bool row_live = q%" PRId32 " * %" PRId32 " + r < d%" PRId32 ";\n%s  const ic_i64 i%" PRId32
+                " = row_live ? q%" PRId32 " * %" PRId32 " + r : d%" PRId32 " - 1;\n",
+                indent, d, R, d, indent, d, d, R, d);
+  else
+    sbuf_printf(o, "%s  const ic_i64 i%" PRId32 " = q%" PRId32 " * %" PRId32 " + r;\n%s  if (i%" PRId32 " >= d%" PRId32 ") break;\n",
+                indent, d, d, R, indent, d, d);
 }
 
 /* The slot's values of range or load i (declared): ranges point by point (unless uniform),
@@ -750,7 +761,7 @@ static void cg_vector_path(codegen *cg) {
   if (cg->uniform_ranges) cg_slot_ranges(cg);
   /* the slot's values; with rows, those of the row dim once a row */
   for (int pass = 0; pass < (cg->rows > 1 ? 2 : 1); pass++) {
-    if (pass == 1) cg_rows_loop(cg, "    ");
+    if (pass == 1) cg_rows_loop(cg, "    ", true);
     for (int32_t i = 0; i < k->instrs.count; i++) {
       const kir_instr *in = &k->instrs.items[i];
       if ((in->kind == KIR_LOAD || in->kind == KIR_RANGE) && cg_per_row(cg, i) == (pass == 1)) cg_slot_value(cg, i);
@@ -766,9 +777,10 @@ static void cg_vector_path(codegen *cg) {
   } else {
     cg_slot_body_calls(cg);
   }
+  if (cg->rows > 1) sbuf_puts(o, "    if (row_live) {\n");
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_STORE) cg_slot_store(cg, i);
-  if (cg->rows > 1) sbuf_puts(o, "    }\n");
+  if (cg->rows > 1) sbuf_puts(o, "    }\n    }\n");
   sbuf_puts(o, cg->uniform_ranges ? "    return;\n    }\n  }\n" : "    return;\n  }\n");
 }
 
@@ -804,7 +816,7 @@ static void cg_scalar_path(codegen *cg) {
                  cg->vec);
   cg_decompose(cg, "e", "    ");
   if (cg->rows > 1) {
-    cg_rows_loop(cg, "    ");
+    cg_rows_loop(cg, "    ", false);
     cg_point(cg, "      ");
     sbuf_puts(o, "    }\n");
   } else {
