@@ -333,7 +333,7 @@ static size_t kir_widest_element_load(const kir_kernel *k) {
 
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
-         LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 2, COLUMN_GROUPS = 4 };
+         LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 8, COLUMN_GROUPS = 2 };
   *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .groups = true, .count = -1};
   sym_id count = kir_reduced_count(k);
   int32_t inner = -1;

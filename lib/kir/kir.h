@@ -179,10 +179,12 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
  *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps
- *            (2, fewer for short rows), each over a contiguous share of the lanes; a block
- *            is column_groups (4) groups side by side, whose warps at one lane read 512
- *            contiguous bytes of an f32 input, not 128; blocks stay at 256 threads, so a
- *            kernel of several reductions keeps the registers it needs
+ *            (8, fewer for short rows), each over a contiguous share of the lanes; a block
+ *            is column_groups (2) groups side by side, whose warps at one lane read 256
+ *            contiguous bytes of an f32 input. 512 threads a block (128 registers a
+ *            thread at most): the 32768 columns of an f32 [4096, 32768] sum are 262144
+ *            threads, which keep more loads in flight than 2 warps a group (65536
+ *            threads) did; measured on the H200 (bench/results/2026-12-05-h100-session4.md)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
