@@ -29,7 +29,8 @@ static const char kernel_src[] =
  * the bits of ic's f32 arithmetic rounded once (ic_rndbits_(ic_mul(...)), ...): by
  * Figueroa's bound (f32 has at least 2p + 2 bits for p = 8 and 11) the values agree, and
  * the question this answers on the device is NaN: whether its packed results are the
- * canonical NaN. Counters: [op][dtype][0: a non-NaN result differs, 1: a NaN result]. */
+ * canonical NaN (they are, on sm_90: bench/results/2026-12-05-h100-session4.md).
+ * Counters: [op][dtype][0: a non-NaN result differs, 1: a NaN result]. */
 static const char packed_src[] =
     "__device__ __forceinline__ ic_u32 ic_fma_x2(ic_u32 a, ic_u32 b, ic_u32 c, bool f16) {\n"
     "  ic_u32 d;\n"
