@@ -912,7 +912,8 @@ static inline void rc_matrix_sources(const ic_dtype *dts, int ndts, bool symboli
 
 /* The matrix over symbolic dims: one graph (one compile) per dtype and axis set, run at
  * every shape of its list, large ones included (rows of 16384, 262144 and 300000 (G = 2)
- * elements, a column reduction of [4096, 33], a middle axis of 1000, a full reduction of
+ * elements, column reductions of [4096, 33] and, through the column vectors (a last dim
+ * of a multiple of 4), [4096, 36] and [9, 64], a middle axis of 1000, a full reduction of
  * 10^6 elements). max_numel skips shapes beyond it. */
 typedef struct rc_sym_case {
   int32_t ndim;
@@ -925,7 +926,7 @@ typedef struct rc_sym_case {
 static const rc_sym_case rc_sym_cases[] = {
     {1, {0, {0}}, 0, 9, {{0}, {1}, {3}, {127}, {4097}, {100003}, {16384}, {300000}, {1000000}}},
     {2, {1, {1}}, 1, 9, {{3, 127}, {127, 3}, {0, 5}, {4, 0}, {1, 1}, {4, 16384}, {2, 262144}, {1, 300000}, {3, 300001}}},
-    {2, {1, {0}}, 0, 6, {{3, 127}, {127, 3}, {4096, 33}, {0, 5}, {1, 1}, {100003, 2}}},
+    {2, {1, {0}}, 0, 9, {{3, 127}, {127, 3}, {4096, 33}, {0, 5}, {1, 1}, {100003, 2}, {9, 64}, {4096, 36}, {17, 4}}},
     {2, {0, {0}}, 1, 3, {{3, 127}, {1, 1}, {1000, 1000}}},
     {3, {1, {1}}, 0, 4, {{5, 6, 7}, {8, 1000, 16}, {3, 33, 9}, {2, 4097, 3}}},
     {3, {2, {0, 2}}, 1, 3, {{5, 6, 7}, {3, 33, 9}, {0, 4, 2}}},
@@ -1441,9 +1442,10 @@ static inline void rc_shorthand_case(ic_dtype dt, int64_t rows, int64_t cols, bo
 }
 
 /* softmax along axis 0 of [cols, rows] (a column softmax) and along the middle of a 3-d
- * tensor: against the same reference through a gather. */
+ * tensor: against the same reference through a gather (a last dim of 8: column kernels
+ * move 4 rows a thread as vectors). */
 static inline void rc_softmax_axes_case(ic_dtype dt) {
-  static const int64_t dims[3] = {5, 37, 6};
+  static const int64_t dims[3] = {5, 37, 8};
   int64_t n = rc_numel(3, dims);
   void *hx = rc_random_storage(dt, n, 0);
   for (int axis = 0; axis < 3; axis++) {
@@ -1543,6 +1545,67 @@ static inline void rc_sum_divide_multiply_case(ic_dtype dt, int64_t rows, int64_
   ic_graph_destroy(g);
   free(hx);
   free(hw);
+}
+
+/* The same over the columns: y = x * (sum(x, 0, keepdim) / rows) (element stores of a
+ * column kernel) and p = sum(x * w * v, 0) with w [rows, 1] (one value a reduced index,
+ * the same for a thread's neighbouring columns) and v [cols] (a value a column, read as
+ * a row value); with cols a multiple of 4, both move through the column vectors. */
+static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  void *hx = rc_random_storage(dt, n, 0), *hw = rc_random_storage(dt, rows, 0), *hv_ = rc_random_storage(dt, cols, 0);
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){rows, cols}, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", dt, 2, (ic_dim[]){rows, 1}, IC_LAYOUT_CONTIGUOUS);
+  ic_value v = ic_graph_input(g, "v", dt, 1, (ic_dim[]){cols}, IC_LAYOUT_CONTIGUOUS);
+  ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 1);
+  ic_value y = ic_graph_binary(g, IC_OP_MUL, x, ic_graph_binary(g, IC_OP_DIV, s, ic_graph_constant(g, (double)rows, IC_DTYPE_AUTO)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
+  ic_value xwv = ic_graph_binary(g, IC_OP_MUL, ic_graph_binary(g, IC_OP_MUL, x, w), v);
+  IC_OK_OR_FAIL(ic_graph_output(g, "p", ic_graph_reduce(g, IC_REDUCE_SUM, xwv, 1, (int32_t[]){0}, 0)));
+  rc_output o[2];
+  rc_output_init(&o[0], "y", dt, 2, (int64_t[]){rows, cols}, true, false);
+  rc_output_init(&o[1], "p", dt, 1, (int64_t[]){cols}, true, false);
+  bool f64 = dt == IC_F64;
+  float *vf = malloc((size_t)rows * 4), *pf = malloc((size_t)rows * 4);
+  double *vd = malloc((size_t)rows * 8), *pd = malloc((size_t)rows * 8);
+  for (int64_t c = 0; c < cols; c++) {
+    hv b = ref_get(dt, hv_, c);
+    for (int64_t r = 0; r < rows; r++) {
+      hv a = ref_get(dt, hx, r * cols + c), m = ref_get(dt, hw, r);
+      vf[r] = a.f;
+      vd[r] = a.d;
+      pf[r] = ref_round(dt, ref_round(dt, a.f * m.f) * b.f);
+      pd[r] = a.d * m.d * b.d;
+    }
+    if (f64) {
+      double t = rc_order_f64(vd, rows, false, 0) / (double)rows;
+      for (int64_t r = 0; r < rows; r++) rc_store_d(o[0].bits, r * cols + c, vd[r] * t);
+      rc_store_d(o[1].bits, c, rc_order_f64(pd, rows, false, 0));
+    } else {
+      float sr = ref_round(dt, rc_order_f32(vf, rows, false, 0));
+      float t = ref_round(dt, sr / ref_round(dt, (float)rows));
+      for (int64_t r = 0; r < rows; r++) rc_store_f(dt, o[0].bits, r * cols + c, ref_round(dt, vf[r] * t));
+      rc_store_f(dt, o[1].bits, c, ref_round(dt, rc_order_f32(pf, rows, false, 0)));
+    }
+  }
+  free(vf);
+  free(pf);
+  free(vd);
+  free(pd);
+  rc_input ins[3] = {{.dt = dt, .ndim = 2, .shape = {rows, cols}, .h = hx, .storage = n},
+                     {.dt = dt, .ndim = 2, .shape = {rows, 1}, .h = hw, .storage = rows},
+                     {.dt = dt, .ndim = 1, .shape = {cols}, .h = hv_, .storage = cols}};
+  char what[80];
+  snprintf(what, sizeof what, "column sum/divide/multiply %s [%lld, %lld]", ic_dtype_name(dt), (long long)rows, (long long)cols);
+  rc_check(g, ins, 3, o, 2, what);
+  rc_output_free(&o[0]);
+  rc_output_free(&o[1]);
+  ic_graph_destroy(g);
+  free(hx);
+  free(hw);
+  free(hv_);
 }
 
 #endif
