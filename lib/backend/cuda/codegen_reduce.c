@@ -255,7 +255,9 @@ static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
     cg_address(rg->cg, in, NULL);
     sbuf_puts(o, ")))");
   } else {
-    sbuf_printf(o, "ic_unpack_%s(ic_ld_s%s(", cg_dtname(in->dtype), cg_scalar_width(in->dtype));
+    /* a column kernel's element loads skip L1 (prelude.cuh: ic_ld_na_) */
+    sbuf_printf(o, "ic_unpack_%s(ic_ld_%ss%s(", cg_dtname(in->dtype), rg->columns && rg->element[i] ? "na_" : "",
+                cg_scalar_width(in->dtype));
     cg_address(rg->cg, in, NULL);
     sbuf_puts(o, "))");
   }
