@@ -179,12 +179,16 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
  *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps
- *            (8, fewer for short rows), each over a contiguous share of the lanes; a block
- *            is column_groups (2) groups side by side, whose warps at one lane read 256
- *            contiguous bytes of an f32 input. 512 threads a block (128 registers a
- *            thread at most): the 32768 columns of an f32 [4096, 32768] sum are 262144
- *            threads, which keep more loads in flight than 2 warps a group (65536
- *            threads) did; measured on the H200 (bench/results/2026-12-05-h100-session4.md)
+ *            (fewer for short rows), each over a contiguous share of the lanes; a block is
+ *            column_groups groups side by side. A light kernel (one REDUCE, an accumulator
+ *            of at most 4 bytes, no index) is 4 warps x 8 groups: 1024 threads of at most
+ *            64 registers, whose warps at one lane read 1 KB of an f32 row; heavier ones
+ *            8 warps x 2 groups (512 threads, 128 registers). Element loads skip L1
+ *            (a row's 128 bytes a warp are not read again). Measured (H100, the order's
+ *            loads in a probe, bench/results/2026-12-05-session5.md): 8 x 2 through L1
+ *            86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy; reading 4
+ *            neighbouring rows a thread as 16-byte vectors lost (80-89%: a quarter of
+ *            the threads, as many bytes in flight each)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {

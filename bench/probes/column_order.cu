@@ -1,0 +1,184 @@
+// Column sums of f32 [4096, 32768] over dim 0 in ic's summation order (ic.h: chunks of 8
+// rows, lanes of chunks, a warp's lanes ROUND at a time as a pairwise subtree into a binary
+// counter, then the warps pairwise), hand-written, to find the access pattern for
+// ic's column kernels (lib/kir/kir.h, kir_reduce_strategy_of). Each variant prints its
+// time and share of the device-to-device copy bandwidth, taken in the same run, and its
+// largest difference from a host sum (an indexing check; the orders differ).
+// Parameters: VEC neighbouring columns a thread (16-byte loads at 4), WARPS a group of 32
+// threads, GROUPS a block, ROUND lanes a round, the load's flavour (PF: ld.global.nc, with
+// an L2 prefetch size of 128 or 256 B, plain ld.global, L1::no_allocate, .cs,
+// L1::evict_first) and S blocks a column group (S > 1: partials combined pairwise by a
+// second kernel). Results: bench/results/2026-12-05-session5.md.
+//   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <cuda_runtime.h>
+template <int PF> __device__ __forceinline__ float ld(const float *p) {
+  float v;
+  if (PF == 0) asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else if (PF == 1) asm("ld.global.nc.L2::128B.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else if (PF == 3) asm volatile("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else if (PF == 4) asm volatile("ld.global.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else if (PF == 5) asm volatile("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else if (PF == 6) asm volatile("ld.global.L1::evict_first.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else asm("ld.global.nc.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  return v;
+}
+// block: WARPS x GROUPS warps; blockIdx.x: column block, blockIdx.y: split s of S
+template <int VEC> struct vt;
+template <> struct vt<1> { typedef float T; };
+template <> struct vt<4> { typedef float4 T; };
+__device__ __forceinline__ void addv(float (&a)[1], float v) { a[0] += v; }
+__device__ __forceinline__ void addv(float (&a)[4], float4 v) { a[0] += v.x; a[1] += v.y; a[2] += v.z; a[3] += v.w; }
+template <int PF> __device__ __forceinline__ float4 ld4(const float4 *p) {
+  float4 v;
+  if (PF == 4) asm volatile("ld.global.L1::no_allocate.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  else if (PF == 0) asm("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  else asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+}
+template <int PF> __device__ __forceinline__ float ldv(const float *p) { return ld<PF>(p); }
+template <int PF> __device__ __forceinline__ float4 ldv(const float4 *p) { return ld4<PF>(p); }
+template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1>
+__global__ void __launch_bounds__(WARPS * GROUPS * 32) colsum(const float *__restrict__ x, float *__restrict__ out, int R, long N) {
+  const int colx = threadIdx.x & 31, w = threadIdx.x >> 5, g = w / WARPS, y = w % WARPS;
+  typedef typename vt<VEC>::T T;
+  const long col = ((long)blockIdx.x * (32 * GROUPS) + g * 32 + colx) * VEC;
+  const int C = R / 8, per_split = C / S, share = per_split / WARPS, l0 = blockIdx.y * per_split + y * share;
+  float st[24][VEC]; int sh[24], n = 0;
+  const T *p = reinterpret_cast<const T *>(x + col);
+  const long NV = N / VEC;
+  for (int j = l0; j < l0 + share; j += ROUND) {
+    float am[ROUND][VEC];
+#pragma unroll
+    for (int k = 0; k < ROUND; k++) {
+#pragma unroll
+      for (int q = 0; q < VEC; q++) am[k][q] = -0.0f;
+      T v[8];
+#pragma unroll
+      for (int e = 0; e < 8; e++) v[e] = ldv<PF>(p + (long)((j + k) * 8 + e) * NV);
+#pragma unroll
+      for (int e = 0; e < 8; e++) addv(am[k], v[e]);
+    }
+#pragma unroll
+    for (int s = 1; s < ROUND; s <<= 1)
+#pragma unroll
+      for (int k = 0; k + s < ROUND; k += 2 * s)
+#pragma unroll
+        for (int q = 0; q < VEC; q++) am[k][q] += am[k + s][q];
+#pragma unroll
+    for (int q = 0; q < VEC; q++) st[n][q] = am[0][q];
+    sh[n] = 0; n++;
+    while (n >= 2 && sh[n - 1] == sh[n - 2]) {
+#pragma unroll
+      for (int q = 0; q < VEC; q++) st[n - 2][q] += st[n - 1][q];
+      sh[n - 2]++; n--;
+    }
+  }
+  while (n >= 2) {
+#pragma unroll
+    for (int q = 0; q < VEC; q++) st[n - 2][q] += st[n - 1][q];
+    n--;
+  }
+  __shared__ float sa[WARPS * GROUPS][32 * VEC];
+#pragma unroll
+  for (int q = 0; q < VEC; q++) sa[g * WARPS + y][colx * VEC + q] = st[0][q];
+  __syncthreads();
+  if (y == 0) {
+#pragma unroll
+    for (int q = 0; q < VEC; q++) {
+      float wv[WARPS];
+#pragma unroll
+      for (int i = 0; i < WARPS; i++) wv[i] = sa[g * WARPS + i][colx * VEC + q];
+#pragma unroll
+      for (int s = 1; s < WARPS; s <<= 1)
+#pragma unroll
+        for (int i = 0; i + s < WARPS; i += 2 * s) wv[i] += wv[i + s];
+      out[(long)blockIdx.y * N + col + q] = wv[0];
+    }
+  }
+}
+template <int S> __global__ void combine(const float *__restrict__ part, float *__restrict__ out, long N) {
+  long col = (long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= N) return;
+  float v[S];
+#pragma unroll
+  for (int s = 0; s < S; s++) v[s] = part[(long)s * N + col];
+#pragma unroll
+  for (int s = 1; s < S; s <<= 1)
+#pragma unroll
+    for (int i = 0; i + s < S; i += 2 * s) v[i] += v[i + s];
+  out[col] = v[0];
+}
+
+static float *gx, *gout, *gpart, *gcopy;
+static const int R = 4096;
+static const long N = 32768;
+static float ref[32768];
+template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1> static void run(double copy_ms) {
+  dim3 grid((unsigned)(N / (32 * GROUPS * VEC)), S), block(32 * WARPS * GROUPS);
+  cudaFuncAttributes fa;
+  cudaFuncGetAttributes(&fa, colsum<WARPS, GROUPS, ROUND, PF, S, VEC>);
+  auto launch = [&]() {
+    if (S == 1) colsum<WARPS, GROUPS, ROUND, PF, S, VEC><<<grid, block>>>(gx, gout, R, N);
+    else {
+      colsum<WARPS, GROUPS, ROUND, PF, S, VEC><<<grid, block>>>(gx, gpart, R, N);
+      combine<S><<<(unsigned)(N / 256), 256>>>(gpart, gout, N);
+    }
+  };
+  cudaMemset(gout, 0xff, N * 4);
+  launch();
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  float best = 1e30f;
+  for (int rep = 0; rep < 5; rep++) {
+    cudaEventRecord(a);
+    for (int i = 0; i < 20; i++) launch();
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
+  }
+  static float h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
+  double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
+  double bytes = (double)R * N * 4 + N * 4;
+  printf("vec %d warps %2d groups %d round %d prefetch %s split %2d | %4d thr %3d regs %5u x %2u blocks | %.4f ms %5.1f%% of copy | maxerr %.2g %s\n",
+         VEC, WARPS, GROUPS, ROUND, PF == 0 ? "nc" : PF == 1 ? "nc128B" : PF == 2 ? "nc256B" : PF == 3 ? "plain" : PF == 4 ? "L1noalloc" : PF == 5 ? "cs" : "L1evfirst", S, 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
+         100.0 * (bytes / best) / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
+}
+int main() {
+  size_t bytes = (size_t)R * N * 4;
+  cudaMalloc(&gx, bytes); cudaMalloc(&gcopy, bytes); cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
+  float *h = (float *)malloc(bytes);
+  unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
+  cudaMemcpy(gx, h, bytes, cudaMemcpyHostToDevice);
+  for (long c = 0; c < N; c++) ref[c] = 0;
+  for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  float copy = 1e30f;
+  for (int rep = 0; rep < 5; rep++) {
+    cudaEventRecord(a); for (int i = 0; i < 10; i++) cudaMemcpyAsync(gcopy, gx, bytes, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < copy) copy = ms;
+  }
+  printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  run<8, 2, 8, 0, 1>(copy);      // ic before: 8 warps x 2 groups through L1
+  run<8, 2, 8, 2, 1>(copy);      // an L2 prefetch of 256 B
+  run<8, 2, 8, 3, 1>(copy);      // plain ld.global
+  run<8, 2, 8, 4, 1>(copy);      // L1::no_allocate
+  run<8, 2, 8, 5, 1>(copy);      // .cs
+  run<8, 2, 8, 6, 1>(copy);      // L1::evict_first
+  run<8, 4, 8, 4, 1>(copy);
+  run<4, 8, 8, 4, 1>(copy);      // ic now (light kernels)
+  run<4, 8, 8, 0, 1>(copy);
+  run<2, 8, 8, 4, 1>(copy);
+  run<16, 1, 8, 0, 1>(copy);
+  run<1, 8, 8, 0, 64>(copy);     // split over 64 blocks a column group
+  run<1, 8, 8, 4, 64>(copy);
+  run<1, 8, 8, 4, 16>(copy);
+  run<2, 8, 8, 4, 32>(copy);
+  run<1, 8, 2, 0, 64, 4>(copy);  // 4 columns a thread, 16-byte loads
+  run<1, 8, 4, 4, 64, 4>(copy);
+  run<8, 1, 2, 0, 1, 4>(copy);
+  run<16, 1, 4, 0, 1, 4>(copy);
+  run<8, 2, 8, 0, 1>(copy);      // ic before, again
+  run<4, 8, 8, 4, 1>(copy);      // ic now, again
+  return 0;
+}
