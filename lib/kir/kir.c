@@ -360,7 +360,7 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     }
     out->threads = light ? COLUMN_WARPS : HEAVY_COLUMN_WARPS;
     out->column_groups = light ? COLUMN_GROUPS : HEAVY_COLUMN_GROUPS;
-    if (chunks >= 0 && chunks < COLUMN_WARPS)
+    if (chunks >= 0 && chunks < out->threads)
       for (out->threads = 1; out->threads < chunks; out->threads *= 2) continue;
   } else if (chunks >= 0 && chunks <= LANES) {
     int32_t cover = 1;
