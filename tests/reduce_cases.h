@@ -912,9 +912,9 @@ static inline void rc_matrix_sources(const ic_dtype *dts, int ndts, bool symboli
 
 /* The matrix over symbolic dims: one graph (one compile) per dtype and axis set, run at
  * every shape of its list, large ones included (rows of 16384, 262144 and 300000 (G = 2)
- * elements, column reductions of [4096, 33] and, through the column vectors (a last dim
- * of a multiple of 4), [4096, 36] and [9, 64], a middle axis of 1000, a full reduction of
- * 10^6 elements). max_numel skips shapes beyond it. */
+ * elements, column reductions of [4096, 33], [4096, 36], [9, 64] (the block's 256 columns
+ * partly past the end) and [17, 4], a middle axis of 1000, a full reduction of 10^6
+ * elements). max_numel skips shapes beyond it. */
 typedef struct rc_sym_case {
   int32_t ndim;
   rc_axes axes;
@@ -1442,8 +1442,7 @@ static inline void rc_shorthand_case(ic_dtype dt, int64_t rows, int64_t cols, bo
 }
 
 /* softmax along axis 0 of [cols, rows] (a column softmax) and along the middle of a 3-d
- * tensor: against the same reference through a gather (a last dim of 8: column kernels
- * move 4 rows a thread as vectors). */
+ * tensor: against the same reference through a gather. */
 static inline void rc_softmax_axes_case(ic_dtype dt) {
   static const int64_t dims[3] = {5, 37, 8};
   int64_t n = rc_numel(3, dims);
@@ -1493,6 +1492,31 @@ static inline void rc_softmax_axes_case(ic_dtype dt) {
   free(hx);
 }
 
+/* The expected results of one line of n values (x in vf/vd, the weighted products in
+ * pf/pd) of the sum/divide/multiply cases: y = x * (sum / n) at first + i * step of o[0],
+ * the weighted sum at `line` of o[1]; f32-computed dtypes round every step, f64 none. */
+static inline void rc_expect_scaled_line(ic_dtype dt, const float *vf, const double *vd, const float *pf, const double *pd,
+                                         int64_t n, rc_output o[2], int64_t line, int64_t first, int64_t step) {
+  if (dt == IC_F64) {
+    double t = rc_order_f64(vd, n, false, 0) / (double)n;
+    for (int64_t i = 0; i < n; i++) rc_store_d(o[0].bits, first + i * step, vd[i] * t);
+    rc_store_d(o[1].bits, line, rc_order_f64(pd, n, false, 0));
+  } else {
+    float sr = ref_round(dt, rc_order_f32(vf, n, false, 0));
+    float t = ref_round(dt, sr / ref_round(dt, (float)n));
+    for (int64_t i = 0; i < n; i++) rc_store_f(dt, o[0].bits, first + i * step, ref_round(dt, vf[i] * t));
+    rc_store_f(dt, o[1].bits, line, ref_round(dt, rc_order_f32(pf, n, false, 0)));
+  }
+}
+
+/* The sum/divide/multiply cases' check of g's two outputs, then g and the outputs freed. */
+static inline void rc_check_scaled(ic_graph *g, const rc_input *ins, int32_t nin, rc_output o[2], const char *what) {
+  rc_check(g, ins, nin, o, 2, what);
+  rc_output_free(&o[0]);
+  rc_output_free(&o[1]);
+  ic_graph_destroy(g);
+}
+
 /* y = x * (sum(x, 1, keepdim) / cols): one kernel fused; bit for bit (every step is an
  * IEEE op in the documented order). Also a prologue: sum(x * w) with w broadcast. */
 static inline void rc_sum_divide_multiply_case(ic_dtype dt, int64_t rows, int64_t cols) {
@@ -1509,7 +1533,6 @@ static inline void rc_sum_divide_multiply_case(ic_dtype dt, int64_t rows, int64_
   rc_output o[2];
   rc_output_init(&o[0], "y", dt, 2, (int64_t[]){rows, cols}, true, false);
   rc_output_init(&o[1], "p", dt, 1, (int64_t[]){rows}, true, false);
-  bool f64 = dt == IC_F64;
   for (int64_t r = 0; r < rows; r++) {
     float *vf = malloc((size_t)cols * 4), *pf = malloc((size_t)cols * 4);
     double *vd = malloc((size_t)cols * 8), *pd = malloc((size_t)cols * 8);
@@ -1520,16 +1543,7 @@ static inline void rc_sum_divide_multiply_case(ic_dtype dt, int64_t rows, int64_
       pf[c] = ref_round(dt, a.f * b.f);
       pd[c] = a.d * b.d;
     }
-    if (f64) {
-      double t = rc_order_f64(vd, cols, false, 0) / (double)cols;
-      for (int64_t c = 0; c < cols; c++) rc_store_d(o[0].bits, r * cols + c, vd[c] * t);
-      rc_store_d(o[1].bits, r, rc_order_f64(pd, cols, false, 0));
-    } else {
-      float sr = ref_round(dt, rc_order_f32(vf, cols, false, 0));
-      float t = ref_round(dt, sr / ref_round(dt, (float)cols));
-      for (int64_t c = 0; c < cols; c++) rc_store_f(dt, o[0].bits, r * cols + c, ref_round(dt, vf[c] * t));
-      rc_store_f(dt, o[1].bits, r, ref_round(dt, rc_order_f32(pf, cols, false, 0)));
-    }
+    rc_expect_scaled_line(dt, vf, vd, pf, pd, cols, o, r, r * cols, 1);
     free(vf);
     free(pf);
     free(vd);
@@ -1539,18 +1553,14 @@ static inline void rc_sum_divide_multiply_case(ic_dtype dt, int64_t rows, int64_
                      {.dt = dt, .ndim = 1, .shape = {cols}, .h = hw, .storage = cols}};
   char what[80];
   snprintf(what, sizeof what, "sum/divide/multiply %s [%lld, %lld]", ic_dtype_name(dt), (long long)rows, (long long)cols);
-  rc_check(g, ins, 2, o, 2, what);
-  rc_output_free(&o[0]);
-  rc_output_free(&o[1]);
-  ic_graph_destroy(g);
+  rc_check_scaled(g, ins, 2, o, what);
   free(hx);
   free(hw);
 }
 
 /* The same over the columns: y = x * (sum(x, 0, keepdim) / rows) (element stores of a
  * column kernel) and p = sum(x * w * v, 0) with w [rows, 1] (one value a reduced index,
- * the same for a thread's neighbouring columns) and v [cols] (a value a column, read as
- * a row value); with cols a multiple of 4, both move through the column vectors. */
+ * the same for every column) and v [cols] (a value a column, read as a row value). */
 static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t cols) {
   int64_t n = rows * cols;
   void *hx = rc_random_storage(dt, n, 0), *hw = rc_random_storage(dt, rows, 0), *hv_ = rc_random_storage(dt, cols, 0);
@@ -1567,7 +1577,6 @@ static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t co
   rc_output o[2];
   rc_output_init(&o[0], "y", dt, 2, (int64_t[]){rows, cols}, true, false);
   rc_output_init(&o[1], "p", dt, 1, (int64_t[]){cols}, true, false);
-  bool f64 = dt == IC_F64;
   float *vf = malloc((size_t)rows * 4), *pf = malloc((size_t)rows * 4);
   double *vd = malloc((size_t)rows * 8), *pd = malloc((size_t)rows * 8);
   for (int64_t c = 0; c < cols; c++) {
@@ -1579,16 +1588,7 @@ static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t co
       pf[r] = ref_round(dt, ref_round(dt, a.f * m.f) * b.f);
       pd[r] = a.d * m.d * b.d;
     }
-    if (f64) {
-      double t = rc_order_f64(vd, rows, false, 0) / (double)rows;
-      for (int64_t r = 0; r < rows; r++) rc_store_d(o[0].bits, r * cols + c, vd[r] * t);
-      rc_store_d(o[1].bits, c, rc_order_f64(pd, rows, false, 0));
-    } else {
-      float sr = ref_round(dt, rc_order_f32(vf, rows, false, 0));
-      float t = ref_round(dt, sr / ref_round(dt, (float)rows));
-      for (int64_t r = 0; r < rows; r++) rc_store_f(dt, o[0].bits, r * cols + c, ref_round(dt, vf[r] * t));
-      rc_store_f(dt, o[1].bits, c, ref_round(dt, rc_order_f32(pf, rows, false, 0)));
-    }
+    rc_expect_scaled_line(dt, vf, vd, pf, pd, rows, o, c, c, cols);
   }
   free(vf);
   free(pf);
@@ -1599,10 +1599,7 @@ static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t co
                      {.dt = dt, .ndim = 1, .shape = {cols}, .h = hv_, .storage = cols}};
   char what[80];
   snprintf(what, sizeof what, "column sum/divide/multiply %s [%lld, %lld]", ic_dtype_name(dt), (long long)rows, (long long)cols);
-  rc_check(g, ins, 3, o, 2, what);
-  rc_output_free(&o[0]);
-  rc_output_free(&o[1]);
-  ic_graph_destroy(g);
+  rc_check_scaled(g, ins, 3, o, what);
   free(hx);
   free(hw);
   free(hv_);
