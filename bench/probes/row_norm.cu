@@ -101,6 +101,26 @@ __global__ void __launch_bounds__(TPR * RPB, MINB > 0 ? MINB : 1)
   }
 }
 
+// The best of 5 timings of `calls` calls of launch (CUDA events), in ms a call.
+template <class F> static float best_ms(F launch, int calls) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  float best = 1e30f;
+  for (int rep = 0; rep < 5; rep++) {
+    cudaEventRecord(a);
+    for (int i = 0; i < calls; i++) launch();
+    cudaEventRecord(b);
+    cudaEventSynchronize(b);
+    float ms;
+    cudaEventElapsedTime(&ms, a, b);
+    if (ms / calls < best) best = ms / calls;
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return best;
+}
+
 static unsigned short *gx, *gw, *gy;
 static void *gcopy;
 static float *href;
@@ -115,20 +135,7 @@ template <int TPR, int RPB, bool NA, bool PERSIST, int MINB> static void run(dou
   const unsigned grid = PERSIST ? (unsigned)(sms * per_sm) : (unsigned)((ROWS + RPB - 1) / RPB);
   cudaMemset(gy, 0xff, ROWS * COLS * 2);
   k<<<grid, TPR * RPB>>>(gx, gw, gy, ROWS);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  float best = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < 20; i++) k<<<grid, TPR * RPB>>>(gx, gw, gy, ROWS);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    ms /= 20;
-    if (ms < best) best = ms;
-  }
+  const float best = best_ms([&]() { k<<<grid, TPR * RPB>>>(gx, gw, gy, ROWS); }, 20);
   cudaMemcpy(hy, gy, (size_t)ROWS * COLS * 2, cudaMemcpyDeviceToHost);
   double maxerr = 0;
   for (long i = 0; i < 64L * COLS; i++) { // the first 64 rows
@@ -170,20 +177,7 @@ int main() {
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  float copy = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < 10; i++) cudaMemcpyAsync(gcopy, gx, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(b);
-    cudaEventSynchronize(b);
-    float ms;
-    cudaEventElapsedTime(&ms, a, b);
-    ms /= 10;
-    if (ms < copy) copy = ms;
-  }
+  const float copy = best_ms([&]() { cudaMemcpyAsync(gcopy, gx, bytes, cudaMemcpyDeviceToDevice); }, 10);
   printf("copy %zu MiB: %.4f ms, %.0f GB/s; %d multiprocessors\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6, sms);
   run<64, 2, false, false, 0>(copy, sms);   // ic's layout today (64 threads of 8 chunks, 2 rows a block)
   run<64, 2, true, false, 0>(copy, sms);
