@@ -1509,9 +1509,11 @@ static inline void rc_expect_scaled_line(ic_dtype dt, const float *vf, const dou
   }
 }
 
-/* The sum/divide/multiply cases' check of g's two outputs, then g and the outputs freed. */
-static inline void rc_check_scaled(ic_graph *g, const rc_input *ins, int32_t nin, rc_output o[2], const char *what) {
-  rc_check(g, ins, nin, o, 2, what);
+/* The sum/divide/multiply cases' check of g's outputs o[first .. first + nout), then g and
+ * both outputs freed. */
+static inline void rc_check_scaled(ic_graph *g, const rc_input *ins, int32_t nin, rc_output o[2], int32_t first,
+                                   int32_t nout, const char *what) {
+  rc_check(g, ins, nin, o + first, nout, what);
   rc_output_free(&o[0]);
   rc_output_free(&o[1]);
   ic_graph_destroy(g);
@@ -1553,27 +1555,33 @@ static inline void rc_sum_divide_multiply_case(ic_dtype dt, int64_t rows, int64_
                      {.dt = dt, .ndim = 1, .shape = {cols}, .h = hw, .storage = cols}};
   char what[80];
   snprintf(what, sizeof what, "sum/divide/multiply %s [%lld, %lld]", ic_dtype_name(dt), (long long)rows, (long long)cols);
-  rc_check_scaled(g, ins, 2, o, what);
+  rc_check_scaled(g, ins, 2, o, 0, 2, what);
   free(hx);
   free(hw);
 }
 
 /* The same over the columns: y = x * (sum(x, 0, keepdim) / rows) (element stores of a
  * column kernel) and p = sum(x * w * v, 0) with w [rows, 1] (one value a reduced index,
- * the same for every column) and v [cols] (a value a column, read as a row value). */
-static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t cols) {
+ * the same for every column) and v [cols] (a value a column, read as a row value).
+ * outputs: 1 y alone, 2 p alone (one reduction a kernel: the light column layout), 3
+ * both (two reductions in one kernel: the heavy one). */
+static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t cols, int outputs) {
   int64_t n = rows * cols;
   void *hx = rc_random_storage(dt, n, 0), *hw = rc_random_storage(dt, rows, 0), *hv_ = rc_random_storage(dt, cols, 0);
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_create(&g));
   ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){rows, cols}, IC_LAYOUT_CONTIGUOUS);
-  ic_value w = ic_graph_input(g, "w", dt, 2, (ic_dim[]){rows, 1}, IC_LAYOUT_CONTIGUOUS);
-  ic_value v = ic_graph_input(g, "v", dt, 1, (ic_dim[]){cols}, IC_LAYOUT_CONTIGUOUS);
-  ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 1);
-  ic_value y = ic_graph_binary(g, IC_OP_MUL, x, ic_graph_binary(g, IC_OP_DIV, s, ic_graph_constant(g, (double)rows, IC_DTYPE_AUTO)));
-  IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
-  ic_value xwv = ic_graph_binary(g, IC_OP_MUL, ic_graph_binary(g, IC_OP_MUL, x, w), v);
-  IC_OK_OR_FAIL(ic_graph_output(g, "p", ic_graph_reduce(g, IC_REDUCE_SUM, xwv, 1, (int32_t[]){0}, 0)));
+  if (outputs & 1) {
+    ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 1);
+    ic_value y = ic_graph_binary(g, IC_OP_MUL, x, ic_graph_binary(g, IC_OP_DIV, s, ic_graph_constant(g, (double)rows, IC_DTYPE_AUTO)));
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
+  }
+  if (outputs & 2) {
+    ic_value w = ic_graph_input(g, "w", dt, 2, (ic_dim[]){rows, 1}, IC_LAYOUT_CONTIGUOUS);
+    ic_value v = ic_graph_input(g, "v", dt, 1, (ic_dim[]){cols}, IC_LAYOUT_CONTIGUOUS);
+    ic_value xwv = ic_graph_binary(g, IC_OP_MUL, ic_graph_binary(g, IC_OP_MUL, x, w), v);
+    IC_OK_OR_FAIL(ic_graph_output(g, "p", ic_graph_reduce(g, IC_REDUCE_SUM, xwv, 1, (int32_t[]){0}, 0)));
+  }
   rc_output o[2];
   rc_output_init(&o[0], "y", dt, 2, (int64_t[]){rows, cols}, true, false);
   rc_output_init(&o[1], "p", dt, 1, (int64_t[]){cols}, true, false);
@@ -1598,8 +1606,9 @@ static inline void rc_column_prologue_case(ic_dtype dt, int64_t rows, int64_t co
                      {.dt = dt, .ndim = 2, .shape = {rows, 1}, .h = hw, .storage = rows},
                      {.dt = dt, .ndim = 1, .shape = {cols}, .h = hv_, .storage = cols}};
   char what[80];
-  snprintf(what, sizeof what, "column sum/divide/multiply %s [%lld, %lld]", ic_dtype_name(dt), (long long)rows, (long long)cols);
-  rc_check_scaled(g, ins, 3, o, what);
+  snprintf(what, sizeof what, "column sum/divide/multiply %s [%lld, %lld] (outputs %d)", ic_dtype_name(dt), (long long)rows,
+           (long long)cols, outputs);
+  rc_check_scaled(g, ins, outputs & 2 ? 3 : 1, o, outputs & 1 ? 0 : 1, outputs == 3 ? 2 : 1, what);
   free(hx);
   free(hw);
   free(hv_);

@@ -99,8 +99,10 @@ START_TEST(test_shorthands) {
     rc_softmax_axes_case(dts[i]);
     rc_sum_divide_multiply_case(dts[i], 5, 1000);
     rc_sum_divide_multiply_case(dts[i], 33, 7);
-    rc_column_prologue_case(dts[i], 9, 36);
-    rc_column_prologue_case(dts[i], 5, 30);
+    rc_column_prologue_case(dts[i], 9, 36, 3);
+    rc_column_prologue_case(dts[i], 5, 30, 3);
+    rc_column_prologue_case(dts[i], 9, 36, 1);
+    rc_column_prologue_case(dts[i], 5, 30, 2);
   }
   rc_shorthand_case(IC_F32, 2, 5000, false);
 }

@@ -130,13 +130,18 @@ START_TEST(test_shorthands) {
    * lanes); a block of two such rows once combined both into the first row's value */
   rc_sum_divide_multiply_case(IC_F32, 7, 300);
   rc_sum_divide_multiply_case(IC_BF16, 6, 4096);
-  /* column kernels with a prologue, a row value a column and element stores (two
-   * reductions in one kernel: the 8 x 2 layout), f32, bf16 and f64, widths of whole and
-   * partial warps */
-  rc_column_prologue_case(IC_F32, 300, 1024);
-  rc_column_prologue_case(IC_BF16, 9, 36);
-  rc_column_prologue_case(IC_F64, 17, 40);
-  rc_column_prologue_case(IC_F32, 5, 30);
+  /* column kernels with a prologue, a row value a column and element stores: both in one
+   * kernel (two reductions: the heavy 8 x 2 layout) and each alone (the light 4 x 8
+   * layout), f32, bf16 and f64, widths of whole and partial warps */
+  rc_column_prologue_case(IC_F32, 300, 1024, 3);
+  rc_column_prologue_case(IC_BF16, 9, 36, 3);
+  rc_column_prologue_case(IC_F64, 17, 40, 3);
+  rc_column_prologue_case(IC_F32, 5, 30, 3);
+  rc_column_prologue_case(IC_F32, 300, 1024, 1);
+  rc_column_prologue_case(IC_F32, 300, 1024, 2);
+  rc_column_prologue_case(IC_BF16, 9, 36, 1);
+  rc_column_prologue_case(IC_BF16, 9, 36, 2);
+  rc_column_prologue_case(IC_F32, 5, 30, 2);
 }
 END_TEST
 
