@@ -331,6 +331,19 @@ static size_t kir_widest_element_load(const kir_kernel *k) {
   return wide;
 }
 
+/* Whether a column kernel is light: one REDUCE, accumulating in at most 4 bytes, with no
+ * index (argmax, argmin). */
+static bool kir_column_kernel_light(const kir_kernel *k) {
+  int32_t reduces = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_REDUCE) continue;
+    ic_dtype acc = kir_reduce_acc_dtype(in->reduce, k->instrs.items[in->args[0]].dtype);
+    if (++reduces > 1 || ic_dtype_size(acc) > 4 || in->reduce == IC_REDUCE_ARGMAX || in->reduce == IC_REDUCE_ARGMIN) return false;
+  }
+  return reduces == 1;
+}
+
 void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
          LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 4, COLUMN_GROUPS = 8,
@@ -348,16 +361,9 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   }
   out->columns = k->ndim > 0 && inner >= 0 && !((k->axes >> (k->ndim - 1)) & 1u);
   if (out->columns) {
-    /* a light kernel (one REDUCE with an accumulator of at most 4 bytes, no index) fits
-     * 64 registers: blocks of 1024 threads, 8 groups side by side (a block reads 1 KB of
-     * each f32 row); heavier ones keep 128 registers in blocks of 512 */
-    bool light = kir_reduce_count(k) == 1;
-    for (int32_t i = 0; i < k->instrs.count; i++) {
-      const kir_instr *in = &k->instrs.items[i];
-      if (in->kind != KIR_REDUCE) continue;
-      ic_dtype acc = kir_reduce_acc_dtype(in->reduce, k->instrs.items[in->args[0]].dtype);
-      light &= ic_dtype_size(acc) <= 4 && in->reduce != IC_REDUCE_ARGMAX && in->reduce != IC_REDUCE_ARGMIN;
-    }
+    /* a light kernel fits 64 registers: blocks of 1024 threads, 8 groups side by side (a
+     * block reads 1 KB of each f32 row); heavier ones keep 128 registers in blocks of 512 */
+    bool light = kir_column_kernel_light(k);
     out->threads = light ? COLUMN_WARPS : HEAVY_COLUMN_WARPS;
     out->column_groups = light ? COLUMN_GROUPS : HEAVY_COLUMN_GROUPS;
     if (chunks >= 0 && chunks < out->threads)
