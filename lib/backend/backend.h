@@ -35,6 +35,7 @@ typedef struct backend_kernel {
   int32_t per_thread; /* iteration points per thread: grid = ceil(numel / (block * per_thread)) */
   int32_t per_block;  /* if > 0, launch points per block instead (grid = ceil(numel / per_block)):
                          reduction kernels count rows */
+  int32_t smem;       /* dynamic shared memory a block, bytes (0: none) */
   void *impl;         /* backend data (the loaded module and function) */
 } backend_kernel;
 

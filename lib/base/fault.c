@@ -47,6 +47,7 @@ static const fault_point k_points[] = {
     {"cuModuleLoadData", FAULT_DRIVER, false},
     {"cuModuleUnload", FAULT_DRIVER, true},
     {"cuModuleGetFunction", FAULT_DRIVER, false},
+    {"cuFuncSetAttribute", FAULT_DRIVER, false},
     {"cuLaunchKernel", FAULT_DRIVER, false},
     {"cuMemAlloc", FAULT_DRIVER, false},
     {"cuMemFree", FAULT_DRIVER, true},

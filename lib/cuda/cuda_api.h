@@ -44,6 +44,7 @@ typedef struct cuda_driver_api {
   PFN_cuModuleUnload_v2000 cuModuleUnload;
   PFN_cuModuleGetFunction_v2000 cuModuleGetFunction;
   PFN_cuLaunchKernel_v4000 cuLaunchKernel;
+  PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute;
   PFN_cuMemAlloc_v3020 cuMemAlloc;
   PFN_cuMemFree_v3020 cuMemFree;
   PFN_cuMemAllocAsync_v11020 cuMemAllocAsync; /* optional: cuMemAlloc/cuMemFree when absent */

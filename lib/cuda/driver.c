@@ -25,6 +25,7 @@
   X(cuModuleUnload, 2000, false)           \
   X(cuModuleGetFunction, 2000, false)      \
   X(cuLaunchKernel, 4000, false)           \
+  X(cuFuncSetAttribute, 9000, false)       \
   X(cuMemAlloc, 3020, false)               \
   X(cuMemFree, 3020, false)                \
   X(cuMemAllocAsync, 11020, true)          \

@@ -676,6 +676,66 @@ START_TEST(test_row_threads_from_bytes) {
 }
 END_TEST
 
+/* The cache of a long row (one block of 512 threads) by target: where its registers would
+ * leave room for one block a multiprocessor, the first chunks stay in registers and the
+ * others go to dynamic shared memory, two blocks where they fit (rows of 32000 f32 on
+ * sm_90a: 4 chunks of 8), else one with 64 values in registers (rows of 50000, 14 chunks).
+ * Rows of 16384 (4 chunks, 32 values) keep registers alone, and so do rows whose
+ * registers hold every load where the tier would leave one block too (f64 rows of 20000;
+ * sm_86's 100 KB and rows of 32000 f32); sm_86 holds one block of rows of 50000. Each
+ * kernel goes through NVRTC and ptxas for its target (strict compiles). */
+START_TEST(test_row_cache_tiers) {
+  static const struct {
+    const char *arch;
+    ic_dtype dt;
+    int64_t len;
+    const char *cache; /* the source's comment on the cache; NULL: none (registers alone) */
+    const char *bounds;
+  } cases[] = {
+      {"sm_90a", IC_F32, 32000, "4 .. 7 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)", "__launch_bounds__(512, 2)"},
+      {"sm_90a", IC_F32, 50000, "8 .. 13 in shared memory (98304 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
+      {"sm_90a", IC_BF16, 65531, "8 .. 15 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)", "__launch_bounds__(512, 2)"},
+      {"sm_90a", IC_F64, 20000, NULL, "__launch_bounds__(512)"},
+      {"sm_90a", IC_F64, 40000, "4 .. 9 in shared memory (196608 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
+      {"sm_90a", IC_F32, 16384, NULL, "__launch_bounds__(512)"},
+      {"sm_86", IC_F32, 32000, NULL, "__launch_bounds__(512)"},
+      {"sm_86", IC_F32, 50000, "8 .. 13 in shared memory (98304 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
+      {"sm_80", IC_F32, 65536, "8 .. 15 in shared memory (131072 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ic_context_options co = {.struct_size = sizeof co, .arch = cases[i].arch, .flags = IC_CONTEXT_COMPILE_ONLY};
+    ic_context *ctx;
+    IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", cases[i].dt, 2, (ic_dim[]){ic_graph_symbol(g, "n"), cases[i].len}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_log_softmax(g, x, -1)));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    ic_status st = ic_compile(ctx, g, &o, &p);
+    ck_assert_msg(st == IC_OK, "%s %s [n, %lld]: %s", cases[i].arch, ic_dtype_name(cases[i].dt), (long long)cases[i].len,
+                  ic_last_error());
+    ck_assert_int_eq(ic_program_kernel_count(p), 1);
+    const char *src = ic_program_kernel_source(p, 0);
+    ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), "strategy rows: 512 threads a row, 2 lanes a thread") != NULL, "%s",
+                  ic_program_kernel_ir(p, 0));
+    if (cases[i].cache)
+      ck_assert_msg(strstr(src, cases[i].cache) != NULL, "%s %s [n, %lld]: want '%s'", cases[i].arch,
+                    ic_dtype_name(cases[i].dt), (long long)cases[i].len, cases[i].cache);
+    else
+      ck_assert_msg(strstr(src, "ic_tier") == NULL, "%s %s [n, %lld]: a shared-memory tier", cases[i].arch,
+                    ic_dtype_name(cases[i].dt), (long long)cases[i].len);
+    char head[64];
+    snprintf(head, sizeof head, "%s ic_", cases[i].bounds);
+    ck_assert_msg(strstr(src, head) != NULL, "%s %s [n, %lld]: want '%s'", cases[i].arch, ic_dtype_name(cases[i].dt),
+                  (long long)cases[i].len, cases[i].bounds);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+    ic_context_destroy(ctx);
+  }
+}
+END_TEST
+
 /* Several reductions over the same axes of the same operand are one kernel; over other
  * axes, or of a reduction's result, more. */
 START_TEST(test_sibling_reductions_fuse) {
@@ -982,6 +1042,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_shorthands, 900, setup, teardown);
   CHECK_CASE(s, test_sibling_reductions_fuse, 600, setup, teardown);
   CHECK_CASE(s, test_row_threads_from_bytes, 600, setup, teardown);
+  CHECK_CASE(s, test_row_cache_tiers, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_ref, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, 900, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm80, 900, setup, teardown);

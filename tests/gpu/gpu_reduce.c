@@ -118,6 +118,12 @@ START_TEST(test_shorthands) {
   rc_shorthand_case(IC_F16, 7, 1000, false);
   rc_shorthand_case(IC_F64, 5, 3000, false);
   rc_shorthand_case(IC_F32, 3, 50000, false);
+  /* rows cached partly in shared memory (codegen_reduce.c, red_plan_smem_tier): two
+   * blocks a multiprocessor (f32 rows of 32000, bf16 storage words of rows of 65531), one
+   * (f64 rows of 40000; f32 rows of 50000 above) */
+  rc_shorthand_case(IC_F32, 3, 32000, false);
+  rc_shorthand_case(IC_BF16, 3, 65531, false);
+  rc_shorthand_case(IC_F64, 2, 40000, false);
   rc_softmax_axes_case(IC_F32);
   rc_softmax_axes_case(IC_BF16);
   rc_cross_ref = cross;

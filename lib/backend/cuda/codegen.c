@@ -838,10 +838,12 @@ void cg_point_stores(codegen *cg, const char *last_var, const char *indent) {
   }
 }
 
-void cg_kernel_head(codegen *cg, int32_t block) {
+void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%" PRId32 ") %s(", block, cg->entry);
+  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%" PRId32, block);
+  if (min_blocks > 1) sbuf_printf(o, ", %" PRId32, min_blocks);
+  sbuf_printf(o, ") %s(", cg->entry);
   for (int32_t i = 0; i < k->params.count; i++) {
     const kir_param *p = &k->params.items[i];
     if (i) sbuf_puts(o, ", ");
@@ -930,7 +932,7 @@ static void cg_scalar_path_packed(codegen *cg) {
 static void cg_kernel(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  cg_kernel_head(cg, CUDA_BLOCK);
+  cg_kernel_head(cg, CUDA_BLOCK, 0);
   if (cg->rows > 1) /* the rows strategy: n counts the row groups' points (kir_row_points) */
     sbuf_printf(o, "  const ic_i64 Dr = (d%" PRId32 " + %" PRId32 ") / %" PRId32 ";\n", cg->row_dim, cg->rows - 1, cg->rows);
   sbuf_puts(o, "  const ic_i64 n = ");
@@ -973,8 +975,16 @@ static void cg_plan_kir_choices(codegen *cg, const kir_pointwise_strategy *ps) {
   }
 }
 
-ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
-  if (k->reduces) return cuda_codegen_reduce(k, entry, res);
+cuda_smem_limits cuda_smem_of(int32_t sm) {
+  switch (sm) {
+  case 80: case 87: return (cuda_smem_limits){163 * 1024, 164 * 1024};
+  case 90: case 100: case 103: return (cuda_smem_limits){227 * 1024, 228 * 1024};
+  default: return (cuda_smem_limits){99 * 1024, 100 * 1024}; /* sm_86, sm_89, sm_120 and unknown ones */
+  }
+}
+
+ic_status cuda_codegen(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res) {
+  if (k->reduces) return cuda_codegen_reduce(k, entry, sm, res);
   codegen cg = {.k = k, .entry = entry, .a = k->syms};
   kir_pointwise_strategy ps;
   kir_pointwise_strategy_of(k, &ps);

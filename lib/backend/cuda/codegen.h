@@ -43,6 +43,7 @@ typedef struct codegen {
   bool *exact_unrounded;            /* pointwise, per op: a narrow-float neg/abs/relu left unrounded
                                      * (kir_exact_unrounded); NULL: every op rounds */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
+  cuda_smem_limits smem;            /* the target's shared memory (reduction kernels' cache tier) */
   bool oom;
 } codegen;
 
@@ -99,14 +100,15 @@ void cg_decompose(codegen *cg, const char *e, const char *indent);
 void cg_tiled_kernel(codegen *cg, int32_t tile_dim, int32_t tile_last);
 
 /* The entry point's signature (the kernel's params, as sym_print names them) with
- * __launch_bounds__(block), the opening brace, and d<i> for every dim. */
-void cg_kernel_head(codegen *cg, int32_t block);
+ * __launch_bounds__(block[, min_blocks]) (min_blocks > 1: blocks a multiprocessor must
+ * hold, which caps the registers), the opening brace, and d<i> for every dim. */
+void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks);
 
 /* The statements of asm instruction i in the body (codegen_asm.c): its outputs'
  * elements in a<i>_o<k> (arrays of cg->pack, scalars at pack 1). */
 void cg_asm_block(codegen *cg, int32_t i);
 
 /* Reduction kernels (codegen_reduce.c). */
-ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res);
+ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res);
 
 #endif

@@ -44,6 +44,12 @@ typedef struct red_gen {
    * memory once. cache_k 0: no cache. */
   int32_t cache_k;
   bool *cached;
+  /* The shared-memory tier: a cached value's chunks k < cache_regs are in registers
+   * (c<i>[cache_regs][8]), the others in dynamic shared memory (sc<i>[K - cache_regs][8]
+   * [block]: a thread's element e of a chunk at word e * block + t, so a warp's accesses
+   * are consecutive words). smem: its bytes; min_blocks: the blocks a multiprocessor
+   * must hold (__launch_bounds__), 0 for no bound. */
+  int32_t cache_regs, smem, min_blocks;
   /* Cached loads of dtypes narrower than 4 bytes whose values would take more than half
    * the cache budget keep their storage words instead (ic_u32 c<i>[K][words]: half or a
    * quarter of the registers), unpacked again by each pass that reads them (the raw
@@ -71,11 +77,36 @@ typedef struct red_gen {
   const char *lane; /* the element index element values are named with (red_name): "e", or "e + 1" */
 } red_gen;
 
-enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8 };
+/* RED_TIER_BLOCK: the rows whose caches may take the shared-memory tier, those of one
+ * 512-thread block (the long rows of kir_reduce_strategy_of): two such blocks of 64
+ * registers fill a multiprocessor's 64K. */
+enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512 };
 
 /* Whether pass p takes load i from the registers rather than from memory. */
 static bool red_from_cache(const red_gen *rg, int32_t p, int32_t i) {
   return rg->cache_k > 0 && rg->cached[i] && p > rg->first_pass[i];
+}
+
+/* The cached value of instruction i at the thread's chunk k, element (or packed word) idx:
+ * an lvalue, in registers or in shared memory (k is a constant once the chunk loop is
+ * unrolled, so the choice folds away). */
+static void red_cache_at(const red_gen *rg, int32_t i, const char *idx) {
+  sbuf *o = &rg->cg->out;
+  const int32_t kr = rg->cache_regs;
+  if (kr >= rg->cache_k) sbuf_printf(o, "c%" PRId32 "[k][%s]", i, idx);
+  else if (kr == 0) sbuf_printf(o, "sc%" PRId32 "[k][%s][t]", i, idx);
+  else
+    sbuf_printf(o, "(k < %" PRId32 " ? c%" PRId32 "[k < %" PRId32 " ? k : 0][%s] : sc%" PRId32 "[k < %" PRId32 " ? 0 : k - %" PRId32 "][%s][t])",
+                kr, i, kr, idx, i, kr, kr, idx);
+}
+
+/* Keeps the chunk's values v<i>[] in the cache, where instruction i is cached. */
+static void red_cache_keep(const red_gen *rg, int32_t i, const char *indent) {
+  if (rg->cache_k == 0 || !rg->cached[i]) return;
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "%sfor (int e = 0; e < 8; e++) ", indent);
+  red_cache_at(rg, i, "e");
+  sbuf_printf(o, " = v%" PRId32 "[e];\n", i);
 }
 
 static bool red_reduced(const kir_kernel *k, int32_t d) { return (k->axes >> d) & 1u; }
@@ -232,10 +263,14 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
 
 /* `ic_keep_bits(c<i>[k][e / per_word], (e % per_word) * bits, mask, ` for element e of
  * packed load i of dtype dt: the caller writes the raw bits and the ')'. */
-static void red_keep_bits(sbuf *o, int32_t i, ic_dtype dt) {
+static void red_keep_bits(const red_gen *rg, int32_t i, ic_dtype dt) {
+  sbuf *o = &rg->cg->out;
   int32_t per_word = 4 / (int32_t)ic_dtype_size(dt), bits = 32 / per_word;
-  sbuf_printf(o, "ic_keep_bits(c%" PRId32 "[k][e / %" PRId32 "], (e %% %" PRId32 ") * %d, 0x%xu, ", i, per_word, per_word,
-              bits, (unsigned)((1ull << bits) - 1));
+  char word[32];
+  snprintf(word, sizeof word, "e / %" PRId32, per_word);
+  sbuf_puts(o, "ic_keep_bits(");
+  red_cache_at(rg, i, word);
+  sbuf_printf(o, ", (e %% %" PRId32 ") * %d, 0x%xu, ", per_word, bits, (unsigned)((1ull << bits) - 1));
 }
 
 static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
@@ -250,7 +285,7 @@ static void red_scalar_load(red_gen *rg, int32_t i, const char *target) {
   if (rg->packed[i]) {
     /* the raw bits into the packed cache (packed loads are unguarded element loads) */
     sbuf_printf(o, "ic_unpack_%s(", cg_dtname(in->dtype));
-    red_keep_bits(o, i, in->dtype);
+    red_keep_bits(rg, i, in->dtype);
     sbuf_printf(o, "ic_ld_s%s(", cg_scalar_width(in->dtype));
     cg_address(rg->cg, in, NULL);
     sbuf_puts(o, ")))");
@@ -287,7 +322,11 @@ static void red_vector_load(red_gen *rg, int32_t i) {
     sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
   }
   const char *dt = cg_dtname(in->dtype);
-  if (rg->packed[i]) sbuf_printf(o, "        for (int q = 0; q < %" PRId32 "; q++) c%" PRId32 "[k][q] = w[q];\n", words, i);
+  if (rg->packed[i]) {
+    sbuf_printf(o, "        for (int q = 0; q < %" PRId32 "; q++) ", words);
+    red_cache_at(rg, i, "q");
+    sbuf_puts(o, " = w[q];\n");
+  }
   if (ic_dtype_size(in->dtype) == 8) {
     sbuf_printf(o, "        for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(((ic_u64)w[2 * e + 1] << 32) | w[2 * e]); }\n",
                 i, dt);
@@ -473,8 +512,7 @@ static void red_chunk_divide(red_gen *rg, int32_t i) {
   sbuf_printf(o, "#pragma unroll\n        for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ", i);
   red_op_expr(rg, i);
   sbuf_puts(o, ";\n      }\n");
-  if (rg->cache_k > 0 && rg->cached[i])
-    sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+  red_cache_keep(rg, i, "      ");
 }
 
 /* Element op i, rounded to bf16 or f16, two elements a conversion (ic_rnd2_: F2F is a
@@ -505,7 +543,7 @@ static bool red_round_pair(red_gen *rg, int32_t i, bool open) {
     if (open) sbuf_puts(o, "      }\n");
     sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e += 2) ic_rnd2_%s(%s, %s, v%" PRId32 "[e], v%" PRId32 "[e + 1]);\n",
                 cg_dtname(in->dtype), lanes[0].data, lanes[1].data, i, i);
-    if (rg->cache_k > 0 && rg->cached[i]) sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+    red_cache_keep(rg, i, "      ");
   }
   sbuf_free(&lanes[0]);
   sbuf_free(&lanes[1]);
@@ -543,10 +581,15 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     load[i] = need[i] && k->instrs.items[i].kind == KIR_LOAD && !red_from_cache(rg, p, i);
     if (need[i] && red_from_cache(rg, p, i) && rg->packed[i]) {
       int32_t per_word = 4 / (int32_t)ic_dtype_size(k->instrs.items[i].dtype);
-      sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(c%" PRId32 "[k][e / %" PRId32 "] >> (e %% %" PRId32 ") * %d);\n",
-                  i, cg_dtname(k->instrs.items[i].dtype), i, per_word, per_word, 32 / per_word);
+      char word[32];
+      snprintf(word, sizeof word, "e / %" PRId32, per_word);
+      sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(", i, cg_dtname(k->instrs.items[i].dtype));
+      red_cache_at(rg, i, word);
+      sbuf_printf(o, " >> (e %% %" PRId32 ") * %d);\n", per_word, 32 / per_word);
     } else if (need[i] && red_from_cache(rg, p, i)) {
-      sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = c%" PRId32 "[k][e];\n", i, i);
+      sbuf_printf(o, "      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ", i);
+      red_cache_at(rg, i, "e");
+      sbuf_puts(o, ";\n");
     }
   }
   /* loads and ranges */
@@ -583,7 +626,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
       sbuf_printf(o, "          v%" PRId32 "[e] = (%s)0;\n", i, cg_ctype(in->dtype));
     if (load[i] && rg->packed[i]) {
       sbuf_puts(o, "          ");
-      red_keep_bits(o, i, in->dtype);
+      red_keep_bits(rg, i, in->dtype);
       sbuf_puts(o, "0u);\n");
     }
   }
@@ -591,8 +634,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
   if (vec) sbuf_puts(o, "      }\n");
   /* the first pass to read a cached load keeps it */
   for (int32_t i = 0; i < k->instrs.count; i++)
-    if (load[i] && rg->cache_k > 0 && rg->cached[i] && !rg->packed[i])
-      sbuf_printf(o, "      for (int e = 0; e < 8; e++) c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+    if (load[i] && !rg->packed[i]) red_cache_keep(rg, i, "      ");
   free(load);
   /* the ops, element by element; an asm runs over the chunk's groups of its pack (the
    * chunk starts a group: the scheduler lets asm into reductions over the last dim only,
@@ -624,7 +666,11 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
     if (kind == KIR_ASM_RESULT) sbuf_printf(o, "a%" PRId32 "_o%" PRId32 "[e]", k->instrs.items[i].args[0], k->instrs.items[i].result);
     else red_op_expr(rg, i);
     sbuf_puts(o, ";\n");
-    if (rg->cache_k > 0 && rg->cached[i]) sbuf_printf(o, "        c%" PRId32 "[k][e] = v%" PRId32 "[e];\n", i, i);
+    if (rg->cache_k > 0 && rg->cached[i]) {
+      sbuf_puts(o, "        ");
+      red_cache_at(rg, i, "e");
+      sbuf_printf(o, " = v%" PRId32 "[e];\n", i);
+    }
   }
   if (open) sbuf_puts(o, "      }\n");
   if (!last) {
@@ -1070,38 +1116,119 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
 
 /* ---------------------------------------------------------------- persistent rows */
 
+/* Whether a cached load keeps its storage words rather than values: a narrow dtype whose
+ * values would take more than half the register budget (measured on the H200: bf16 rows
+ * of 8192, 8 chunks a thread, gain 62.7% -> 71% of copy; rows of 4096, 4 chunks, lose
+ * 89% -> 79% to the unpacking). */
+static bool red_packs(const red_gen *rg, int32_t i, int32_t per_thread) {
+  const kir_instr *in = &rg->k->instrs.items[i];
+  return in->kind == KIR_LOAD && ic_dtype_size(in->dtype) < 4 && !kir_is_guarded_load(in) &&
+         rg->cg->mode[i] != ACCESS_SPLAT && per_thread * KIR_REDUCE_CHUNK > RED_CACHE_VALUES / 2;
+}
+
+/* A cached chunk of dt: its entries (8 values, or the storage words when packed), as
+ * the register budget counts them; the registers they take (two a value of 8 bytes);
+ * their bytes in the shared-memory tier. */
+static int32_t red_chunk_values(ic_dtype dt, bool packed) { return packed ? red_words(dt) : KIR_REDUCE_CHUNK; }
+static int32_t red_value_bytes(ic_dtype dt) {
+  const char *t = cg_ctype(dt);
+  return strcmp(t, "bool") == 0 ? 1 : strcmp(t, "double") == 0 || strcmp(t, "ic_i64") == 0 ? 8 : 4;
+}
+static int32_t red_chunk_regs(ic_dtype dt, bool packed) {
+  return packed ? red_words(dt) : KIR_REDUCE_CHUNK * (red_value_bytes(dt) == 8 ? 2 : 1);
+}
+static int32_t red_chunk_bytes(ic_dtype dt, bool packed) { return packed ? 4 * red_words(dt) : KIR_REDUCE_CHUNK * red_value_bytes(dt); }
+
+/* The static shared memory of a row kernel: the combine's block (red_kernel declares it). */
+static int32_t red_static_smem(const red_gen *rg) {
+  int32_t slots = rg->columns ? rg->ywarps * rg->colgroups : rg->lanes_per_thread;
+  return 64 * 8 * (slots > 1 ? slots : 1);
+}
+
+/* The shared-memory tier for the cached loads of a one-block row (rg->block threads)
+ * whose registers cannot hold them with room for a second block on the multiprocessor:
+ * the first chunks in registers, the rest in dynamic shared memory. Rows of 32000 f32
+ * (8 chunks a thread of 512) took 98 registers, one block a multiprocessor, whose load,
+ * reduce and store phases then follow each other (log_softmax [8192, 32000]: 65% of copy
+ * on the H200, where rows of 16384 at 52 registers and two blocks read at 92%). With 4
+ * chunks in registers and 4 (64 KB) in shared memory two blocks fit. Where two cannot
+ * and the registers leave loads out (`left`: longer rows), one block keeps
+ * RED_CACHE_VALUES values in registers and the rest in shared memory, so the row is read
+ * from memory once rather than once a pass. False (nothing changed) where the loads do
+ * not fit the target's shared memory. */
+static bool red_plan_smem_tier(red_gen *rg, const bool *later, int32_t per_thread, bool left) {
+  const kir_kernel *k = rg->k;
+  const int32_t n = k->instrs.count;
+  int32_t chunk_regs = 0, bytes = 0; /* a chunk of every cached load */
+  for (int32_t i = 0; i < n; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (!later[i] || in->kind != KIR_LOAD) continue;
+    chunk_regs += red_chunk_regs(in->dtype, red_packs(rg, i, per_thread));
+    bytes += red_chunk_bytes(in->dtype, red_packs(rg, i, per_thread));
+  }
+  if (chunk_regs == 0) return false;
+  const int64_t fixed = red_static_smem(rg) + CUDA_SMEM_RESERVED;
+  for (int32_t blocks = 2; blocks >= (left ? 1 : 2); blocks--) {
+    int32_t regs = (blocks == 2 ? RED_CACHE_VALUES / 2 : RED_CACHE_VALUES) / chunk_regs;
+    if (regs > per_thread) regs = per_thread;
+    int64_t smem = (int64_t)(per_thread - regs) * rg->block * bytes;
+    if (smem == 0 || smem > rg->cg->smem.block || blocks * (smem + fixed) > rg->cg->smem.sm) continue;
+    for (int32_t i = 0; i < n; i++) {
+      rg->cached[i] = later[i] && k->instrs.items[i].kind == KIR_LOAD;
+      rg->packed[i] = rg->cached[i] && red_packs(rg, i, per_thread);
+    }
+    rg->cache_regs = regs;
+    rg->smem = (int32_t)smem;
+    rg->min_blocks = blocks;
+    return true;
+  }
+  return false;
+}
+
 /* Element values that several passes read: loads first, then ops, while the thread's
- * registers allow (per_thread chunks of 8 values each). Later passes take them from
- * c<i>[k][8] and need nothing they were computed from (the needs are cut there). */
+ * registers allow (per_thread chunks of 8 values each), or the loads alone in the
+ * shared-memory tier (red_plan_smem_tier) for a row of one block that would take more.
+ * Later passes take them from the cache (red_cache_at) and need nothing they were
+ * computed from (the needs are cut there). */
 static void red_plan_cache(red_gen *rg, int32_t per_thread) {
   const kir_kernel *k = rg->k;
   int32_t n = k->instrs.count, values = 0;
+  bool *later = sys_calloc((size_t)n + 1, sizeof(bool));
+  if (!later) {
+    rg->cg->oom = true;
+    return;
+  }
   for (int32_t i = 0; i < n; i++) {
     rg->first_pass[i] = -1;
     for (int32_t p = 0; p <= rg->nreduce && rg->first_pass[i] < 0; p++)
       if (rg->need[(size_t)p * (size_t)n + (size_t)i]) rg->first_pass[i] = p;
+    for (int32_t p = rg->first_pass[i] + 1; rg->first_pass[i] >= 0 && p <= rg->nreduce; p++)
+      later[i] |= rg->need[(size_t)p * (size_t)n + (size_t)i];
+    later[i] = later[i] && rg->element[i];
   }
+  bool left = false; /* a load read again that the registers do not hold */
   for (int pick = 0; pick < 2; pick++) { /* loads, then ops */
     for (int32_t i = 0; i < n; i++) {
       const kir_instr *in = &k->instrs.items[i];
-      if (!rg->element[i] || in->kind != (pick == 0 ? KIR_LOAD : KIR_OP) || rg->first_pass[i] < 0) continue;
-      bool later = false;
-      for (int32_t p = rg->first_pass[i] + 1; p <= rg->nreduce; p++) later |= rg->need[(size_t)p * (size_t)n + (size_t)i];
-      /* packed where unpacked values would take more than half the budget: measured on
-       * the H200, bf16 rows of 8192 (8 chunks a thread) gain 62.7% -> 71% of copy, rows
-       * of 4096 (4 chunks) lose 89% -> 79% to the unpacking */
-      bool packed = in->kind == KIR_LOAD && ic_dtype_size(in->dtype) < 4 && !kir_is_guarded_load(in) &&
-                    rg->cg->mode[i] != ACCESS_SPLAT && per_thread * KIR_REDUCE_CHUNK > RED_CACHE_VALUES / 2;
-      int32_t regs = per_thread * (packed ? red_words(in->dtype) : KIR_REDUCE_CHUNK);
-      if (!later || values + regs > RED_CACHE_VALUES) continue;
+      if (!later[i] || in->kind != (pick == 0 ? KIR_LOAD : KIR_OP)) continue;
+      bool packed = red_packs(rg, i, per_thread);
+      int32_t regs = per_thread * red_chunk_values(in->dtype, packed);
+      if (values + regs > RED_CACHE_VALUES) {
+        left = left || in->kind == KIR_LOAD;
+        continue;
+      }
       rg->cached[i] = true;
       rg->packed[i] = packed;
       values += regs;
     }
   }
-  if (values == 0) return;
+  rg->cache_regs = per_thread;
+  const bool tier = rg->block == RED_TIER_BLOCK && (values > RED_CACHE_VALUES / 2 || left) &&
+                    red_plan_smem_tier(rg, later, per_thread, left);
+  free(later);
+  if (values == 0 && !tier) return;
   rg->cache_k = per_thread;
-  /* the needs of each later pass stop at the values it takes from the registers */
+  /* the needs of each later pass stop at the values it takes from the cache */
   int32_t *kept_from = sys_malloc(sizeof(int32_t) * ((size_t)n + 1));
   if (!kept_from) {
     rg->cg->oom = true;
@@ -1178,7 +1305,7 @@ static void red_kernel(red_gen *rg) {
   const kir_kernel *k = rg->k;
   codegen *cg = rg->cg;
   sbuf *o = &cg->out;
-  cg_kernel_head(cg, rg->block);
+  cg_kernel_head(cg, rg->block, rg->min_blocks);
   sbuf_puts(o, "  const ic_i64 R = (ic_i64)1");
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
@@ -1239,13 +1366,26 @@ static void red_kernel(red_gen *rg) {
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
-  int32_t slots = rg->columns ? rg->ywarps * rg->colgroups : rg->lanes_per_thread;
-  sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", 64 * (slots > 1 ? slots : 1));
-  for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++)
-    if (rg->packed[i])
-      sbuf_printf(o, "  ic_u32 c%" PRId32 "[%" PRId32 "][%" PRId32 "];\n", i, rg->cache_k, red_words(k->instrs.items[i].dtype));
-    else if (rg->cached[i])
-      sbuf_printf(o, "  %s c%" PRId32 "[%" PRId32 "][8];\n", cg_ctype(k->instrs.items[i].dtype), i, rg->cache_k);
+  sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", red_static_smem(rg) / 8);
+  /* the cache: chunks below cache_regs in registers, the others in the shared tier */
+  if (rg->smem > 0)
+    sbuf_printf(o, "  /* the row's cache: chunks 0 .. %" PRId32 " of a thread in registers, %" PRId32 " .. %" PRId32
+                   " in shared memory (%" PRId32 " bytes a block, %" PRId32 " block%s a multiprocessor) */\n"
+                   "  extern __shared__ __align__(16) ic_u8 ic_tier[];\n",
+                rg->cache_regs - 1, rg->cache_regs, rg->cache_k - 1, rg->smem, rg->min_blocks, rg->min_blocks > 1 ? "s" : "");
+  int32_t tier = 0;
+  for (int32_t i = 0; rg->cache_k > 0 && i < k->instrs.count; i++) {
+    if (!rg->cached[i]) continue;
+    const ic_dtype dt = k->instrs.items[i].dtype;
+    const char *t = rg->packed[i] ? "ic_u32" : cg_ctype(dt);
+    const int32_t w = red_chunk_values(dt, rg->packed[i]);
+    if (rg->cache_regs > 0) sbuf_printf(o, "  %s c%" PRId32 "[%" PRId32 "][%" PRId32 "];\n", t, i, rg->cache_regs, w);
+    if (rg->cache_regs < rg->cache_k) {
+      sbuf_printf(o, "  %s (*const sc%" PRId32 ")[%" PRId32 "][%" PRId32 "] = (%s (*)[%" PRId32 "][%" PRId32 "])(ic_tier + %" PRId32 ");\n",
+                  t, i, w, rg->block, t, w, rg->block, tier);
+      tier += (rg->cache_k - rg->cache_regs) * rg->block * red_chunk_bytes(dt, rg->packed[i]);
+    }
+  }
   if (k->stage == KIR_STAGE_PARTIAL) {
     red_kernel_partial(rg);
     return;
@@ -1279,8 +1419,8 @@ static void red_kernel(red_gen *rg) {
   sbuf_puts(o, "}\n");
 }
 
-ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codegen_result *res) {
-  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK};
+ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res) {
+  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK, .smem = cuda_smem_of(sm)};
   red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e"};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
@@ -1352,6 +1492,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, cuda_codeg
   res->source = cuda_source_assemble(entry, &cg.out);
   res->per_thread = 1;
   res->block = rg.block;
+  res->smem = rg.smem;
   res->per_block = rg.columns ? 32 * rg.colgroups : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);

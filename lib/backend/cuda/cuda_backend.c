@@ -98,10 +98,16 @@ static ic_status cuda_load(const cuda_state *cs, backend_kernel *bk) {
   }
   CUresult r = CU_CALL(dev->drv, cuModuleLoadData, &m->module, bk->binary);
   if (r != CUDA_SUCCESS) s = cuda_error(dev->drv, r, "cuModuleLoadData");
-  if (!s && (r = CU_CALL(dev->drv, cuModuleGetFunction, &m->function, m->module, bk->name)) != CUDA_SUCCESS) {
+  if (!s && (r = CU_CALL(dev->drv, cuModuleGetFunction, &m->function, m->module, bk->name)) != CUDA_SUCCESS)
     s = cuda_error(dev->drv, r, "cuModuleGetFunction");
-    CU_CALL(dev->drv, cuModuleUnload, m->module);
+  /* dynamic shared memory past the default 48 KB is opted in to, a kernel at a time */
+  if (!s && bk->smem > 0 &&
+      (r = CU_CALL(dev->drv, cuFuncSetAttribute, m->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bk->smem)) !=
+          CUDA_SUCCESS) {
+    s = cuda_error(dev->drv, r, "cuFuncSetAttribute");
+    error_prefix("kernel %s, %" PRId32 " bytes of dynamic shared memory a block: ", bk->name, bk->smem);
   }
+  if (s && m->module) CU_CALL(dev->drv, cuModuleUnload, m->module);
   cuda_device_leave(dev);
   if (s) free(m);
   else bk->impl = m;
@@ -161,7 +167,7 @@ typedef struct cuda_source {
   const kir_kernel *kir;
   char entry[32];
   char *source;
-  int32_t per_thread, block, per_block;
+  int32_t per_thread, block, per_block, smem;
   key128 key;
 } cuda_source;
 
@@ -169,11 +175,12 @@ static ic_status cuda_generate(const cuda_state *cs, const kir_kernel *k, cuda_s
   out->kir = k;
   snprintf(out->entry, sizeof out->entry, "ic_%016" PRIx64, kir_content_hash(k));
   cuda_codegen_result cg = {0};
-  ic_status s = cuda_codegen(k, out->entry, &cg);
+  ic_status s = cuda_codegen(k, out->entry, cs->sm, &cg);
   out->source = cg.source;
   out->per_thread = cg.per_thread;
   out->block = cg.block ? cg.block : CUDA_BLOCK;
   out->per_block = cg.per_block;
+  out->smem = cg.smem;
   if (!s) out->key = cuda_source_key(cs, out->source);
   return s;
 }
@@ -548,6 +555,7 @@ static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t f
   bk->block = src->block;
   bk->per_thread = src->per_thread;
   bk->per_block = src->per_block;
+  bk->smem = src->smem;
   if (!s && (!(bk->name = str_dup(src->entry)) || !(bk->source = str_dup(src->source))))
     s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   if (!s) {
@@ -581,8 +589,8 @@ static ic_status cuda_launch(backend_state *bs, const backend_kernel *bk, uint32
   const cuda_device *dev = ((const cuda_state *)bs)->device;
   const cuda_module *m = bk->impl;
   if (!m || !dev) return error_set(IC_ERR_NO_DEVICE, "kernel %s was compiled without a device: it cannot run", bk->name);
-  CUresult r = CU_CALL(dev->drv, cuLaunchKernel, m->function, blocks, 1, 1, (unsigned)bk->block, 1, 1, 0, (CUstream)stream,
-                                        args, NULL);
+  CUresult r = CU_CALL(dev->drv, cuLaunchKernel, m->function, blocks, 1, 1, (unsigned)bk->block, 1, 1, (unsigned)bk->smem,
+                       (CUstream)stream, args, NULL);
   return r == CUDA_SUCCESS ? IC_OK : cuda_error(dev->drv, r, "cuLaunchKernel");
 }
 

@@ -42,10 +42,22 @@ typedef struct cuda_codegen_result {
   int32_t per_thread; /* elements per thread (one 16-byte vector of the widest dtype) */
   int32_t block;      /* threads per block; 0: CUDA_BLOCK */
   int32_t per_block;  /* launch points a block (backend_kernel.per_block); 0: block * per_thread */
+  int32_t smem;       /* dynamic shared memory a block, bytes (backend_kernel.smem) */
 } cuda_codegen_result;
 
-/* Writes self-contained CUDA C for kernel k with the given entry point name. */
-ic_status cuda_codegen(const kir_kernel *k, const char *entry, cuda_codegen_result *out);
+/* The shared memory of a target, in bytes (the CUDA programming guide's table by compute
+ * capability): what one block may take once its kernel opts in, what a multiprocessor
+ * holds; CUDA_SMEM_RESERVED of the latter goes to the system for each resident block.
+ * Unknown targets get the smallest of sm_80 and newer (sm_86's). */
+typedef struct cuda_smem_limits {
+  int32_t block, sm;
+} cuda_smem_limits;
+enum { CUDA_SMEM_RESERVED = 1024 };
+cuda_smem_limits cuda_smem_of(int32_t sm);
+
+/* Writes self-contained CUDA C for kernel k with the given entry point name, for target
+ * sm (90 for sm_90a: only the shared memory a reduction's cache may take depends on it). */
+ic_status cuda_codegen(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *out);
 
 /* The NVRTC options ic compiles with for arch with NVRTC of that major version (arch
  * option first, written to arch_opt). */
