@@ -36,6 +36,7 @@ typedef struct backend_kernel {
   int32_t per_block;  /* if > 0, launch points per block instead (grid = ceil(numel / per_block)):
                          reduction kernels count rows */
   int32_t smem;       /* dynamic shared memory a block, bytes (0: none) */
+  int32_t cluster;    /* blocks a launch point (a cluster of them, fixed in the kernel); 0 or 1: one */
   void *impl;         /* backend data (the loaded module and function) */
 } backend_kernel;
 

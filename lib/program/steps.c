@@ -245,6 +245,7 @@ ic_status program_finish(ic_program *p) {
     int64_t per_block = k->compiled->per_block > 0 ? k->compiled->per_block
                                                    : (int64_t)k->compiled->block * k->compiled->per_thread;
     st->grid = sym_ceildiv(p->syms, k->kir.launch_numel, sym_const(p->syms, per_block));
+    if (k->compiled->cluster > 1) st->grid = sym_mul(p->syms, st->grid, sym_const(p->syms, k->compiled->cluster));
   }
   program_layout_run(p);
   return sym_arena_failed(p->syms) ? error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;

@@ -676,33 +676,47 @@ START_TEST(test_row_threads_from_bytes) {
 }
 END_TEST
 
-/* The cache of a long row (one block of 512 threads) by target: where its registers would
- * leave room for one block a multiprocessor, the first chunks stay in registers and the
- * others go to dynamic shared memory, two blocks where they fit (rows of 32000 f32 on
- * sm_90a: 4 chunks of 8), else one with 64 values in registers (rows of 50000, 14 chunks).
- * Rows of 16384 (4 chunks, 32 values) keep registers alone, and so do rows whose
+/* The cache of a long row by target. A row of one block of 512 threads whose registers
+ * would leave room for one block a multiprocessor keeps its first chunks in registers and
+ * the others in dynamic shared memory, two blocks where they fit (rows of 32000 f32 on
+ * sm_90a: 4 chunks of 8), else one with 64 values in registers (rows of 50000, 14
+ * chunks). Rows of 16384 (4 chunks, 32 values) keep registers alone, and so do rows whose
  * registers hold every load where the tier would leave one block too (f64 rows of 20000;
- * sm_86's 100 KB and rows of 32000 f32); sm_86 holds one block of rows of 50000. Each
- * kernel goes through NVRTC and ptxas for its target (strict compiles). */
+ * sm_86's 100 KB and rows of 32000 f32); sm_86 holds one block of rows of 50000. Rows of
+ * 1024 threads (65537 to 262144 elements) become clusters of 2 to 8 CTAs on sm_90a (launch
+ * blocks: rows times the cluster), and stay as they were on sm_80. Each kernel goes through
+ * NVRTC and ptxas for its target (strict compiles). */
 START_TEST(test_row_cache_tiers) {
+  static const char *const rows512 = "strategy rows: 512 threads a row, 2 lanes a thread", *const rows1024 = "strategy rows: 1024 threads a row\n";
   static const struct {
     const char *arch;
     ic_dtype dt;
     int64_t len;
+    const char *strategy;
     const char *cache; /* the source's comment on the cache; NULL: none (registers alone) */
-    const char *bounds;
+    const char *head;  /* the entry point's attributes */
+    int64_t blocks;    /* blocks for 40 rows */
   } cases[] = {
-      {"sm_90a", IC_F32, 32000, "4 .. 7 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)", "__launch_bounds__(512, 2)"},
-      {"sm_90a", IC_F32, 50000, "8 .. 13 in shared memory (98304 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
-      {"sm_90a", IC_BF16, 65531, "8 .. 15 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)", "__launch_bounds__(512, 2)"},
-      {"sm_90a", IC_F64, 20000, NULL, "__launch_bounds__(512)"},
-      {"sm_90a", IC_F64, 40000, "4 .. 9 in shared memory (196608 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
-      {"sm_90a", IC_F32, 16384, NULL, "__launch_bounds__(512)"},
-      {"sm_86", IC_F32, 32000, NULL, "__launch_bounds__(512)"},
-      {"sm_86", IC_F32, 50000, "8 .. 13 in shared memory (98304 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
-      {"sm_80", IC_F32, 65536, "8 .. 15 in shared memory (131072 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)"},
+      {"sm_90a", IC_F32, 32000, rows512, "4 .. 7 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)", "__launch_bounds__(512, 2)", 40},
+      {"sm_90a", IC_F32, 50000, rows512, "8 .. 13 in shared memory (98304 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)", 40},
+      {"sm_90a", IC_BF16, 65531, rows512, "8 .. 15 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)", "__launch_bounds__(512, 2)", 40},
+      {"sm_90a", IC_F64, 20000, rows512, NULL, "__launch_bounds__(512)", 40},
+      {"sm_90a", IC_F64, 40000, rows512, "4 .. 9 in shared memory (196608 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)", 40},
+      {"sm_90a", IC_F32, 16384, rows512, NULL, "__launch_bounds__(512)", 40},
+      {"sm_86", IC_F32, 32000, rows512, NULL, "__launch_bounds__(512)", 40},
+      {"sm_86", IC_F32, 50000, rows512, "8 .. 13 in shared memory (98304 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)", 40},
+      {"sm_80", IC_F32, 65536, rows512, "8 .. 15 in shared memory (131072 bytes a block, 1 block a multiprocessor)", "__launch_bounds__(512)", 40},
+      {"sm_90a", IC_F32, 262144, rows1024, "8 .. 31 in shared memory (98304 bytes a block, 2 blocks a multiprocessor)",
+       "__cluster_dims__(8, 1, 1) __launch_bounds__(128, 2)", 320},
+      {"sm_90a", IC_F32, 100003, rows1024, "8 .. 12 in shared memory (40960 bytes a block, 2 blocks a multiprocessor)",
+       "__cluster_dims__(4, 1, 1) __launch_bounds__(256, 2)", 160},
+      {"sm_90a", IC_BF16, 262144, rows1024, "16 .. 31 in shared memory (65536 bytes a block, 2 blocks a multiprocessor)",
+       "__cluster_dims__(4, 1, 1) __launch_bounds__(256, 2)", 160},
+      {"sm_80", IC_F32, 262144, rows1024, NULL, "__launch_bounds__(1024)", 40},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "%s %s [n, %lld]", cases[i].arch, ic_dtype_name(cases[i].dt), (long long)cases[i].len);
     ic_context_options co = {.struct_size = sizeof co, .arch = cases[i].arch, .flags = IC_CONTEXT_COMPILE_ONLY};
     ic_context *ctx;
     IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
@@ -713,22 +727,25 @@ START_TEST(test_row_cache_tiers) {
     ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
     ic_program *p;
     ic_status st = ic_compile(ctx, g, &o, &p);
-    ck_assert_msg(st == IC_OK, "%s %s [n, %lld]: %s", cases[i].arch, ic_dtype_name(cases[i].dt), (long long)cases[i].len,
-                  ic_last_error());
+    ck_assert_msg(st == IC_OK, "%s: %s", what, ic_last_error());
     ck_assert_int_eq(ic_program_kernel_count(p), 1);
     const char *src = ic_program_kernel_source(p, 0);
-    ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), "strategy rows: 512 threads a row, 2 lanes a thread") != NULL, "%s",
-                  ic_program_kernel_ir(p, 0));
+    ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), cases[i].strategy) != NULL, "%s: %s", what, ic_program_kernel_ir(p, 0));
     if (cases[i].cache)
-      ck_assert_msg(strstr(src, cases[i].cache) != NULL, "%s %s [n, %lld]: want '%s'", cases[i].arch,
-                    ic_dtype_name(cases[i].dt), (long long)cases[i].len, cases[i].cache);
+      ck_assert_msg(strstr(src, cases[i].cache) != NULL, "%s: want '%s'", what, cases[i].cache);
     else
-      ck_assert_msg(strstr(src, "ic_tier") == NULL, "%s %s [n, %lld]: a shared-memory tier", cases[i].arch,
-                    ic_dtype_name(cases[i].dt), (long long)cases[i].len);
-    char head[64];
-    snprintf(head, sizeof head, "%s ic_", cases[i].bounds);
-    ck_assert_msg(strstr(src, head) != NULL, "%s %s [n, %lld]: want '%s'", cases[i].arch, ic_dtype_name(cases[i].dt),
-                  (long long)cases[i].len, cases[i].bounds);
+      ck_assert_msg(strstr(src, "ic_tier") == NULL, "%s: a shared-memory tier", what);
+    char head[96];
+    snprintf(head, sizeof head, "void %s ic_", cases[i].head);
+    ck_assert_msg(strstr(src, head) != NULL, "%s: want '%s'", what, head);
+    for (int32_t s = 0; s < ic_program_step_count(p); s++) {
+      ic_step step;
+      IC_OK_OR_FAIL(ic_program_step(p, s, &step));
+      if (step.kind != IC_STEP_LAUNCH) continue;
+      int64_t rows[1] = {40}, blocks = 0;
+      IC_OK_OR_FAIL(ic_program_eval(p, step.grid_expr, rows, &blocks));
+      ck_assert_msg(blocks == cases[i].blocks, "%s: %lld blocks for 40 rows", what, (long long)blocks);
+    }
     ic_program_release(p);
     ic_graph_destroy(g);
     ic_context_destroy(ctx);

@@ -124,6 +124,10 @@ START_TEST(test_shorthands) {
   rc_shorthand_case(IC_F32, 3, 32000, false);
   rc_shorthand_case(IC_BF16, 3, 65531, false);
   rc_shorthand_case(IC_F64, 2, 40000, false);
+  /* rows of a cluster of CTAs joined through distributed shared memory (sm_90: 8 CTAs a
+   * row of 262144 f32, 4 of 100003 f32 or 262144 bf16) */
+  rc_shorthand_case(IC_F32, 2, 262144, false);
+  rc_shorthand_case(IC_BF16, 2, 262144, false);
   rc_softmax_axes_case(IC_F32);
   rc_softmax_axes_case(IC_BF16);
   rc_cross_ref = cross;
@@ -132,6 +136,8 @@ START_TEST(test_shorthands) {
   rc_eager = false;
   rc_sum_divide_multiply_case(IC_BF16, 7, 1000);
   rc_sum_divide_multiply_case(IC_F32, 2, 300000);
+  rc_sum_divide_multiply_case(IC_F32, 3, 100003); /* a cluster of 4 CTAs a row (sm_90) */
+  rc_sum_divide_multiply_case(IC_BF16, 2, 262144);
   /* rows of 64 threads, a block each: 300 f32 (64 chunks), 4096 bf16 (64 threads of 8
    * lanes); a block of two such rows once combined both into the first row's value */
   rc_sum_divide_multiply_case(IC_F32, 7, 300);

@@ -838,10 +838,12 @@ void cg_point_stores(codegen *cg, const char *last_var, const char *indent) {
   }
 }
 
-void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks) {
+void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks, int32_t cluster) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  sbuf_printf(o, "extern \"C\" __global__ void __launch_bounds__(%" PRId32, block);
+  sbuf_puts(o, "extern \"C\" __global__ void ");
+  if (cluster > 1) sbuf_printf(o, "__cluster_dims__(%" PRId32 ", 1, 1) ", cluster);
+  sbuf_printf(o, "__launch_bounds__(%" PRId32, block);
   if (min_blocks > 1) sbuf_printf(o, ", %" PRId32, min_blocks);
   sbuf_printf(o, ") %s(", cg->entry);
   for (int32_t i = 0; i < k->params.count; i++) {
@@ -932,7 +934,7 @@ static void cg_scalar_path_packed(codegen *cg) {
 static void cg_kernel(codegen *cg) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
-  cg_kernel_head(cg, CUDA_BLOCK, 0);
+  cg_kernel_head(cg, CUDA_BLOCK, 0, 1);
   if (cg->rows > 1) /* the rows strategy: n counts the row groups' points (kir_row_points) */
     sbuf_printf(o, "  const ic_i64 Dr = (d%" PRId32 " + %" PRId32 ") / %" PRId32 ";\n", cg->row_dim, cg->rows - 1, cg->rows);
   sbuf_puts(o, "  const ic_i64 n = ");

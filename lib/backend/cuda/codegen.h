@@ -44,6 +44,7 @@ typedef struct codegen {
                                      * (kir_exact_unrounded); NULL: every op rounds */
   struct { sym_id *items; int32_t count, cap; } aligned; /* exprs that must be multiples of V */
   cuda_smem_limits smem;            /* the target's shared memory (reduction kernels' cache tier) */
+  int32_t sm;                       /* the target (90 for sm_90a) */
   bool oom;
 } codegen;
 
@@ -101,8 +102,9 @@ void cg_tiled_kernel(codegen *cg, int32_t tile_dim, int32_t tile_last);
 
 /* The entry point's signature (the kernel's params, as sym_print names them) with
  * __launch_bounds__(block[, min_blocks]) (min_blocks > 1: blocks a multiprocessor must
- * hold, which caps the registers), the opening brace, and d<i> for every dim. */
-void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks);
+ * hold, which caps the registers), __cluster_dims__(cluster) where cluster > 1 (sm_90),
+ * the opening brace, and d<i> for every dim. */
+void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks, int32_t cluster);
 
 /* The statements of asm instruction i in the body (codegen_asm.c): its outputs'
  * elements in a<i>_o<k> (arrays of cg->pack, scalars at pack 1). */

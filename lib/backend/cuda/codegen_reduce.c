@@ -46,10 +46,17 @@ typedef struct red_gen {
   bool *cached;
   /* The shared-memory tier: a cached value's chunks k < cache_regs are in registers
    * (c<i>[cache_regs][8]), the others in dynamic shared memory (sc<i>[K - cache_regs][8]
-   * [block]: a thread's element e of a chunk at word e * block + t, so a warp's accesses
+   * [block]: a thread's element e of a chunk at word e * block + threadIdx.x, so a warp's accesses
    * are consecutive words). smem: its bytes; min_blocks: the blocks a multiprocessor
    * must hold (__launch_bounds__), 0 for no bound. */
   int32_t cache_regs, smem, min_blocks;
+  /* Rows of a cluster (red_plan_cluster): CTAs a row (1: none). CTA q of a row holds lanes
+   * [q * block, (q + 1) * block), t its lane; block combines end with the cluster's. */
+  int32_t cluster;
+  /* The part of the cache red_cache_at names: both (k a constant: the choice folds), the
+   * registers alone, or the shared memory alone (k at run time: red_chunk_loops' rolled
+   * loop) */
+  enum { RED_CACHE_BOTH, RED_CACHE_REGS, RED_CACHE_SHARED } cache_part;
   /* Cached loads of dtypes narrower than 4 bytes whose values would take more than half
    * the cache budget keep their storage words instead (ic_u32 c<i>[K][words]: half or a
    * quarter of the registers), unpacked again by each pass that reads them (the raw
@@ -80,7 +87,7 @@ typedef struct red_gen {
 /* RED_TIER_BLOCK: the rows whose caches may take the shared-memory tier, those of one
  * 512-thread block (the long rows of kir_reduce_strategy_of): two such blocks of 64
  * registers fill a multiprocessor's 64K. */
-enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512 };
+enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512, RED_CLUSTER_MAX = 8 };
 
 /* Whether pass p takes load i from the registers rather than from memory. */
 static bool red_from_cache(const red_gen *rg, int32_t p, int32_t i) {
@@ -93,10 +100,11 @@ static bool red_from_cache(const red_gen *rg, int32_t p, int32_t i) {
 static void red_cache_at(const red_gen *rg, int32_t i, const char *idx) {
   sbuf *o = &rg->cg->out;
   const int32_t kr = rg->cache_regs;
-  if (kr >= rg->cache_k) sbuf_printf(o, "c%" PRId32 "[k][%s]", i, idx);
-  else if (kr == 0) sbuf_printf(o, "sc%" PRId32 "[k][%s][t]", i, idx);
+  if (kr >= rg->cache_k || rg->cache_part == RED_CACHE_REGS) sbuf_printf(o, "c%" PRId32 "[k][%s]", i, idx);
+  else if (kr == 0) sbuf_printf(o, "sc%" PRId32 "[k][%s][threadIdx.x]", i, idx);
+  else if (rg->cache_part == RED_CACHE_SHARED) sbuf_printf(o, "sc%" PRId32 "[k - %" PRId32 "][%s][threadIdx.x]", i, kr, idx);
   else
-    sbuf_printf(o, "(k < %" PRId32 " ? c%" PRId32 "[k < %" PRId32 " ? k : 0][%s] : sc%" PRId32 "[k < %" PRId32 " ? 0 : k - %" PRId32 "][%s][t])",
+    sbuf_printf(o, "(k < %" PRId32 " ? c%" PRId32 "[k < %" PRId32 " ? k : 0][%s] : sc%" PRId32 "[k < %" PRId32 " ? 0 : k - %" PRId32 "][%s][threadIdx.x])",
                 kr, i, kr, idx, i, kr, kr, idx);
 }
 
@@ -733,6 +741,50 @@ static void red_chunk_loop_end(red_gen *rg) {
   if (rg->kloop > 0) sbuf_puts(&rg->cg->out, "    }\n");
 }
 
+/* Whether pass p reads anything from memory (a load the cache does not hold). */
+static bool red_pass_loads(const red_gen *rg, int32_t p) {
+  const kir_kernel *k = rg->k;
+  const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (need[i] && k->instrs.items[i].kind == KIR_LOAD && !red_from_cache(rg, p, i)) return true;
+  return false;
+}
+
+/* The chunk loop of pass p with its body (red_chunk; acc/acc_i name the accumulator at
+ * chunk k, rolled_acc/rolled_acc_i at lane q of the rolled loop). A pass that takes every
+ * load from a cache with a shared-memory part, and reads nothing from memory, unrolls only
+ * the register chunks and rolls the shared ones (k at run time, the thread's lanes q
+ * unrolled): NVRTC then compiles a body a lane instead of one a chunk (softmax rows of
+ * 262144: 32 chunks a thread, three passes), and nothing waits on memory in the loop. */
+static void red_chunk_loops(red_gen *rg, int32_t p, int32_t reduce, const char *first, const char *stride,
+                            const char *acc, const char *acc_i, const char *rolled_acc, const char *rolled_acc_i) {
+  sbuf *o = &rg->cg->out;
+  const int32_t kr = rg->cache_regs, m = rg->lanes_per_thread;
+  if (rg->kloop == 0 || rg->cache_k == 0 || kr >= rg->cache_k || red_pass_loads(rg, p)) {
+    red_chunk_loop(rg, first, stride);
+    red_chunk(rg, p, reduce, acc, acc_i);
+    red_chunk_loop_end(rg);
+    return;
+  }
+  const int32_t kloop = rg->kloop;
+  rg->cache_part = RED_CACHE_REGS;
+  rg->kloop = kr;
+  if (kr > 0) {
+    red_chunk_loop(rg, first, stride);
+    red_chunk(rg, p, reduce, acc, acc_i);
+    red_chunk_loop_end(rg);
+  }
+  rg->kloop = kloop;
+  rg->cache_part = RED_CACHE_SHARED;
+  sbuf_printf(o, "#pragma unroll 1\n    for (int k0 = %" PRId32 "; k0 < %" PRId32 "; k0 += %" PRId32 ") {\n#pragma unroll\n"
+                 "    for (int q = 0; q < %" PRId32 "; q++) {\n    const int k = k0 + q;\n"
+                 "    const ic_i64 c = %s + (ic_i64)q * %" PRId32 " + (ic_i64)(k / %" PRId32 ") * %d;\n    if (live && c < C)\n",
+              kr, kloop, m, m, first, rg->tpr, m, KIR_REDUCE_LANES);
+  red_chunk(rg, p, reduce, rolled_acc, rolled_acc_i);
+  sbuf_puts(o, "    }\n    }\n");
+  rg->cache_part = RED_CACHE_BOTH;
+}
+
 /* Row kernels' last pass, the element stores (and the loads only it reads). Where it
  * loads vectors of 1- or 2-byte elements, a copy of it serves launches whose buffers are
  * aligned and whose rows are whole chunks (vec_ok, R % 8 == 0: every chunk below C is a
@@ -753,29 +805,48 @@ static void red_stores_pass(red_gen *rg, int32_t p) {
   if (vec) {
     sbuf_puts(o, "  if (vec_ok && R % 8 == 0) {\n");
     rg->vector_known = rg->chunk_inside = true;
-    red_chunk_loop(rg, "t", "(ic_i64)1024");
-    red_chunk(rg, p, -1, "a", "ai");
-    red_chunk_loop_end(rg);
+    red_chunk_loops(rg, p, -1, "t", "(ic_i64)1024", "a", "ai", "a", "ai");
     rg->vector_known = rg->chunk_inside = false;
     sbuf_puts(o, "  } else {\n");
   }
-  red_chunk_loop(rg, "t", "(ic_i64)1024");
-  red_chunk(rg, p, -1, "a", "ai");
-  red_chunk_loop_end(rg);
+  red_chunk_loops(rg, p, -1, "t", "(ic_i64)1024", "a", "ai", "a", "ai");
   if (vec) sbuf_puts(o, "  }\n");
 }
 
 /* The lanes of a row combine: butterflies in the warp, then across the warps. */
+/* The top levels of the lanes' tree for a row of a cluster: each CTA's value (its lanes'
+ * subtree, in every thread after the block combine) goes to its slot; after a cluster
+ * barrier every thread reads the Q slots in rank order and joins them pairwise, which
+ * are the tree's last log2 Q levels; a second barrier keeps the slots until every CTA
+ * has read them (the next pass writes them again). */
+static void red_pairwise(sbuf *o, ic_reduce_op op, ic_dtype dt, const char *arr, const char *arri, int32_t count);
+static void red_cluster_combine(red_gen *rg, int32_t reduce, const char *a, const char *ai) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
+  const char *t = red_acc_type(in->reduce, dt);
+  bool arg = red_arg(in->reduce);
+  sbuf *o = &rg->cg->out;
+  sbuf_printf(o, "    {\n      if (threadIdx.x == 0) { ic_slot_put(&ic_cslot[0], %s);", a);
+  if (arg) sbuf_printf(o, " ic_slot_put(&ic_cslot[1], %s);", ai);
+  sbuf_printf(o, " }\n      ic_cluster_sync();\n      %s cv[%" PRId32 "]; ic_i64 cvi[%" PRId32 "];\n", t, rg->cluster, rg->cluster);
+  sbuf_printf(o, "#pragma unroll\n      for (int q = 0; q < %" PRId32 "; q++) {\n        cv[q] = ic_slot_get<%s>(&ic_cslot[0], (ic_u32)q);\n",
+              rg->cluster, t);
+  sbuf_printf(o, "        cvi[q] = %s;\n      }\n", arg ? "ic_slot_get<ic_i64>(&ic_cslot[1], (ic_u32)q)" : "0");
+  red_pairwise(o, in->reduce, dt, "cv", "cvi", rg->cluster);
+  sbuf_printf(o, "      %s = cv[0];\n      %s = cvi[0];\n      ic_cluster_sync();\n    }\n", a, ai);
+}
+
 static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const char *ai) {
   const kir_instr *in = &rg->k->instrs.items[reduce];
   ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
   const char *t = red_acc_type(in->reduce, dt);
   bool arg = red_arg(in->reduce);
   sbuf *o = &rg->cg->out;
-  int32_t warp_lanes = rg->tpr < 32 ? rg->tpr : 32;
+  const int32_t span = rg->cluster > 1 ? rg->block : rg->tpr; /* the threads whose lanes the block joins */
+  int32_t warp_lanes = span < 32 ? span : 32;
   if (warp_lanes > 1) red_butterflies(o, "    ", in->reduce, dt, a, ai, warp_lanes);
-  if (rg->tpr <= 32) return;
-  int32_t warps = rg->tpr / 32;
+  if (span <= 32) return;
+  int32_t warps = span / 32;
   sbuf_printf(o, "    {\n      %s *const sa = (%s *)ic_smem;\n", t, t);
   if (arg) sbuf_puts(o, "      ic_i64 *const sai = (ic_i64 *)(ic_smem + 32);\n");
   sbuf_puts(o, "      const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n");
@@ -792,6 +863,7 @@ static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const 
   sbuf_printf(o, " }\n      }\n      __syncthreads();\n      %s = sa[0];\n", a);
   if (arg) sbuf_printf(o, "      %s = sai[0];\n", ai);
   sbuf_puts(o, "      __syncthreads();\n    }\n");
+  if (rg->cluster > 1) red_cluster_combine(rg, reduce, a, ai);
 }
 
 /* The pairwise tree over count accumulators arr[0..count) (and their indices arri): 2i
@@ -992,12 +1064,11 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
     sbuf_printf(o, "    %s am[%" PRId32 "]; ic_i64 ami[%" PRId32 "];\n    for (int q = 0; q < %" PRId32 "; q++) { am[q] = a; ami[q] = ai; }\n",
                 t, m, m, m);
   }
-  red_chunk_loop(rg, "g * 1024 + t", "L");
   char acc[32], acc_i[32];
   snprintf(acc, sizeof acc, "am[k %% %" PRId32 "]", m);
   snprintf(acc_i, sizeof acc_i, "ami[k %% %" PRId32 "]", m);
-  red_chunk(rg, p, reduce, m > 1 ? acc : "a", m > 1 ? acc_i : "ai");
-  red_chunk_loop_end(rg);
+  red_chunk_loops(rg, p, reduce, "g * 1024 + t", "L", m > 1 ? acc : "a", m > 1 ? acc_i : "ai", m > 1 ? "am[q]" : "a",
+                  m > 1 ? "ami[q]" : "ai");
   if (m > 1) {
     /* each lane block combines (the butterflies per block, one shared-memory round for
      * all of them), then the blocks pair up */
@@ -1139,6 +1210,31 @@ static int32_t red_chunk_regs(ic_dtype dt, bool packed) {
 }
 static int32_t red_chunk_bytes(ic_dtype dt, bool packed) { return packed ? 4 * red_words(dt) : KIR_REDUCE_CHUNK * red_value_bytes(dt); }
 
+/* A chunk of every load read again (later): the registers and the shared-memory bytes
+ * the tier's cache takes for it; false when there is none. */
+static bool red_tier_chunk(const red_gen *rg, const bool *later, int32_t per_thread, int32_t *chunk_regs, int32_t *bytes) {
+  *chunk_regs = *bytes = 0;
+  for (int32_t i = 0; i < rg->k->instrs.count; i++) {
+    const kir_instr *in = &rg->k->instrs.items[i];
+    if (!later[i] || in->kind != KIR_LOAD) continue;
+    *chunk_regs += red_chunk_regs(in->dtype, red_packs(rg, i, per_thread));
+    *bytes += red_chunk_bytes(in->dtype, red_packs(rg, i, per_thread));
+  }
+  return *chunk_regs > 0;
+}
+
+/* The tier's cache: every load read again, chunks below regs in registers, smem bytes of
+ * dynamic shared memory, blocks a multiprocessor must hold. */
+static void red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, int32_t regs, int64_t smem, int32_t blocks) {
+  for (int32_t i = 0; i < rg->k->instrs.count; i++) {
+    rg->cached[i] = later[i] && rg->k->instrs.items[i].kind == KIR_LOAD;
+    rg->packed[i] = rg->cached[i] && red_packs(rg, i, per_thread);
+  }
+  rg->cache_regs = regs;
+  rg->smem = (int32_t)smem;
+  rg->min_blocks = blocks;
+}
+
 /* The static shared memory of a row kernel: the combine's block (red_kernel declares it). */
 static int32_t red_static_smem(const red_gen *rg) {
   int32_t slots = rg->columns ? rg->ywarps * rg->colgroups : rg->lanes_per_thread;
@@ -1157,29 +1253,45 @@ static int32_t red_static_smem(const red_gen *rg) {
  * from memory once rather than once a pass. False (nothing changed) where the loads do
  * not fit the target's shared memory. */
 static bool red_plan_smem_tier(red_gen *rg, const bool *later, int32_t per_thread, bool left) {
-  const kir_kernel *k = rg->k;
-  const int32_t n = k->instrs.count;
-  int32_t chunk_regs = 0, bytes = 0; /* a chunk of every cached load */
-  for (int32_t i = 0; i < n; i++) {
-    const kir_instr *in = &k->instrs.items[i];
-    if (!later[i] || in->kind != KIR_LOAD) continue;
-    chunk_regs += red_chunk_regs(in->dtype, red_packs(rg, i, per_thread));
-    bytes += red_chunk_bytes(in->dtype, red_packs(rg, i, per_thread));
-  }
-  if (chunk_regs == 0) return false;
+  int32_t chunk_regs, bytes;
+  if (!red_tier_chunk(rg, later, per_thread, &chunk_regs, &bytes)) return false;
   const int64_t fixed = red_static_smem(rg) + CUDA_SMEM_RESERVED;
   for (int32_t blocks = 2; blocks >= (left ? 1 : 2); blocks--) {
     int32_t regs = (blocks == 2 ? RED_CACHE_VALUES / 2 : RED_CACHE_VALUES) / chunk_regs;
     if (regs > per_thread) regs = per_thread;
+    regs -= regs % rg->lanes_per_thread; /* whole lanes (red_chunk_loops' rolled loop) */
     int64_t smem = (int64_t)(per_thread - regs) * rg->block * bytes;
     if (smem == 0 || smem > rg->cg->smem.block || blocks * (smem + fixed) > rg->cg->smem.sm) continue;
-    for (int32_t i = 0; i < n; i++) {
-      rg->cached[i] = later[i] && k->instrs.items[i].kind == KIR_LOAD;
-      rg->packed[i] = rg->cached[i] && red_packs(rg, i, per_thread);
-    }
-    rg->cache_regs = regs;
-    rg->smem = (int32_t)smem;
-    rg->min_blocks = blocks;
+    red_tier_take(rg, later, per_thread, regs, smem, blocks);
+    return true;
+  }
+  return false;
+}
+
+/* Rows of 8193 to 32768 chunks (65537 to 262144 elements) are a block of 1024 threads, a
+ * lane each, whose loads no multiprocessor holds: every pass read the row from memory
+ * again (softmax rows of 262144 f32: 48% of copy on the H200, three reads of 1 MiB a row,
+ * 256 rows against an L2 of 50 MiB). On sm_90 such a row becomes a cluster of Q CTAs of
+ * 1024 / Q threads: CTA q holds lanes [q 1024/Q, (q + 1) 1024/Q) and keeps their loads as
+ * the shared-memory tier does (registers, then dynamic shared memory), so the row is read
+ * once. The lanes' tree does not change: each CTA's lanes are an aligned subtree, combined
+ * as a block's, and the top log2 Q levels join the CTAs' values through distributed shared
+ * memory (red_cluster_combine), the same bits in every CTA. Q is the smallest of 2, 4, 8
+ * that lets two CTAs share a multiprocessor (65536 / 2T registers a thread: a cache of 32
+ * values at T = 512, 64 below); none where even 8 do not fit (the row stays as it was). */
+static bool red_plan_cluster(red_gen *rg, const bool *later, int32_t per_thread) {
+  int32_t chunk_regs, bytes;
+  if (!red_tier_chunk(rg, later, per_thread, &chunk_regs, &bytes)) return false;
+  for (int32_t q = 2; q <= RED_CLUSTER_MAX; q *= 2) {
+    const int32_t threads = KIR_REDUCE_LANES / q;
+    int32_t regs = (threads >= 512 ? RED_CACHE_VALUES / 2 : RED_CACHE_VALUES) / chunk_regs;
+    if (regs > per_thread) regs = per_thread;
+    const int64_t smem = (int64_t)(per_thread - regs) * threads * bytes;
+    const int64_t fixed = 64 * 8 + 16 + CUDA_SMEM_RESERVED; /* the combine's block, the cluster's slots */
+    if (smem > rg->cg->smem.block || 2 * (smem + fixed) > rg->cg->smem.sm) continue;
+    rg->cluster = q;
+    rg->block = threads;
+    red_tier_take(rg, later, per_thread, regs, smem, 2);
     return true;
   }
   return false;
@@ -1223,8 +1335,10 @@ static void red_plan_cache(red_gen *rg, int32_t per_thread) {
     }
   }
   rg->cache_regs = per_thread;
-  const bool tier = rg->block == RED_TIER_BLOCK && (values > RED_CACHE_VALUES / 2 || left) &&
-                    red_plan_smem_tier(rg, later, per_thread, left);
+  const bool more = values > RED_CACHE_VALUES / 2 || left;
+  const bool tier = more && ((rg->block == RED_TIER_BLOCK && red_plan_smem_tier(rg, later, per_thread, left)) ||
+                             (rg->tpr == KIR_REDUCE_LANES && rg->lanes_per_thread == 1 && rg->cg->sm >= 90 &&
+                              red_plan_cluster(rg, later, per_thread)));
   free(later);
   if (values == 0 && !tier) return;
   rg->cache_k = per_thread;
@@ -1305,7 +1419,7 @@ static void red_kernel(red_gen *rg) {
   const kir_kernel *k = rg->k;
   codegen *cg = rg->cg;
   sbuf *o = &cg->out;
-  cg_kernel_head(cg, rg->block, rg->min_blocks);
+  cg_kernel_head(cg, rg->block, rg->min_blocks, rg->cluster);
   sbuf_puts(o, "  const ic_i64 R = (ic_i64)1");
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
@@ -1333,6 +1447,10 @@ static void red_kernel(red_gen *rg) {
     else
       sbuf_puts(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x;\n");
     sbuf_puts(o, "  const int t = (int)threadIdx.x;\n");
+  } else if (rg->cluster > 1) {
+    /* a row is a cluster: CTA q (blockIdx.x % Q, its rank) holds lanes q * block .. */
+    sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x / %" PRId32 ";\n", rg->cluster);
+    sbuf_printf(o, "  const int t = (int)(blockIdx.x %% %" PRId32 ") * %" PRId32 " + (int)threadIdx.x;\n", rg->cluster, rg->block);
   } else {
     sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + threadIdx.x / %" PRId32 ";\n",
                 rg->block / rg->tpr, rg->tpr);
@@ -1367,6 +1485,9 @@ static void red_kernel(red_gen *rg) {
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
   sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", red_static_smem(rg) / 8);
+  if (rg->cluster > 1)
+    sbuf_printf(o, "  /* a row is a cluster of %" PRId32 " CTAs, lanes %" PRId32 " a CTA; a CTA's value (and index) for the others */\n"
+                   "  __shared__ ic_u64 ic_cslot[2];\n", rg->cluster, rg->block);
   /* the cache: chunks below cache_regs in registers, the others in the shared tier */
   if (rg->smem > 0)
     sbuf_printf(o, "  /* the row's cache: chunks 0 .. %" PRId32 " of a thread in registers, %" PRId32 " .. %" PRId32
@@ -1420,8 +1541,8 @@ static void red_kernel(red_gen *rg) {
 }
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res) {
-  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK, .smem = cuda_smem_of(sm)};
-  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e"};
+  codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK, .smem = cuda_smem_of(sm), .sm = sm};
+  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e", .cluster = 1};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
   rg.element = sys_calloc(n, sizeof(bool));
@@ -1493,7 +1614,8 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   res->per_thread = 1;
   res->block = rg.block;
   res->smem = rg.smem;
-  res->per_block = rg.columns ? 32 * rg.colgroups : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
+  res->per_block = rg.columns ? 32 * rg.colgroups : rg.cluster > 1 ? 1 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
+  res->cluster = rg.cluster > 1 ? rg.cluster : 1;
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
     res->source = NULL;

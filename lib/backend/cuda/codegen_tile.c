@@ -238,7 +238,7 @@ void cg_tiled_kernel(codegen *cg, int32_t P, int32_t TL) {
   const kir_kernel *k = cg->k;
   sbuf *o = &cg->out;
   const int32_t L = k->ndim - 1, T = KIR_TILE, V = cg->vec, across = TL / V; /* threads along a tile row */
-  cg_kernel_head(cg, KIR_TILE_THREADS, 0);
+  cg_kernel_head(cg, KIR_TILE_THREADS, 0, 1);
   cg_tile_coordinates(cg, P, TL);
   cg_tile_load_phase(cg, P, TL);
   sbuf_printf(o, "  for (int m = 0; m < %" PRId32 "; m++) {\n", T * TL / (KIR_TILE_THREADS * V));

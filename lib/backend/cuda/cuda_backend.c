@@ -167,7 +167,7 @@ typedef struct cuda_source {
   const kir_kernel *kir;
   char entry[32];
   char *source;
-  int32_t per_thread, block, per_block, smem;
+  int32_t per_thread, block, per_block, smem, cluster;
   key128 key;
 } cuda_source;
 
@@ -181,6 +181,7 @@ static ic_status cuda_generate(const cuda_state *cs, const kir_kernel *k, cuda_s
   out->block = cg.block ? cg.block : CUDA_BLOCK;
   out->per_block = cg.per_block;
   out->smem = cg.smem;
+  out->cluster = cg.cluster;
   if (!s) out->key = cuda_source_key(cs, out->source);
   return s;
 }
@@ -556,6 +557,7 @@ static ic_status cuda_compile(backend_state *bs, const kir_kernel *k, uint32_t f
   bk->per_thread = src->per_thread;
   bk->per_block = src->per_block;
   bk->smem = src->smem;
+  bk->cluster = src->cluster;
   if (!s && (!(bk->name = str_dup(src->entry)) || !(bk->source = str_dup(src->source))))
     s = error_set(IC_ERR_OUT_OF_MEMORY, "out of memory compiling %s", k->name);
   if (!s) {

@@ -43,6 +43,7 @@ typedef struct cuda_codegen_result {
   int32_t block;      /* threads per block; 0: CUDA_BLOCK */
   int32_t per_block;  /* launch points a block (backend_kernel.per_block); 0: block * per_thread */
   int32_t smem;       /* dynamic shared memory a block, bytes (backend_kernel.smem) */
+  int32_t cluster;    /* blocks a launch point, a cluster (backend_kernel.cluster); 0: one */
 } cuda_codegen_result;
 
 /* The shared memory of a target, in bytes (the CUDA programming guide's table by compute

@@ -402,6 +402,28 @@ __device__ __forceinline__ ic_u32 ic_keep_bits(ic_u32 &w, int shift, ic_u32 mask
   w = (w & ~(mask << shift)) | ((raw & mask) << shift);
   return raw;
 }
+/* Rows spread over the CTAs of a cluster (sm_90) join their CTAs' values through
+ * distributed shared memory: each CTA puts its value in a slot of its own shared memory,
+ * the cluster meets at a barrier (release/acquire: the slots are visible), and each CTA
+ * reads every slot, its own included, in rank order. */
+__device__ __forceinline__ void ic_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+template <class T> __device__ __forceinline__ void ic_slot_put(ic_u64 *slot, T v) {
+  ic_u64 w = 0;
+  memcpy(&w, &v, sizeof v);
+  *slot = w;
+}
+template <class T> __device__ __forceinline__ T ic_slot_get(const ic_u64 *slot, ic_u32 rank) {
+  ic_u64 shared, w;
+  ic_u32 remote;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared) : "l"(slot));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"((ic_u32)shared), "r"(rank));
+  asm volatile("ld.shared::cluster.b64 %0, [%1];" : "=l"(w) : "r"(remote) : "memory");
+  T v;
+  memcpy(&v, &w, sizeof v);
+  return v;
+}
 template <class T> __device__ __forceinline__ void ic_arg_step(bool max, T &v, ic_i64 &i, T v2, ic_i64 i2) {
   const bool n1 = v != v, n2 = v2 != v2;
   const bool take = (n1 || n2) ? (n1 && n2 ? i2 < i : n2) : (v2 == v ? i2 < i : (max ? v2 > v : v2 < v));
