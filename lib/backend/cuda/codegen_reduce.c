@@ -1,7 +1,8 @@
 /* CUDA C generation for reduction kernels (kir kernels with `reduces` set).
  *
  * A row (a point of the kept dims) belongs to TPR threads (a power of two): one block of
- * TPR threads a row, or, for short rows, TPR-thread slices of a 128-thread block. The
+ * TPR threads a row, or, for short rows, TPR-thread slices of a 128-thread block, or on
+ * sm_90 a cluster of CTAs (red_plan_cluster) for rows of 1024 lanes whose loads are kept. The
  * kernel walks the row's instructions in order: row values are computed once per thread
  * as scalars; each REDUCE is a pass over the row in which thread t is lane t of ic.h's
  * summation order: it accumulates its chunks of 8 elements (chunks t, t + L, ...) from the
