@@ -767,8 +767,11 @@ static void print_kernels(const session *s) {
     int64_t grid = -1;
     if (step.grid_expr < 0 || ic_program_eval(s->prog, step.grid_expr, s->symbols, &grid) != IC_OK) grid = -1;
     printf("kernel %" PRId32 " %s: ", step.kernel, step.kernel_name ? step.kernel_name : "?");
-    if (grid >= 0) printf("grid %" PRId64 " x %" PRId32 " threads\n", grid, step.block);
-    else printf("grid ? x %" PRId32 " threads\n", step.block);
+    if (grid >= 0) printf("grid %" PRId64 " x %" PRId32 " threads", grid, step.block);
+    else printf("grid ? x %" PRId32 " threads", step.block);
+    if (step.cluster > 1) printf(", clusters of %" PRId32, step.cluster);
+    if (step.shared_bytes > 0) printf(", %" PRId32 " bytes of shared memory a block", step.shared_bytes);
+    printf("\n");
   }
 }
 

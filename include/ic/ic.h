@@ -799,6 +799,10 @@ typedef struct ic_step {
   int32_t grid_expr;        /* LAUNCH: expression handle of the block count */
   int32_t nargs;            /* LAUNCH: kernel parameters, in order */
   const ic_step_arg *args;
+  int32_t shared_bytes;     /* LAUNCH: dynamic shared memory a block (0: none); past 48 KB the kernel
+                             * must be opted in first (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) */
+  int32_t cluster;          /* LAUNCH: blocks a cluster, fixed in the kernel (__cluster_dims__, sm_90);
+                             * the block count is a multiple of it; 1: no cluster */
 } ic_step;
 
 IC_API int32_t ic_program_buffer_count(const ic_program *program);

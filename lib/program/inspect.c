@@ -55,6 +55,8 @@ ic_status ic_program_step(const ic_program *p, int32_t i, ic_step *out) {
     out->grid_expr = st->grid;
     out->nargs = k->kir.params.count;
     out->args = k->args;
+    out->shared_bytes = k->compiled->smem;
+    out->cluster = k->compiled->cluster > 1 ? k->compiled->cluster : 1;
   }
   return IC_OK;
 }

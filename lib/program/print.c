@@ -62,7 +62,13 @@ void program_print(const ic_program *p, sbuf *out) {
           sbuf_printf(out, "stride(in%" PRId32 ", %" PRId32 ")", pa->index / IC_MAX_DIMS, pa->index % IC_MAX_DIMS);
         else sym_print(program_syms(p), k->size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &p->names, out);
       }
-      sbuf_puts(out, ")\n");
+      sbuf_puts(out, ")");
+      /* what a launch needs besides the grid: clusters (the grid counts their blocks) and
+       * dynamic shared memory */
+      const backend_kernel *bk = p->kernels.items[st->kernel].compiled;
+      if (bk && bk->cluster > 1) sbuf_printf(out, " clusters of %" PRId32, bk->cluster);
+      if (bk && bk->smem > 0) sbuf_printf(out, " shared %" PRId32 " bytes", bk->smem);
+      sbuf_puts(out, "\n");
       break;
     }
     }

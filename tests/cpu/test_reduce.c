@@ -686,6 +686,14 @@ END_TEST
  * 1024 threads (65537 to 262144 elements) become clusters of 2 to 8 CTAs on sm_90a (launch
  * blocks: rows times the cluster), and stay as they were on sm_80. Each kernel goes through
  * NVRTC and ptxas for its target (strict compiles). */
+/* The shared bytes a block in a cache comment of test_row_cache_tiers ("(N bytes a block"). */
+static int shared_of(const char *cache) {
+  int shared = 0;
+  const char *bytes = cache ? strstr(cache, "(") : NULL;
+  if (bytes && sscanf(bytes, "(%d bytes a block", &shared) != 1) shared = -1;
+  return shared;
+}
+
 START_TEST(test_row_cache_tiers) {
   static const char *const rows512 = "strategy rows: 512 threads a row, 2 lanes a thread", *const rows1024 = "strategy rows: 1024 threads a row\n";
   static const struct {
@@ -745,7 +753,17 @@ START_TEST(test_row_cache_tiers) {
       int64_t rows[1] = {40}, blocks = 0;
       IC_OK_OR_FAIL(ic_program_eval(p, step.grid_expr, rows, &blocks));
       ck_assert_msg(blocks == cases[i].blocks, "%s: %lld blocks for 40 rows", what, (long long)blocks);
+      /* what a launch needs besides the grid, as ic_step says it (and --dump program) */
+      ck_assert_int_eq(step.shared_bytes, shared_of(cases[i].cache));
+      ck_assert_int_eq(step.cluster, cases[i].blocks / 40);
     }
+    char *dump = NULL;
+    IC_OK_OR_FAIL(ic_program_dump(p, &dump));
+    char launch[64];
+    snprintf(launch, sizeof launch, " shared %d bytes\n", shared_of(cases[i].cache));
+    ck_assert_msg((strstr(dump, launch) != NULL) == (cases[i].cache != NULL), "%s: %s", what, dump);
+    ck_assert_msg((strstr(dump, " clusters of ") != NULL) == (cases[i].blocks > 40), "%s: %s", what, dump);
+    ic_string_free(dump);
     ic_program_release(p);
     ic_graph_destroy(g);
     ic_context_destroy(ctx);
