@@ -849,7 +849,6 @@ static void red_stores_pass(red_gen *rg, int32_t p) {
   if (vec) sbuf_puts(o, "  }\n");
 }
 
-/* The lanes of a row combine: butterflies in the warp, then across the warps. */
 /* The top levels of the lanes' tree for a row of a cluster: each CTA's value (its lanes'
  * subtree, in every thread after the block combine) goes to its slot; after a cluster
  * barrier every thread reads the Q slots in rank order and joins them pairwise, which
@@ -872,6 +871,8 @@ static void red_cluster_combine(red_gen *rg, int32_t reduce, const char *a, cons
   sbuf_printf(o, "      %s = cv[0];\n      %s = cvi[0];\n      ic_cluster_sync();\n    }\n", a, ai);
 }
 
+/* The lanes of a row combine: butterflies in the warp, then across the warps (then across
+ * the CTAs of a cluster). */
 static void red_block_combine(red_gen *rg, int32_t reduce, const char *a, const char *ai) {
   const kir_instr *in = &rg->k->instrs.items[reduce];
   ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
