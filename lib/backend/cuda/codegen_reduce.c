@@ -824,7 +824,9 @@ static void red_chunk_loops(red_gen *rg, int32_t p, int32_t reduce, const char *
  * full vector): with the vector test a constant, no chunk carries the 8 element loads
  * beside each vector, which ptxas predicates into every chunk (RMS norm's weight: 56
  * predicated-off 2-byte loads a thread, an issue slot each; 4-byte loads kept their
- * branches, and the copy took f32 layer norm from 64 to 80 registers). */
+ * branches, and the copy took f32 layer norm from 64 to 80 registers). Rows of a
+ * 512-thread block or a cluster whose last pass reads memory take the copy too, with no
+ * test between chunks (red_known_copy). */
 static void red_stores_pass(red_gen *rg, int32_t p) {
   const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
