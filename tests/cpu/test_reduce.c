@@ -623,6 +623,23 @@ START_TEST(test_fusion_groupings_cuda_sm90a) {
 }
 END_TEST
 
+/* The one launch of a program of one kernel and one size symbol, and its blocks for
+ * the symbol's value n. */
+static ic_step only_launch(const ic_program *p, int64_t n, int64_t *blocks) {
+  ic_step launch = {0};
+  int32_t launches = 0;
+  for (int32_t s = 0; s < ic_program_step_count(p); s++) {
+    ic_step st;
+    IC_OK_OR_FAIL(ic_program_step(p, s, &st));
+    if (st.kind != IC_STEP_LAUNCH) continue;
+    launch = st;
+    launches++;
+  }
+  ck_assert_int_eq(launches, 1);
+  IC_OK_OR_FAIL(ic_program_eval(p, launch.grid_expr, &n, blocks));
+  return launch;
+}
+
 /* Threads a row from the row's bytes (kir_reduce_strategy_of): a thread holds 128 bytes
  * of a row of 4096 (f32: 128 threads of 4 lanes; bf16: 64 of 8, kept as storage words),
  * and a bf16 row of 8192 stays at 128 threads of 8 lanes (16 would not fit the registers).
@@ -662,14 +679,9 @@ START_TEST(test_row_threads_from_bytes) {
     ck_assert_int_eq(strstr(src, "  if (vec_ok && R % 8 == 0) {") != NULL, cases[i].copy);
     /* a row of more than a warp is a block of its own (its combine uses the block's shared
      * memory); rows of a warp or less share blocks of 128 threads */
-    for (int32_t s = 0; s < ic_program_step_count(p); s++) {
-      ic_step st;
-      IC_OK_OR_FAIL(ic_program_step(p, s, &st));
-      if (st.kind != IC_STEP_LAUNCH) continue;
-      int64_t rows[1] = {40}, blocks = 0;
-      IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, rows, &blocks));
-      ck_assert_int_eq(blocks, 40 / cases[i].rows_a_block);
-    }
+    int64_t blocks = 0;
+    (void)only_launch(p, 40, &blocks);
+    ck_assert_int_eq(blocks, 40 / cases[i].rows_a_block);
     ic_program_release(p);
     ic_graph_destroy(g);
   }
@@ -746,17 +758,12 @@ START_TEST(test_row_cache_tiers) {
     char head[96];
     snprintf(head, sizeof head, "void %s ic_", cases[i].head);
     ck_assert_msg(strstr(src, head) != NULL, "%s: want '%s'", what, head);
-    for (int32_t s = 0; s < ic_program_step_count(p); s++) {
-      ic_step step;
-      IC_OK_OR_FAIL(ic_program_step(p, s, &step));
-      if (step.kind != IC_STEP_LAUNCH) continue;
-      int64_t rows[1] = {40}, blocks = 0;
-      IC_OK_OR_FAIL(ic_program_eval(p, step.grid_expr, rows, &blocks));
-      ck_assert_msg(blocks == cases[i].blocks, "%s: %lld blocks for 40 rows", what, (long long)blocks);
-      /* what a launch needs besides the grid, as ic_step says it (and --dump program) */
-      ck_assert_int_eq(step.shared_bytes, shared_of(cases[i].cache));
-      ck_assert_int_eq(step.cluster, cases[i].blocks / 40);
-    }
+    int64_t blocks = 0;
+    const ic_step step = only_launch(p, 40, &blocks);
+    ck_assert_msg(blocks == cases[i].blocks, "%s: %lld blocks for 40 rows", what, (long long)blocks);
+    /* what a launch needs besides the grid, as ic_step says it (and --dump program) */
+    ck_assert_int_eq(step.shared_bytes, shared_of(cases[i].cache));
+    ck_assert_int_eq(step.cluster, cases[i].blocks / 40);
     char *dump = NULL;
     IC_OK_OR_FAIL(ic_program_dump(p, &dump));
     char launch[64];

@@ -82,10 +82,6 @@ typedef struct red_gen {
   /* ... and the vector test holds for it (red_stores_pass's copy for aligned rows of whole
    * chunks): no element-by-element path is emitted beside the vectors */
   bool vector_known;
-  /* ... and the row's length is a constant multiple of 8 (count): the unrolled chunk loop
-   * tests a chunk against C only where it can lie past the row, and `live` not at all for
-   * a row a block (red_chunk_loop) */
-  bool guards_known;
   int64_t count; /* the elements a row reduces, -1 when symbolic */
   const char *lane; /* the element index element values are named with (red_name): "e", or "e + 1" */
 } red_gen;
@@ -93,7 +89,8 @@ typedef struct red_gen {
 /* RED_TIER_BLOCK: the rows whose caches may take the shared-memory tier, those of one
  * 512-thread block (the long rows of kir_reduce_strategy_of): two such blocks of 64
  * registers fill a multiprocessor's 64K. */
-enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512, RED_CLUSTER_MAX = 8 };
+/* RED_CLUSTER_SLOTS: the bytes of a cluster row's ic_cslot (a value and an index). */
+enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512, RED_CLUSTER_MAX = 8, RED_CLUSTER_SLOTS = 16 };
 
 /* Whether pass p takes load i from the registers rather than from memory. */
 static bool red_from_cache(const red_gen *rg, int32_t p, int32_t i) {
@@ -737,9 +734,10 @@ static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
     sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n"
                    "    const ic_i64 c = %s + (ic_i64)(k %% %" PRId32 ") * %" PRId32 " + (ic_i64)(k / %" PRId32 ") * %d;\n",
                 rg->kloop, first, m, rg->tpr, m, KIR_REDUCE_LANES);
-    if (rg->guards_known) {
-      /* chunks k below `safe` lie inside the row for every thread (t < tpr); a grid of a
-       * block (or a cluster) a row has no block past the last row */
+    if (rg->chunk_inside && rg->count > 0 && rg->count % KIR_REDUCE_CHUNK == 0) {
+      /* a copy for rows of whole chunks of a constant length: chunks k below `safe` lie
+       * inside the row for every thread (t < tpr), and a grid of a block (or a cluster) a
+       * row has no block past the last row */
       const int64_t chunks = rg->count / KIR_REDUCE_CHUNK;
       int32_t safe = 0;
       while (safe < rg->kloop &&
@@ -770,7 +768,7 @@ static bool red_pass_loads(const red_gen *rg, int32_t p) {
 
 /* Whether pass p, which reads memory, gets a copy of its chunk loop for aligned rows
  * (vec_ok) of a constant length of whole chunks: no element-by-element path and no bounds
- * tests between its chunks (red_chunk_loop's known guards), so that the unrolled chunks are
+ * tests between its chunks (red_chunk_loop's guards for rows of whole chunks), so that the unrolled chunks are
  * one stretch of code whose loads ptxas issues together. With a test and a branch a chunk,
  * each chunk's loads waited for the one before to be used: a warp had a chunk in flight
  * (softmax rows of 262144 in clusters of 8 CTAs of 128 threads, 8 warps a multiprocessor:
@@ -818,6 +816,23 @@ static void red_chunk_loops(red_gen *rg, int32_t p, int32_t reduce, const char *
   rg->cache_part = RED_CACHE_BOTH;
 }
 
+/* Pass p's chunk loops (red_chunk_loops), and where `copy` before them a copy for aligned
+ * rows of whole chunks (vec_ok, R % 8 == 0): vector accesses without an element path, no
+ * bounds tests inside the row (red_chunk_loop's guards where R is a constant). */
+static void red_chunk_loops_copied(red_gen *rg, int32_t p, int32_t reduce, bool copy, const char *first, const char *stride,
+                                   const char *acc, const char *acc_i, const char *rolled_acc, const char *rolled_acc_i) {
+  sbuf *o = &rg->cg->out;
+  if (copy) {
+    sbuf_puts(o, "  if (vec_ok && R % 8 == 0) {\n");
+    rg->vector_known = rg->chunk_inside = true;
+    red_chunk_loops(rg, p, reduce, first, stride, acc, acc_i, rolled_acc, rolled_acc_i);
+    rg->vector_known = rg->chunk_inside = false;
+    sbuf_puts(o, "  } else {\n");
+  }
+  red_chunk_loops(rg, p, reduce, first, stride, acc, acc_i, rolled_acc, rolled_acc_i);
+  if (copy) sbuf_puts(o, "  }\n");
+}
+
 /* Row kernels' last pass, the element stores (and the loads only it reads). Where it
  * loads vectors of 1- or 2-byte elements, a copy of it serves launches whose buffers are
  * aligned and whose rows are whole chunks (vec_ok, R % 8 == 0: every chunk below C is a
@@ -829,7 +844,6 @@ static void red_chunk_loops(red_gen *rg, int32_t p, int32_t reduce, const char *
  * test between chunks (red_known_copy). */
 static void red_stores_pass(red_gen *rg, int32_t p) {
   const kir_kernel *k = rg->k;
-  sbuf *o = &rg->cg->out;
   const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
   bool vec = false;
   for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -837,18 +851,7 @@ static void red_stores_pass(red_gen *rg, int32_t p) {
     vec |= need[i] && in->kind == KIR_LOAD && !red_from_cache(rg, p, i) && rg->cg->mode[i] == ACCESS_VECTOR &&
            ic_dtype_size(in->dtype) <= 2;
   }
-  const bool known = red_known_copy(rg, p);
-  vec = vec || known;
-  if (vec) {
-    sbuf_puts(o, "  if (vec_ok && R % 8 == 0) {\n");
-    rg->vector_known = rg->chunk_inside = true;
-    rg->guards_known = rg->kloop > 0 && rg->count > 0 && rg->count % KIR_REDUCE_CHUNK == 0;
-    red_chunk_loops(rg, p, -1, "t", "(ic_i64)1024", "a", "ai", "a", "ai");
-    rg->vector_known = rg->chunk_inside = rg->guards_known = false;
-    sbuf_puts(o, "  } else {\n");
-  }
-  red_chunk_loops(rg, p, -1, "t", "(ic_i64)1024", "a", "ai", "a", "ai");
-  if (vec) sbuf_puts(o, "  }\n");
+  red_chunk_loops_copied(rg, p, -1, vec || red_known_copy(rg, p), "t", "(ic_i64)1024", "a", "ai", "a", "ai");
 }
 
 /* The top levels of the lanes' tree for a row of a cluster: each CTA's value (its lanes'
@@ -1106,18 +1109,8 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   char acc[32], acc_i[32];
   snprintf(acc, sizeof acc, "am[k %% %" PRId32 "]", m);
   snprintf(acc_i, sizeof acc_i, "ami[k %% %" PRId32 "]", m);
-  const bool known = red_known_copy(rg, p);
-  if (known) {
-    sbuf_puts(o, "    if (vec_ok) {\n");
-    rg->vector_known = rg->chunk_inside = rg->guards_known = true;
-    red_chunk_loops(rg, p, reduce, "g * 1024 + t", "L", m > 1 ? acc : "a", m > 1 ? acc_i : "ai", m > 1 ? "am[q]" : "a",
-                    m > 1 ? "ami[q]" : "ai");
-    rg->vector_known = rg->chunk_inside = rg->guards_known = false;
-    sbuf_puts(o, "    } else {\n");
-  }
-  red_chunk_loops(rg, p, reduce, "g * 1024 + t", "L", m > 1 ? acc : "a", m > 1 ? acc_i : "ai", m > 1 ? "am[q]" : "a",
-                  m > 1 ? "ami[q]" : "ai");
-  if (known) sbuf_puts(o, "    }\n");
+  red_chunk_loops_copied(rg, p, reduce, red_known_copy(rg, p), "g * 1024 + t", "L", m > 1 ? acc : "a", m > 1 ? acc_i : "ai",
+                         m > 1 ? "am[q]" : "a", m > 1 ? "ami[q]" : "ai");
   if (m > 1) {
     /* each lane block combines (the butterflies per block, one shared-memory round for
      * all of them), then the blocks pair up */
@@ -1272,9 +1265,21 @@ static bool red_tier_chunk(const red_gen *rg, const bool *later, int32_t per_thr
   return *chunk_regs > 0;
 }
 
-/* The tier's cache: every load read again, chunks below regs in registers, smem bytes of
- * dynamic shared memory, blocks a multiprocessor must hold. */
-static void red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, int32_t regs, int64_t smem, int32_t blocks) {
+/* The tier's cache for blocks of `threads` threads, `blocks` of them a multiprocessor
+ * (fixed: each one's static shared memory and the system's share): the thread's first
+ * chunks, whole lanes of them, in `values` registers (chunk_regs a chunk), the rest in
+ * dynamic shared memory (bytes a chunk). Taken (every load read again cached) when the
+ * shared part is in the target's limits; false, nothing changed, when not, or when
+ * `shared` and the registers hold the whole cache. */
+static bool red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, int32_t threads, int32_t blocks,
+                          int32_t values, int64_t fixed, bool shared) {
+  int32_t chunk_regs, bytes;
+  if (!red_tier_chunk(rg, later, per_thread, &chunk_regs, &bytes)) return false;
+  int32_t regs = values / chunk_regs;
+  if (regs > per_thread) regs = per_thread;
+  regs -= regs % rg->lanes_per_thread; /* whole lanes (red_chunk_loops' rolled loop) */
+  const int64_t smem = (int64_t)(per_thread - regs) * threads * bytes;
+  if ((shared && smem == 0) || smem > rg->cg->smem.block || blocks * (smem + fixed) > rg->cg->smem.sm) return false;
   for (int32_t i = 0; i < rg->k->instrs.count; i++) {
     rg->cached[i] = later[i] && rg->k->instrs.items[i].kind == KIR_LOAD;
     rg->packed[i] = rg->cached[i] && red_packs(rg, i, per_thread);
@@ -1282,6 +1287,7 @@ static void red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, in
   rg->cache_regs = regs;
   rg->smem = (int32_t)smem;
   rg->min_blocks = blocks;
+  return true;
 }
 
 /* The static shared memory of a row kernel: the combine's block (red_kernel declares it). */
@@ -1302,19 +1308,9 @@ static int32_t red_static_smem(const red_gen *rg) {
  * from memory once rather than once a pass. False (nothing changed) where the loads do
  * not fit the target's shared memory. */
 static bool red_plan_smem_tier(red_gen *rg, const bool *later, int32_t per_thread, bool left) {
-  int32_t chunk_regs, bytes;
-  if (!red_tier_chunk(rg, later, per_thread, &chunk_regs, &bytes)) return false;
   const int64_t fixed = red_static_smem(rg) + CUDA_SMEM_RESERVED;
-  for (int32_t blocks = 2; blocks >= (left ? 1 : 2); blocks--) {
-    int32_t regs = (blocks == 2 ? RED_CACHE_VALUES / 2 : RED_CACHE_VALUES) / chunk_regs;
-    if (regs > per_thread) regs = per_thread;
-    regs -= regs % rg->lanes_per_thread; /* whole lanes (red_chunk_loops' rolled loop) */
-    int64_t smem = (int64_t)(per_thread - regs) * rg->block * bytes;
-    if (smem == 0 || smem > rg->cg->smem.block || blocks * (smem + fixed) > rg->cg->smem.sm) continue;
-    red_tier_take(rg, later, per_thread, regs, smem, blocks);
-    return true;
-  }
-  return false;
+  return red_tier_take(rg, later, per_thread, rg->block, 2, RED_CACHE_VALUES / 2, fixed, true) ||
+         (left && red_tier_take(rg, later, per_thread, rg->block, 1, RED_CACHE_VALUES, fixed, true));
 }
 
 /* Rows of 8193 to 32768 chunks (65537 to 262144 elements) are a block of 1024 threads, a
@@ -1329,18 +1325,14 @@ static bool red_plan_smem_tier(red_gen *rg, const bool *later, int32_t per_threa
  * that lets two CTAs share a multiprocessor (65536 / 2T registers a thread: a cache of 32
  * values at T = 512, 64 below); none where even 8 do not fit (the row stays as it was). */
 static bool red_plan_cluster(red_gen *rg, const bool *later, int32_t per_thread) {
-  int32_t chunk_regs, bytes;
-  if (!red_tier_chunk(rg, later, per_thread, &chunk_regs, &bytes)) return false;
+  const int64_t fixed = red_static_smem(rg) + RED_CLUSTER_SLOTS + CUDA_SMEM_RESERVED;
   for (int32_t q = 2; q <= RED_CLUSTER_MAX; q *= 2) {
     const int32_t threads = KIR_REDUCE_LANES / q;
-    int32_t regs = (threads >= 512 ? RED_CACHE_VALUES / 2 : RED_CACHE_VALUES) / chunk_regs;
-    if (regs > per_thread) regs = per_thread;
-    const int64_t smem = (int64_t)(per_thread - regs) * threads * bytes;
-    const int64_t fixed = 64 * 8 + 16 + CUDA_SMEM_RESERVED; /* the combine's block, the cluster's slots */
-    if (smem > rg->cg->smem.block || 2 * (smem + fixed) > rg->cg->smem.sm) continue;
+    if (!red_tier_take(rg, later, per_thread, threads, 2, threads >= 512 ? RED_CACHE_VALUES / 2 : RED_CACHE_VALUES, fixed,
+                       false))
+      continue;
     rg->cluster = q;
     rg->block = threads;
-    red_tier_take(rg, later, per_thread, regs, smem, 2);
     return true;
   }
   return false;
@@ -1536,7 +1528,7 @@ static void red_kernel(red_gen *rg) {
   sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", red_static_smem(rg) / 8);
   if (rg->cluster > 1)
     sbuf_printf(o, "  /* a row is a cluster of %" PRId32 " CTAs, lanes %" PRId32 " a CTA; a CTA's value (and index) for the others */\n"
-                   "  __shared__ ic_u64 ic_cslot[2];\n", rg->cluster, rg->block);
+                   "  __shared__ ic_u64 ic_cslot[%d];\n", rg->cluster, rg->block, RED_CLUSTER_SLOTS / 8);
   /* the cache: chunks below cache_regs in registers, the others in the shared tier */
   if (rg->smem > 0)
     sbuf_printf(o, "  /* the row's cache: chunks 0 .. %" PRId32 " of a thread in registers, %" PRId32 " .. %" PRId32
