@@ -157,6 +157,23 @@ START_TEST(test_shorthands) {
 }
 END_TEST
 
+/* Column reductions of constant lengths: multiples of 64 (no ragged round: the kernel has
+ * only its whole rounds, codegen_reduce.c) of one lane pass (64, 4096, 4160) and of two
+ * (16384: 2048 chunks over 1024 lanes), and lengths with a ragged round (4100, 4040); a
+ * sum alone (the light 4 x 8 layout) and every op in one graph (the heavy one), f32, bf16
+ * and i32, bit for bit against the ref backend. */
+START_TEST(test_column_lengths) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16, IC_I32};
+  static const int64_t shapes[][2] = {{64, 40}, {4096, 33}, {4160, 7}, {16384, 5}, {4100, 9}, {4040, 3}};
+  static const rc_axes dim0 = {1, {0}};
+  for (int di = 0; di < RC_COUNT(dts); di++)
+    for (int si = 0; si < RC_COUNT(shapes); si++) {
+      rc_matrix_case(dts[di], 2, shapes[si], &dim0, 0, RS_CONTIGUOUS, 1u); /* sum */
+      rc_matrix_case(dts[di], 2, shapes[si], &dim0, 1, RS_CONTIGUOUS, rc_all_ops());
+    }
+}
+END_TEST
+
 /* g compiled three ways: p[0] fused (one kernel) and p[1] eager on cuda, both strict,
  * p[2] on the ref backend. */
 static void rc_compile_three(const ic_graph *g, ic_program *p[3]) {
@@ -329,6 +346,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_summation_order_long_rows, 1500, setup, teardown);
   CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
   CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
+  CHECK_CASE(s, test_column_lengths, 900, setup, teardown);
   CHECK_CASE(s, test_narrow_epilogue_stores, 600, setup, teardown);
   CHECK_CASE(s, test_division_by_row_values, 600, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;

@@ -1187,15 +1187,25 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
   red_identity(o, in->reduce, dt);
   /* the eight lanes' chunks a round at a time (each lane's in its order); a round inside
-   * the row has no bounds tests, so its 64 loads are in flight together */
-  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = j; c0 < C; c0 += L)\n"
-               "    if ((c0 + 8) * 8 <= R) {\n#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
+   * the row has no bounds tests, so its 64 loads are in flight together. Rounds start at
+   * multiples of 8 chunks (j, L and the shares are), so a constant length that is a
+   * multiple of 64 has no ragged round: its guarded copy is left out, whose 64 predicated
+   * loads took the registers (symbolic columns of 4096 rows: 60 -> 32, one 1024-thread
+   * block a multiprocessor -> two). */
+  bool ragged = rg->count < 0 || rg->count % 64 != 0;
+  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = j; c0 < C; c0 += L)\n");
+  sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
+  sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
   rg->chunk_inside = true;
   red_chunk(rg, p, reduce, "am[k]", "ami[k]");
   rg->chunk_inside = false;
-  sbuf_puts(o, "    }\n    } else {\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    if (c0 + k < C) {\n    const ic_i64 c = c0 + k;\n");
-  red_chunk(rg, p, reduce, "am[k]", "ami[k]");
-  sbuf_puts(o, "    }\n    }\n");
+  sbuf_puts(o, "    }\n    }");
+  if (ragged) {
+    sbuf_puts(o, " else {\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    if (c0 + k < C) {\n    const ic_i64 c = c0 + k;\n");
+    red_chunk(rg, p, reduce, "am[k]", "ami[k]");
+    sbuf_puts(o, "    }\n    }");
+  }
+  sbuf_puts(o, "\n");
   red_pairwise(o, in->reduce, dt, "am", "ami", 8);
   sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
   red_counter_push(o, in->reduce, dt, 3);
