@@ -844,7 +844,7 @@ void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks, int32_t clus
   sbuf_puts(o, "extern \"C\" __global__ void ");
   if (cluster > 1) sbuf_printf(o, "__cluster_dims__(%" PRId32 ", 1, 1) ", cluster);
   sbuf_printf(o, "__launch_bounds__(%" PRId32, block);
-  if (min_blocks > 1) sbuf_printf(o, ", %" PRId32, min_blocks);
+  if (min_blocks > 0) sbuf_printf(o, ", %" PRId32, min_blocks);
   sbuf_printf(o, ") %s(", cg->entry);
   for (int32_t i = 0; i < k->params.count; i++) {
     const kir_param *p = &k->params.items[i];

@@ -101,8 +101,8 @@ void cg_decompose(codegen *cg, const char *e, const char *indent);
 void cg_tiled_kernel(codegen *cg, int32_t tile_dim, int32_t tile_last);
 
 /* The entry point's signature (the kernel's params, as sym_print names them) with
- * __launch_bounds__(block[, min_blocks]) (min_blocks > 1: blocks a multiprocessor must
- * hold, which caps the registers), __cluster_dims__(cluster) where cluster > 1 (sm_90),
+ * __launch_bounds__(block[, min_blocks]) (min_blocks > 0: blocks a multiprocessor must
+ * hold, which caps the registers; 0: no bound), __cluster_dims__(cluster) where cluster > 1 (sm_90),
  * the opening brace, and d<i> for every dim. */
 void cg_kernel_head(codegen *cg, int32_t block, int32_t min_blocks, int32_t cluster);
 
