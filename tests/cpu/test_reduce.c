@@ -780,9 +780,9 @@ END_TEST
 
 /* Column kernels read a warp's lanes 8 at a time, 64 loads a round. Rounds start at
  * multiples of 8 chunks, so a column of a constant length that is a multiple of 64 has no
- * ragged round: its kernel has no guarded copy of the round (whose predicated loads took
- * 60 registers where 32 do), light (a sum) and heavy (sum and argmax) alike; other
- * lengths, and symbolic ones, keep it. Strict compiles (NVRTC and ptxas) for sm_90a. */
+ * ragged round: its kernel has no guarded copy of the round, light (a sum) and heavy (sum
+ * and argmax) alike; other lengths, and symbolic ones, keep it. Either kernel declares one
+ * block a multiprocessor. Strict compiles (NVRTC and ptxas) for sm_90a. */
 START_TEST(test_column_rounds) {
   static const struct {
     int64_t len; /* 0: symbolic */
@@ -811,6 +811,8 @@ START_TEST(test_column_rounds) {
       ck_assert_msg((strstr(src, "    if (c0 + k < C) {") != NULL) == cases[i].ragged, "[%lld, n]%s: ragged round %s",
                     (long long)cases[i].len, heavy ? " heavy" : "", cases[i].ragged ? "missing" : "emitted");
       ck_assert_int_eq(strstr(src, "    if ((c0 + 8) * 8 <= R) {") != NULL, cases[i].ragged);
+      /* one block a multiprocessor: ptxas keeps the round's loads in flight */
+      ck_assert_ptr_nonnull(strstr(src, heavy ? "void __launch_bounds__(512, 1) ic_" : "void __launch_bounds__(1024, 1) ic_"));
       ic_program_release(p);
       ic_graph_destroy(g);
     }
