@@ -1189,9 +1189,9 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   /* the eight lanes' chunks a round at a time (each lane's in its order); a round inside
    * the row has no bounds tests, so its 64 loads are in flight together. Rounds start at
    * multiples of 8 chunks (j, L and the shares are), so a constant length that is a
-   * multiple of 64 has no ragged round: its guarded copy is left out, whose 64 predicated
-   * loads took the registers (symbolic columns of 4096 rows: 60 -> 32, one 1024-thread
-   * block a multiprocessor -> two). */
+   * multiple of 64 has no ragged round: its guarded copy is left out (its 64 predicated
+   * loads, never run there, took registers from the whole round's: 42 -> 46 in flight for
+   * symbolic columns of 4096 rows). */
   bool ragged = rg->count < 0 || rg->count % 64 != 0;
   sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = j; c0 < C; c0 += L)\n");
   sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
