@@ -92,6 +92,10 @@ typedef struct red_gen {
 /* RED_CLUSTER_SLOTS: the bytes of a cluster row's ic_cslot (a value and an index). */
 enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512, RED_CLUSTER_MAX = 8, RED_CLUSTER_SLOTS = 16 };
 
+/* Whether a row's length is a known constant, positive and a multiple of `unit` elements
+ * (KIR_REDUCE_CHUNK: rows of whole chunks; 8 chunks: column rounds that are never ragged). */
+static bool red_count_multiple(const red_gen *rg, int64_t unit) { return rg->count > 0 && rg->count % unit == 0; }
+
 /* Whether pass p takes load i from the registers rather than from memory. */
 static bool red_from_cache(const red_gen *rg, int32_t p, int32_t i) {
   return rg->cache_k > 0 && rg->cached[i] && p > rg->first_pass[i];
@@ -734,7 +738,7 @@ static void red_chunk_loop(red_gen *rg, const char *first, const char *stride) {
     sbuf_printf(o, "#pragma unroll\n    for (int k = 0; k < %" PRId32 "; k++) {\n"
                    "    const ic_i64 c = %s + (ic_i64)(k %% %" PRId32 ") * %" PRId32 " + (ic_i64)(k / %" PRId32 ") * %d;\n",
                 rg->kloop, first, m, rg->tpr, m, KIR_REDUCE_LANES);
-    if (rg->chunk_inside && rg->count > 0 && rg->count % KIR_REDUCE_CHUNK == 0) {
+    if (rg->chunk_inside && red_count_multiple(rg, KIR_REDUCE_CHUNK)) {
       /* a copy for rows of whole chunks of a constant length: chunks k below `safe` lie
        * inside the row for every thread (t < tpr), and a grid of a block (or a cluster) a
        * row has no block past the last row */
@@ -776,7 +780,7 @@ static bool red_pass_loads(const red_gen *rg, int32_t p) {
  * warps share a multiprocessor there; rows of 4096 (many blocks a multiprocessor) read at
  * 97-99% of copy as they are, and the copy took f32 layer norm from 64 to 95 registers. */
 static bool red_known_copy(const red_gen *rg, int32_t p) {
-  return rg->kloop > 0 && rg->any_vector && rg->count > 0 && rg->count % KIR_REDUCE_CHUNK == 0 && !rg->groups &&
+  return rg->kloop > 0 && rg->any_vector && red_count_multiple(rg, KIR_REDUCE_CHUNK) && !rg->groups &&
          !rg->columns && rg->k->stage == KIR_STAGE_WHOLE && (rg->cluster > 1 || rg->block >= RED_TIER_BLOCK) &&
          red_pass_loads(rg, p);
 }
@@ -1192,7 +1196,7 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
    * multiple of 64 has no ragged round: its guarded copy is left out (its 64 predicated
    * loads, never run there, took registers from the whole round's: 42 -> 46 in flight for
    * symbolic columns of 4096 rows). */
-  bool ragged = rg->count < 0 || rg->count % 64 != 0;
+  const bool ragged = !red_count_multiple(rg, (int64_t)8 * KIR_REDUCE_CHUNK);
   sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = j; c0 < C; c0 += L)\n");
   sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
