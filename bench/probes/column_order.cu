@@ -8,7 +8,12 @@
 // threads, GROUPS a block, ROUND lanes a round, the load's flavour (PF: ld.global.nc, with
 // an L2 prefetch size of 128 or 256 B, plain ld.global, L1::no_allocate, .cs,
 // L1::evict_first) and S blocks a column group (S > 1: partials combined pairwise by a
-// second kernel). Results: bench/results/2026-12-05-session5.md.
+// second kernel), MINB (launch bounds' blocks a multiprocessor, as ic's column kernels
+// declare 1; 0: none). Each layout can be timed two ways: back to back (20 launches between
+// two events, the best of 5) or one at a time (an event pair around each launch, a sync
+// after it, the median of 50: how ic-bench times), and on a second input allocated after
+// the others (the same bytes: a placement check). Results: bench/results/2026-12-05-session5.md,
+// 2026-12-06-session8.md.
 //   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order
 #include <cstdio>
 #include <cstdlib>
@@ -40,8 +45,8 @@ template <int PF> __device__ __forceinline__ float4 ld4(const float4 *p) {
 }
 template <int PF> __device__ __forceinline__ float ldv(const float *p) { return ld<PF>(p); }
 template <int PF> __device__ __forceinline__ float4 ldv(const float4 *p) { return ld4<PF>(p); }
-template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1>
-__global__ void __launch_bounds__(WARPS * GROUPS * 32) colsum(const float *__restrict__ x, float *__restrict__ out, int R, long N) {
+template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1, int MINB = 0>
+__global__ void __launch_bounds__(WARPS * GROUPS * 32, MINB) colsum(const float *__restrict__ x, float *__restrict__ out, int R, long N) {
   const int colx = threadIdx.x & 31, w = threadIdx.x >> 5, g = w / WARPS, y = w % WARPS;
   typedef typename vt<VEC>::T T;
   const long col = ((long)blockIdx.x * (32 * GROUPS) + g * 32 + colx) * VEC;
@@ -112,18 +117,21 @@ template <int S> __global__ void combine(const float *__restrict__ part, float *
   out[col] = v[0];
 }
 
-static float *gx, *gout, *gpart, *gcopy;
+static float *gx, *gx2, *gout, *gpart, *gcopy;
+enum timing { BATCH, SINGLE, BATCH_X2, SINGLE_X2 };
 static const int R = 4096;
 static const long N = 32768;
 static float ref[32768];
-template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1> static void run(double copy_ms) {
+template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1, int MINB = 0>
+static void run(double copy_ms, timing how = BATCH) {
   dim3 grid((unsigned)(N / (32 * GROUPS * VEC)), S), block(32 * WARPS * GROUPS);
   cudaFuncAttributes fa;
-  cudaFuncGetAttributes(&fa, colsum<WARPS, GROUPS, ROUND, PF, S, VEC>);
+  cudaFuncGetAttributes(&fa, colsum<WARPS, GROUPS, ROUND, PF, S, VEC, MINB>);
+  const float *x = how == BATCH_X2 || how == SINGLE_X2 ? gx2 : gx;
   auto launch = [&]() {
-    if (S == 1) colsum<WARPS, GROUPS, ROUND, PF, S, VEC><<<grid, block>>>(gx, gout, R, N);
+    if (S == 1) colsum<WARPS, GROUPS, ROUND, PF, S, VEC, MINB><<<grid, block>>>(x, gout, R, N);
     else {
-      colsum<WARPS, GROUPS, ROUND, PF, S, VEC><<<grid, block>>>(gx, gpart, R, N);
+      colsum<WARPS, GROUPS, ROUND, PF, S, VEC, MINB><<<grid, block>>>(x, gpart, R, N);
       combine<S><<<(unsigned)(N / 256), 256>>>(gpart, gout, N);
     }
   };
@@ -131,17 +139,29 @@ template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1> static v
   launch();
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   float best = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < 20; i++) launch();
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
+  if (how == SINGLE || how == SINGLE_X2) { /* ic-bench's way: an event pair around each launch, the median */
+    float t[50];
+    for (int i = 0; i < 3; i++) launch();
+    for (int i = 0; i < 50; i++) {
+      cudaEventRecord(a); launch(); cudaEventRecord(b); cudaEventSynchronize(b);
+      cudaEventElapsedTime(&t[i], a, b);
+    }
+    for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
+    best = (t[24] + t[25]) / 2;
+  } else {
+    for (int rep = 0; rep < 5; rep++) {
+      cudaEventRecord(a);
+      for (int i = 0; i < 20; i++) launch();
+      cudaEventRecord(b); cudaEventSynchronize(b);
+      float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
+    }
   }
   static float h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
   double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
   double bytes = (double)R * N * 4 + N * 4;
-  printf("vec %d warps %2d groups %d round %d prefetch %s split %2d | %4d thr %3d regs %5u x %2u blocks | %.4f ms %5.1f%% of copy | maxerr %.2g %s\n",
-         VEC, WARPS, GROUPS, ROUND, PF == 0 ? "nc" : PF == 1 ? "nc128B" : PF == 2 ? "nc256B" : PF == 3 ? "plain" : PF == 4 ? "L1noalloc" : PF == 5 ? "cs" : "L1evfirst", S, 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
+  printf("vec %d warps %2d groups %d round %d prefetch %s split %2d minb %d %-8s | %4d thr %3d regs %5u x %2u blocks | %.4f ms %5.1f%% of copy | maxerr %.2g %s\n",
+         VEC, WARPS, GROUPS, ROUND, PF == 0 ? "nc" : PF == 1 ? "nc128B" : PF == 2 ? "nc256B" : PF == 3 ? "plain" : PF == 4 ? "L1noalloc" : PF == 5 ? "cs" : "L1evfirst", S, MINB,
+         how == SINGLE ? "single" : how == BATCH_X2 ? "batch-x2" : how == SINGLE_X2 ? "single-x2" : "batch", 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
          100.0 * (bytes / best) / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
 }
 int main() {
@@ -150,6 +170,8 @@ int main() {
   float *h = (float *)malloc(bytes);
   unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
   cudaMemcpy(gx, h, bytes, cudaMemcpyHostToDevice);
+  cudaMalloc(&gx2, bytes);
+  cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
   for (long c = 0; c < N; c++) ref[c] = 0;
   for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
@@ -159,26 +181,48 @@ int main() {
     cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < copy) copy = ms;
   }
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
-  run<8, 2, 8, 0, 1>(copy);      // ic before: 8 warps x 2 groups through L1
-  run<8, 2, 8, 2, 1>(copy);      // an L2 prefetch of 256 B
-  run<8, 2, 8, 3, 1>(copy);      // plain ld.global
-  run<8, 2, 8, 4, 1>(copy);      // L1::no_allocate
-  run<8, 2, 8, 5, 1>(copy);      // .cs
-  run<8, 2, 8, 6, 1>(copy);      // L1::evict_first
+  run<4, 8, 8, 4, 1>(copy);                 // ic's light column layout, no bound (32 registers)
+  run<4, 8, 8, 4, 1>(copy, SINGLE);
+  run<4, 8, 8, 4, 1>(copy, BATCH_X2);
+  run<4, 8, 8, 4, 1, 1, 1>(copy);           // ic's bound: one block a multiprocessor
+  run<4, 8, 8, 4, 1, 1, 1>(copy, SINGLE);
+  run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);
   run<8, 4, 8, 4, 1>(copy);
-  run<4, 8, 8, 4, 1>(copy);      // ic now (light kernels)
-  run<4, 8, 8, 0, 1>(copy);
-  run<2, 8, 8, 4, 1>(copy);
-  run<16, 1, 8, 0, 1>(copy);
-  run<1, 8, 8, 0, 64>(copy);     // split over 64 blocks a column group
-  run<1, 8, 8, 4, 64>(copy);
-  run<1, 8, 8, 4, 16>(copy);
+  run<8, 2, 8, 4, 1>(copy);
+  run<1, 8, 8, 4, 64>(copy);                // split over 64 blocks a column group
   run<2, 8, 8, 4, 32>(copy);
-  run<1, 8, 2, 0, 64, 4>(copy);  // 4 columns a thread, 16-byte loads
-  run<1, 8, 4, 4, 64, 4>(copy);
-  run<8, 1, 2, 0, 1, 4>(copy);
-  run<16, 1, 4, 0, 1, 4>(copy);
-  run<8, 2, 8, 0, 1>(copy);      // ic before, again
-  run<4, 8, 8, 4, 1>(copy);      // ic now, again
+  run<1, 8, 4, 4, 64, 4>(copy);             // 4 columns a thread, 16-byte loads
+  run<4, 8, 8, 4, 1>(copy);                 // again, last
+  run<4, 8, 8, 4, 1>(copy, SINGLE);
+  run<4, 8, 8, 4, 1, 1, 1>(copy);
+  /* placement: the second input again after the allocations of ic-bench's reductions table
+   * before its column sum (each workload's input and two sets of outputs, touched, freed),
+   * then behind spacers of a few MiB */
+  cudaFree(gx2);
+  const size_t mib = (size_t)1 << 20, table[][3] = {{512, 512, 512}, {1000, 1000, 1000}, {512, 512, 512},
+                                                    {256, 256, 256}, {256, 128, 128}, {256, 128, 128}, {512, 1, 1}};
+  for (const auto &w : table) {
+    void *p[3];
+    for (int i = 0; i < 3; i++) { cudaMalloc(&p[i], w[i] * mib); cudaMemset(p[i], 0, w[i] * mib); }
+    cudaDeviceSynchronize();
+    for (int i = 0; i < 3; i++) cudaFree(p[i]);
+  }
+  const size_t spacers[] = {0, 2, 6, 64, 126, 254};
+  for (size_t sp : spacers) {
+    void *spacer = NULL;
+    if (sp) cudaMalloc(&spacer, sp * mib);
+    cudaMalloc(&gx2, bytes);
+    cudaMemcpy(gx2, gx, bytes, cudaMemcpyDeviceToDevice);
+    printf("input at %p after the table's allocations, behind %zu MiB\n", (void *)gx2, sp);
+    run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);
+    run<4, 8, 8, 4, 1, 1, 1>(copy, SINGLE_X2);
+    if (sp == 0 || sp == 64) {
+      run<8, 2, 8, 4, 1>(copy, BATCH_X2);
+      run<2, 8, 8, 4, 32>(copy, BATCH_X2);
+      run<1, 8, 4, 4, 64, 4>(copy, BATCH_X2);
+    }
+    cudaFree(gx2);
+    if (spacer) cudaFree(spacer);
+  }
   return 0;
 }
