@@ -833,10 +833,17 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  *   v = mean(q, [0, 1], correction=1)   keepdim and correction (mean only) if wanted;
  *                                       [] reduces over no dim (a scalar's form)
  *   q = pad(x, [1, 2, 0, 0], 0.5)       ic_graph_pad's lo_hi (last dim first), the value
+ *   p = softmax(x, 1)                   the shorthands (ic_graph_softmax ...), built by
+ *   l = log_softmax(x, -1)              their builders: softmax and log_softmax take an
+ *   v = var(x, [1], keepdim)            axis; var and std a reduction's axes and options
+ *   d = std(x, [0, 1], correction=0)    (correction 1 unless given; [] a scalar's only);
+ *   z = layer_norm(x, 1, weight=w)      the norms the number of last dims, then weight=,
+ *   r = rms_norm(x, 1, eps=1e-5)        bias= (layer_norm) and eps= in any order, each
+ *                                       optional (eps 1e-5 for layer_norm, 1e-6 rms_norm)
  *   output y = s                        "output s" names the output after its value
  * ic_graph_print writes every node (implicit broadcasts as expand, adopted constants as
- * typed constants), naming unnamed values %<n>; parsing that text and printing it again
- * gives the same text.
+ * typed constants, a shorthand as its decomposition), naming unnamed values %<n>; parsing
+ * that text and printing it again gives the same text.
  *
  * Details: a name that begins with '%' labels an unnamed value; symbols, inputs, outputs
  * and named values are [A-Za-z_][A-Za-z0-9_.]*. A value name is unique among values and

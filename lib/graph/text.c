@@ -934,35 +934,113 @@ static bool parse_axis_item(parser *ps, int32_t i, void *ctx) {
   return true;
 }
 
+/* The options after a reduction's axes: keepdim and correction=NUMBER, each at most once;
+ * *correction_at is the word 'correction' (start NULL and *correction unchanged when none). */
+static bool parse_reduce_options(parser *ps, bool *keepdim, double *correction, token *correction_at) {
+  bool has_correction = false;
+  *keepdim = false;
+  correction_at->start = NULL;
+  while (tok_is_punct(&ps->tok, ',')) {
+    advance(ps);
+    token word = ps->tok;
+    if (tok_is_word(&word, "keepdim") && !*keepdim) {
+      *keepdim = true;
+      advance(ps);
+    } else if (tok_is_word(&word, "correction") && !has_correction) {
+      has_correction = true;
+      *correction_at = word;
+      advance(ps);
+      if (!expect_punct(ps, '=') || !parse_const_value(ps, correction)) return false;
+    } else {
+      return fail_at(ps, &word, "expected keepdim or correction=NUMBER (each at most once)");
+    }
+  }
+  return true;
+}
+
 /* REDUCE(value, [axes] [, keepdim] [, correction=NUMBER]); [] reduces over no dim */
 static bool parse_reduce(parser *ps, const token *op, ic_reduce_op which, ic_value *out) {
   ic_value a = IC_INVALID_VALUE;
   int32_t axes[IC_MAX_DIMS] = {0}, n = 0;
   bool keepdim = false;
   double correction = 0;
+  token correction_at = {.start = NULL};
   const char *what = "a value and a list of axes, then optionally keepdim and correction=NUMBER";
   if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
-      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, axes, &n))
+      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, axes, &n) ||
+      !parse_reduce_options(ps, &keepdim, &correction, &correction_at) || !expect_args_end(ps, op, what))
     return false;
-  while (tok_is_punct(&ps->tok, ',')) {
-    advance(ps);
-    token word = ps->tok;
-    if (tok_is_word(&word, "keepdim") && !keepdim) {
-      keepdim = true;
-      advance(ps);
-    } else if (tok_is_word(&word, "correction") && correction == 0) {
-      advance(ps);
-      if (!expect_punct(ps, '=') || !parse_const_value(ps, &correction)) return false;
-      if (correction == 0) return fail_at(ps, &word, "correction=0 is the plain mean: leave it out");
-    } else {
-      return fail_at(ps, &word, "expected keepdim or correction=NUMBER (each at most once)");
-    }
-  }
-  if (!expect_args_end(ps, op, what)) return false;
+  if (correction_at.start && correction == 0)
+    return fail_at(ps, &correction_at, "correction=0 is the plain mean: leave it out");
   if (correction != 0 && which != IC_REDUCE_MEAN) return fail_at(ps, op, "only mean takes a correction");
   if (n == 0) *out = graph_reduce_mask(ps->g, which, a, 0, keepdim, correction);
   else if (which == IC_REDUCE_MEAN) *out = ic_graph_mean_correction(ps->g, a, n, axes, correction, keepdim);
   else *out = ic_graph_reduce(ps->g, which, a, n, axes, keepdim);
+  return true;
+}
+
+/* The shorthands of ic.h, built by their builders (printing shows the decomposition). */
+
+/* var|std(value, [axes] [, keepdim] [, correction=NUMBER]): correction 1 unless given;
+ * [] is a scalar's form only (ic_graph_var's naxes 0 means every dim). */
+static bool parse_var(parser *ps, const token *op, bool std, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE;
+  int32_t axes[IC_MAX_DIMS] = {0}, n = 0;
+  bool keepdim = false;
+  double correction = 1;
+  token correction_at = {.start = NULL};
+  const char *what = "a value and a list of axes, then optionally keepdim and correction=NUMBER";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
+      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, axes, &n) ||
+      !parse_reduce_options(ps, &keepdim, &correction, &correction_at) || !expect_args_end(ps, op, what))
+    return false;
+  if (n == 0 && ic_graph_value_ndim(ps->g, a) > 0)
+    return fail_at(ps, op, "%.*s over no dim: list the axes ([] is a scalar's form)", (int)op->len, op->start);
+  *out = std ? ic_graph_std(ps->g, a, n, axes, correction, keepdim) : ic_graph_var(ps->g, a, n, axes, correction, keepdim);
+  return true;
+}
+
+/* softmax|log_softmax(value, AXIS) */
+static bool parse_softmax(parser *ps, const token *op, bool log, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE;
+  int32_t axis = 0;
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_second_arg(ps, op, "an axis") ||
+      !parse_dim_arg(ps, &axis) || !expect_call_end(ps, op, "an axis"))
+    return false;
+  *out = log ? ic_graph_log_softmax(ps->g, a, axis) : ic_graph_softmax(ps->g, a, axis);
+  return true;
+}
+
+/* layer_norm(value, NLAST [, weight=W] [, bias=B] [, eps=NUMBER]), eps 1e-5 unless given;
+ * rms_norm(value, NLAST [, weight=W] [, eps=NUMBER]), eps 1e-6 (the Python defaults). */
+static bool parse_norm(parser *ps, const token *op, bool layer, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE, weight = IC_INVALID_VALUE, bias = IC_INVALID_VALUE;
+  int32_t nlast = 0;
+  double eps = layer ? 1e-5 : 1e-6;
+  bool has_eps = false;
+  const char *what = layer ? "a value and the number of last dims, then optionally weight=W, bias=B and eps=NUMBER"
+                           : "a value and the number of last dims, then optionally weight=W and eps=NUMBER";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
+      !parse_dim_arg(ps, &nlast))
+    return false;
+  while (tok_is_punct(&ps->tok, ',')) {
+    advance(ps);
+    token word = ps->tok;
+    ic_value *slot = tok_is_word(&word, "weight") ? &weight : layer && tok_is_word(&word, "bias") ? &bias : NULL;
+    if (slot && *slot == IC_INVALID_VALUE) {
+      advance(ps);
+      if (!expect_punct(ps, '=') || !parse_value_ref(ps, slot)) return false;
+    } else if (tok_is_word(&word, "eps") && !has_eps) {
+      has_eps = true;
+      advance(ps);
+      if (!expect_punct(ps, '=') || !parse_const_value(ps, &eps)) return false;
+    } else {
+      return fail_at(ps, &word, layer ? "expected weight=W, bias=B or eps=NUMBER (each at most once)"
+                                      : "expected weight=W or eps=NUMBER (each at most once)");
+    }
+  }
+  if (!expect_args_end(ps, op, what)) return false;
+  *out = layer ? ic_graph_layer_norm(ps->g, a, nlast, weight, bias, eps) : ic_graph_rms_norm(ps->g, a, nlast, weight, eps);
   return true;
 }
 
@@ -1166,6 +1244,11 @@ static bool parse_assignment(parser *ps) {
   else if (tok_is_word(&op, "slice")) ok = parse_slice(ps, &op, &v);
   else if (tok_is_word(&op, "concat")) ok = parse_concat(ps, &op, &v);
   else if (tok_is_word(&op, "pad")) ok = parse_pad(ps, &op, &v);
+  else if (tok_is_word(&op, "var") || tok_is_word(&op, "std")) ok = parse_var(ps, &op, tok_is_word(&op, "std"), &v);
+  else if (tok_is_word(&op, "softmax") || tok_is_word(&op, "log_softmax"))
+    ok = parse_softmax(ps, &op, tok_is_word(&op, "log_softmax"), &v);
+  else if (tok_is_word(&op, "layer_norm") || tok_is_word(&op, "rms_norm"))
+    ok = parse_norm(ps, &op, tok_is_word(&op, "layer_norm"), &v);
   else {
     int r = 0, o = 0;
     while (r < IC_REDUCE_COUNT && !tok_is_word(&op, ic_reduce_name((ic_reduce_op)r))) r++;

@@ -532,6 +532,106 @@ START_TEST(test_text_parse_errors) {
 }
 END_TEST
 
+/* The shorthands in the text format build what their C builders build (the same printed
+ * decomposition, node for node), with the documented defaults; each bad call is refused
+ * with its line. */
+START_TEST(test_text_shorthands) {
+  const char *text = "symbol n\n"
+                     "input x : f32[n, 6, 7]\n"
+                     "input w : f32[7]\n"
+                     "input s : f64[]\n"
+                     "a = softmax(x, -2)\n"
+                     "b = log_softmax(x, 0)\n"
+                     "c = var(x, [-1])\n"
+                     "d = std(x, [0, 2], keepdim, correction=0)\n"
+                     "e = var(s, [])\n"
+                     "f = layer_norm(x, 1, bias=w, weight=w, eps=1e-3)\n"
+                     "g = layer_norm(x, 2)\n"
+                     "h = rms_norm(x, 1, weight=w)\n"
+                     "k = rms_norm(x, 3, eps=0.5)\n"
+                     "output a\noutput b\noutput c\noutput d\noutput e\noutput f\noutput g\noutput h\noutput k\n";
+  ic_graph *parsed = parse_ok(text);
+  ck_assert_int_eq(ic_graph_error(parsed, NULL), IC_OK);
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 3, (ic_dim[]){n, 6, 7}, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, (ic_dim[]){7}, IC_LAYOUT_CONTIGUOUS);
+  ic_value sc = ic_graph_input(g, "s", IC_F64, 0, NULL, IC_LAYOUT_CONTIGUOUS);
+  ic_value v[9] = {
+      ic_graph_softmax(g, x, -2),
+      ic_graph_log_softmax(g, x, 0),
+      ic_graph_var(g, x, 1, (int32_t[]){-1}, 1, 0), /* correction 1 unless given */
+      ic_graph_std(g, x, 2, (int32_t[]){0, 2}, 0, 1),
+      ic_graph_var(g, sc, 0, NULL, 1, 0),
+      ic_graph_layer_norm(g, x, 1, w, w, 1e-3),
+      ic_graph_layer_norm(g, x, 2, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5), /* eps 1e-5 unless given */
+      ic_graph_rms_norm(g, x, 1, w, 1e-6),                                    /* eps 1e-6 unless given */
+      ic_graph_rms_norm(g, x, 3, IC_INVALID_VALUE, 0.5),
+  };
+  static const char *names[9] = {"a", "b", "c", "d", "e", "f", "g", "h", "k"};
+  for (int i = 0; i < 9; i++) {
+    IC_OK_OR_FAIL(ic_graph_name_value(g, v[i], names[i]));
+    IC_OK_OR_FAIL(ic_graph_output(g, names[i], v[i]));
+  }
+  char *want = print_ok(g), *got = print_ok(parsed);
+  ck_assert_msg(strcmp(want, got) == 0, "parsed shorthands differ from the builders'\n--- built\n%s--- parsed\n%s", want,
+                got);
+  /* the text shows the decomposition, which parses back to itself */
+  ck_assert_msg(strstr(got, "softmax") == NULL && strstr(got, "a = div(") != NULL, "%s", got);
+  assert_round_trip(parsed);
+  ic_string_free(want);
+  ic_string_free(got);
+  ic_graph_destroy(g);
+  ic_graph_destroy(parsed);
+
+  static const struct {
+    const char *stmt;
+    const char *what;
+  } bad[] = {
+      {"y = softmax(x)", "softmax takes 2 arguments (a value and an axis), got 1"},
+      {"y = softmax(x, 1, 2)", "got more"},
+      {"y = softmax(x, 2)", "axis 2"},
+      {"y = log_softmax(x, 9)", "dim 9 is not a dim"},
+      {"y = softmax(i, 1)", "dtype i32"},
+      {"y = log_softmax(x, 1", "unterminated"},
+      {"y = var(x)", "got fewer"},
+      {"y = var(x, [])", "list the axes"},
+      {"y = std(x, [1], keepdim, keepdim)", "each at most once"},
+      {"y = std(x, [1], correction=1, correction=1)", "each at most once"},
+      {"y = var(x, [1], correction=)", "bad number"},
+      {"y = var(i, [1])", "dtype i32"},
+      {"y = var(x, [1, 1])", ""},
+      {"y = layer_norm(x)", "got fewer"},
+      {"y = layer_norm(x, 1, weight=q)", "unknown name 'q'"},
+      {"y = layer_norm(x, 1, weight=w, weight=w)", "each at most once"},
+      {"y = layer_norm(x, 1, weight w)", "expected '='"},
+      {"y = layer_norm(x, 1, eps=)", "bad number"},
+      {"y = layer_norm(x, 3)", "normalized dims"},
+      {"y = layer_norm(x, 0)", "normalized dims"},
+      {"y = layer_norm(x, 1, weight=w, bias=i)", "i32"},
+      {"y = rms_norm(x, 1, bias=w)", "expected weight=W or eps=NUMBER"},
+      {"y = rms_norm(x, 1,)", "expected weight=W or eps=NUMBER"},
+      {"y = rms_norm(x, 1, eps=1, eps=2)", "each at most once"},
+      {"y = rms_norm(x, 1.5)", "an integer is expected"},
+      {"y = rms_norm(x, 1, weight=i)", "i32"},
+  };
+  for (int i = 0; i < RC_COUNT(bad); i++) {
+    char bad_text[512];
+    snprintf(bad_text, sizeof bad_text, "input x : f32[0, 5]\ninput i : i32[3, 5]\ninput w : f32[5]\n%s\noutput y\n",
+             bad[i].stmt);
+    ic_graph *bg = (ic_graph *)1;
+    ic_status st = ic_graph_parse(bad_text, &bg);
+    ck_assert_msg(st == IC_ERR_INVALID_GRAPH, "'%s' parsed (%s)", bad[i].stmt, ic_status_string(st));
+    ck_assert_ptr_null(bg);
+    const char *msg = ic_last_error();
+    ck_assert_msg(strstr(msg, "line 4") != NULL, "'%s': the error does not name line 4: %s", bad[i].stmt, msg);
+    ck_assert_msg(strstr(msg, bad[i].what) != NULL, "'%s': the error does not mention '%s': %s", bad[i].stmt,
+                  bad[i].what, msg);
+  }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- fusion groupings */
 
 typedef struct grouping {
@@ -1107,6 +1207,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_text_round_trip, 600, setup, teardown);
   CHECK_CASE(s, test_text_parse, 600, setup, teardown);
   CHECK_CASE(s, test_text_parse_errors, 600, setup, teardown);
+  CHECK_CASE(s, test_text_shorthands, 600, setup, teardown);
   CHECK_CASE(s, test_matrix_f32, 900, setup, teardown);
   CHECK_CASE(s, test_matrix_f64, 900, setup, teardown);
   CHECK_CASE(s, test_matrix_f16, 900, setup, teardown);
