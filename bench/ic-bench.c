@@ -24,7 +24,8 @@
  *                        the row-wise quantization with the amax in the same kernel.
  *   ic-bench all         every table (--quick applies to the reductions and asm tables only).
  *   --only TEXT          in the reductions, patterns and asm tables, only the workloads whose
- *                        name contains TEXT (to profile one, e.g. under ncu).
+ *                        name contains TEXT, or one of its '|'-separated parts (to profile
+ *                        one, e.g. under ncu; "softmax|column sum": those two, in table order).
  *
  * Without a GPU the GPU tables exit 77 (after the compile table, for all).
  *
@@ -1804,8 +1805,20 @@ static bool red_workload(bench *b, const red_case *c, int idx, bool quick, doubl
 
 /* The reductions table; returns the number of rows that failed or mismatched. */
 static int bench_table(bench *b, bool quick, const char *title, const red_case *cases, size_t ncases);
-/* --only: the workloads whose name contains it (NULL: all) */
+/* --only: the workloads whose name contains it, or one of its '|'-separated parts (NULL: all) */
 static const char *bench_only;
+
+static bool bench_only_match(const char *name) {
+  if (!bench_only) return true;
+  for (const char *part = bench_only;;) {
+    const char *bar = strchr(part, '|');
+    size_t len = bar ? (size_t)(bar - part) : strlen(part);
+    for (const char *p = name; len > 0 && *p; p++)
+      if (strncmp(p, part, len) == 0) return true;
+    if (!bar) return false;
+    part = bar + 1;
+  }
+}
 
 static int bench_reductions(bench *b, bool quick) {
   return bench_table(b, quick, "reductions", red_cases, sizeof red_cases / sizeof red_cases[0]);
@@ -1869,7 +1882,7 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
   fflush(stdout);
   int failed = 0;
   for (size_t i = 0; i < ncases; i++)
-    if ((!bench_only || strstr(cases[i].name, bench_only)) && !red_workload(b, &cases[i], (int)i, quick, copy_gbs)) failed++;
+    if (bench_only_match(cases[i].name) && !red_workload(b, &cases[i], (int)i, quick, copy_gbs)) failed++;
   if (failed) printf("\n%d of %zu workloads failed or mismatched (see notes)\n", failed, ncases);
   return failed;
 }
@@ -1898,7 +1911,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|patterns|asm|all] [--quick] [--only TEXT]\n"
                     "       ic-bench reductions|patterns --ref [--quick]\n"
                     "  --quick  the reductions, patterns and asm tables on small shapes (a smoke test)\n"
-                    "  --only TEXT  only the workloads whose name contains TEXT\n"
+                    "  --only TEXT  only the workloads whose name contains TEXT (or a part of TEXT split at '|')\n"
                     "  --ref    the table on the ref backend, on the host: no GPU needed;\n"
                     "           checks the workloads, times the interpreter (use with --quick)\n");
     return 2;

@@ -251,5 +251,52 @@ int main() {
     cudaFree(gx2);
     if (spacer) cudaFree(spacer);
   }
+  /* a pool that keeps what is freed to it (as ic's does), holding the temporaries of the
+   * table's eager runs before its column sum, then the input */
+  cudaMemPool_t pool;
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  cudaMemPoolCreate(&pool, &props);
+  unsigned long long keep = ~0ull;
+  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  const size_t temps[][4] = {{512, 512, 1, 1}, {1000, 1000, 1000, 1}, {512, 512, 512, 512}, {256, 512, 512, 256}, {512, 256, 1, 1}};
+  for (const auto &t : temps) {
+    void *p[4];
+    for (int i = 0; i < 4; i++) { cudaMallocFromPoolAsync(&p[i], t[i] * mib, pool, 0); cudaMemsetAsync(p[i], 0, t[i] * mib, 0); }
+    for (int i = 0; i < 4; i++) cudaFreeAsync(p[i], 0);
+    cudaDeviceSynchronize();
+  }
+  cudaMalloc(&gx2, bytes);
+  cudaMemcpy(gx2, gx, bytes, cudaMemcpyDeviceToDevice);
+  printf("input at %p with a pool holding the eager temporaries: %s\n", (void *)gx2, cudaGetErrorString(cudaGetLastError()));
+  run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);
+  run<4, 8, 8, 4, 1, 1, 1>(copy, SINGLE_X2);
+  run<8, 4, 4, 4, 1, 2, 1>(copy, BATCH_X2);
+  run<2, 8, 8, 4, 32>(copy, BATCH_X2);
+  run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH);
+  cudaFree(gx2);
+  cudaMemPoolDestroy(pool);
+  /* as ic-bench's column sum follows its row sum: a 512 MiB input read by streaming
+   * kernels, freed, and the column input allocated in its place and uploaded from the host */
+  for (int round = 0; round < 2; round++) {
+    float *prev = NULL;
+    cudaMalloc(&prev, bytes);
+    cudaMemcpy(prev, h, bytes, cudaMemcpyHostToDevice);
+    for (int i = 0; i < 40; i++) cudaMemcpyAsync(gcopy, prev, bytes, cudaMemcpyDeviceToDevice);
+    cudaDeviceSynchronize();
+    cudaFree(prev);
+    cudaMalloc(&gx2, bytes);
+    cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
+    printf("input at %p in the place of a streamed input at %p (round %d)\n", (void *)gx2, (void *)prev, round);
+    run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);
+    run<4, 8, 8, 4, 1, 1, 1>(copy, SINGLE_X2);
+    run<8, 4, 4, 4, 1, 2, 1>(copy, BATCH_X2);
+    run<2, 8, 8, 4, 32>(copy, BATCH_X2);
+    run<1, 8, 8, 4, 64>(copy, BATCH_X2);
+    run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH);
+    cudaFree(gx2);
+  }
   return 0;
 }
