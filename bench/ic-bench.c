@@ -1844,7 +1844,7 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
       exit(1);
     }
     memset(src, 0x3c, cbytes);
-    double t[64];
+    double t[64] = {0};
     for (int i = 0; i < warm + reps; i++) {
       double t0 = host_now_ms();
       memcpy(dst, src, cbytes);

@@ -934,48 +934,53 @@ static bool parse_axis_item(parser *ps, int32_t i, void *ctx) {
   return true;
 }
 
-/* The options after a reduction's axes: keepdim and correction=NUMBER, each at most once;
- * *correction_at is the word 'correction' (start NULL and *correction unchanged when none). */
-static bool parse_reduce_options(parser *ps, bool *keepdim, double *correction, token *correction_at) {
-  bool has_correction = false;
-  *keepdim = false;
-  correction_at->start = NULL;
+/* A reduction's call: (value, [axes] [, keepdim] [, correction=NUMBER]), each option at
+ * most once; c->correction is left as set when none is given, c->correction_at.start
+ * NULL then. */
+typedef struct reduce_call {
+  ic_value a;
+  int32_t axes[IC_MAX_DIMS], n;
+  bool keepdim;
+  double correction;
+  token correction_at;
+} reduce_call;
+
+static bool parse_reduce_call(parser *ps, const token *op, reduce_call *c) {
+  const char *what = "a value and a list of axes, then optionally keepdim and correction=NUMBER";
+  c->a = IC_INVALID_VALUE;
+  c->n = 0;
+  c->keepdim = false;
+  c->correction_at.start = NULL;
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &c->a) || !expect_next_arg(ps, op, what) ||
+      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, c->axes, &c->n))
+    return false;
   while (tok_is_punct(&ps->tok, ',')) {
     advance(ps);
     token word = ps->tok;
-    if (tok_is_word(&word, "keepdim") && !*keepdim) {
-      *keepdim = true;
+    if (tok_is_word(&word, "keepdim") && !c->keepdim) {
+      c->keepdim = true;
       advance(ps);
-    } else if (tok_is_word(&word, "correction") && !has_correction) {
-      has_correction = true;
-      *correction_at = word;
+    } else if (tok_is_word(&word, "correction") && !c->correction_at.start) {
+      c->correction_at = word;
       advance(ps);
-      if (!expect_punct(ps, '=') || !parse_const_value(ps, correction)) return false;
+      if (!expect_punct(ps, '=') || !parse_const_value(ps, &c->correction)) return false;
     } else {
       return fail_at(ps, &word, "expected keepdim or correction=NUMBER (each at most once)");
     }
   }
-  return true;
+  return expect_args_end(ps, op, what);
 }
 
 /* REDUCE(value, [axes] [, keepdim] [, correction=NUMBER]); [] reduces over no dim */
 static bool parse_reduce(parser *ps, const token *op, ic_reduce_op which, ic_value *out) {
-  ic_value a = IC_INVALID_VALUE;
-  int32_t axes[IC_MAX_DIMS] = {0}, n = 0;
-  bool keepdim = false;
-  double correction = 0;
-  token correction_at = {.start = NULL};
-  const char *what = "a value and a list of axes, then optionally keepdim and correction=NUMBER";
-  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
-      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, axes, &n) ||
-      !parse_reduce_options(ps, &keepdim, &correction, &correction_at) || !expect_args_end(ps, op, what))
-    return false;
-  if (correction_at.start && correction == 0)
-    return fail_at(ps, &correction_at, "correction=0 is the plain mean: leave it out");
-  if (correction != 0 && which != IC_REDUCE_MEAN) return fail_at(ps, op, "only mean takes a correction");
-  if (n == 0) *out = graph_reduce_mask(ps->g, which, a, 0, keepdim, correction);
-  else if (which == IC_REDUCE_MEAN) *out = ic_graph_mean_correction(ps->g, a, n, axes, correction, keepdim);
-  else *out = ic_graph_reduce(ps->g, which, a, n, axes, keepdim);
+  reduce_call c = {.correction = 0};
+  if (!parse_reduce_call(ps, op, &c)) return false;
+  if (c.correction_at.start && c.correction == 0)
+    return fail_at(ps, &c.correction_at, "correction=0 is the plain mean: leave it out");
+  if (c.correction != 0 && which != IC_REDUCE_MEAN) return fail_at(ps, op, "only mean takes a correction");
+  if (c.n == 0) *out = graph_reduce_mask(ps->g, which, c.a, 0, c.keepdim, c.correction);
+  else if (which == IC_REDUCE_MEAN) *out = ic_graph_mean_correction(ps->g, c.a, c.n, c.axes, c.correction, c.keepdim);
+  else *out = ic_graph_reduce(ps->g, which, c.a, c.n, c.axes, c.keepdim);
   return true;
 }
 
@@ -984,19 +989,12 @@ static bool parse_reduce(parser *ps, const token *op, ic_reduce_op which, ic_val
 /* var|std(value, [axes] [, keepdim] [, correction=NUMBER]): correction 1 unless given;
  * [] is a scalar's form only (ic_graph_var's naxes 0 means every dim). */
 static bool parse_var(parser *ps, const token *op, bool std, ic_value *out) {
-  ic_value a = IC_INVALID_VALUE;
-  int32_t axes[IC_MAX_DIMS] = {0}, n = 0;
-  bool keepdim = false;
-  double correction = 1;
-  token correction_at = {.start = NULL};
-  const char *what = "a value and a list of axes, then optionally keepdim and correction=NUMBER";
-  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
-      !parse_list(ps, '[', ']', IC_MAX_DIMS, "axes", parse_axis_item, axes, &n) ||
-      !parse_reduce_options(ps, &keepdim, &correction, &correction_at) || !expect_args_end(ps, op, what))
-    return false;
-  if (n == 0 && ic_graph_value_ndim(ps->g, a) > 0)
+  reduce_call c = {.correction = 1};
+  if (!parse_reduce_call(ps, op, &c)) return false;
+  if (c.n == 0 && ic_graph_value_ndim(ps->g, c.a) > 0)
     return fail_at(ps, op, "%.*s over no dim: list the axes ([] is a scalar's form)", (int)op->len, op->start);
-  *out = std ? ic_graph_std(ps->g, a, n, axes, correction, keepdim) : ic_graph_var(ps->g, a, n, axes, correction, keepdim);
+  *out = std ? ic_graph_std(ps->g, c.a, c.n, c.axes, c.correction, c.keepdim)
+             : ic_graph_var(ps->g, c.a, c.n, c.axes, c.correction, c.keepdim);
   return true;
 }
 
@@ -1277,7 +1275,7 @@ built:
 
 /* 'symbol' NAME */
 static bool parse_symbol(parser *ps) {
-  token stmt = ps->tok, name;
+  token stmt = ps->tok, name = ps->tok;
   advance(ps);
   if (!parse_plain_name(ps, "a symbol", &name)) return false;
   if (find_symbol(ps, &name) >= 0) return fail_at(ps, &name, "duplicate symbol '%.*s'", (int)name.len, name.start);
@@ -1302,7 +1300,7 @@ static bool input_dims(parser *ps, const dim_list *dl, int32_t n, ic_dim *dims) 
 
 /* 'input' NAME ':' DTYPE '[' dims ']' [LAYOUT] */
 static bool parse_input(parser *ps) {
-  token stmt = ps->tok, name;
+  token stmt = ps->tok, name = ps->tok;
   advance(ps);
   if (!parse_plain_name(ps, "an input", &name)) return false;
   if (names_find(ps, &name) != IC_INVALID_VALUE)
@@ -1335,7 +1333,7 @@ static bool parse_input(parser *ps) {
 
 /* 'output' NAME ['=' NAME] */
 static bool parse_output(parser *ps) {
-  token stmt = ps->tok, name;
+  token stmt = ps->tok, name = ps->tok;
   advance(ps);
   if (!parse_plain_name(ps, "an output", &name)) return false;
   ic_value v = IC_INVALID_VALUE;
