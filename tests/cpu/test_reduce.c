@@ -493,11 +493,28 @@ START_TEST(test_text_parse) {
 }
 END_TEST
 
+/* A statement the parser refuses, and a part of its message ("" for any). */
+typedef struct refused_case {
+  const char *stmt, *what;
+} refused_case;
+
+/* prelude (line - 1 lines), stmt, "output y": refused at line `line`, the message naming
+ * `what` ("" for any message). */
+static void assert_statement_refused(const char *prelude, int line, const char *stmt, const char *what) {
+  char text[512], at[32];
+  snprintf(text, sizeof text, "%s%s\noutput y\n", prelude, stmt);
+  snprintf(at, sizeof at, "line %d", line);
+  ic_graph *g = (ic_graph *)1;
+  ic_status s = ic_graph_parse(text, &g);
+  ck_assert_msg(s == IC_ERR_INVALID_GRAPH, "'%s' parsed (%s)", stmt, ic_status_string(s));
+  ck_assert_ptr_null(g);
+  const char *msg = ic_last_error();
+  ck_assert_msg(strstr(msg, at) != NULL, "'%s': the error does not name %s: %s", stmt, at, msg);
+  ck_assert_msg(strstr(msg, what) != NULL, "'%s': the error does not mention '%s': %s", stmt, what, msg);
+}
+
 START_TEST(test_text_parse_errors) {
-  static const struct {
-    const char *stmt;
-    const char *what;
-  } bad[] = {
+  static const refused_case bad[] = {
       {"y = sum(x, [1], keepdims)", ""},
       {"y = sum(x, [1], correction=1)", "correction"},
       {"y = max(x, [0], keepdim, correction=1)", "correction"},
@@ -515,20 +532,10 @@ START_TEST(test_text_parse_errors) {
       {"y = mean(x, [1], correction=1, correction=2)", ""},
       {"y = argmax(x, [0])", ""},
   };
-  for (int i = 0; i < RC_COUNT(bad); i++) {
-    char text[512];
-    snprintf(text, sizeof text, "input x : f32[0, 5]\ninput i : i32[3, 5]\n%s\noutput y\n", bad[i].stmt);
-    /* x has size 0 along dim 0: the last case is an empty argmax */
-    ic_graph *g = (ic_graph *)1;
-    ic_status s = ic_graph_parse(text, &g);
-    ck_assert_msg(s == IC_ERR_INVALID_GRAPH, "'%s' parsed (%s)", bad[i].stmt, ic_status_string(s));
-    ck_assert_ptr_null(g);
-    const char *msg = ic_last_error();
-    ck_assert_msg(strstr(msg, "line 3") != NULL, "'%s': the error does not name line 3: %s", bad[i].stmt, msg);
-    if (bad[i].what[0] && strcmp(bad[i].what, "twice") != 0)
-      ck_assert_msg(strstr(msg, bad[i].what) != NULL, "'%s': the error does not mention '%s': %s", bad[i].stmt,
-                    bad[i].what, msg);
-  }
+  /* x has size 0 along dim 0: the last case is an empty argmax */
+  for (int i = 0; i < RC_COUNT(bad); i++)
+    assert_statement_refused("input x : f32[0, 5]\ninput i : i32[3, 5]\n", 3, bad[i].stmt,
+                             strcmp(bad[i].what, "twice") != 0 ? bad[i].what : "");
 }
 END_TEST
 
@@ -585,10 +592,7 @@ START_TEST(test_text_shorthands) {
   ic_graph_destroy(g);
   ic_graph_destroy(parsed);
 
-  static const struct {
-    const char *stmt;
-    const char *what;
-  } bad[] = {
+  static const refused_case bad[] = {
       {"y = softmax(x)", "softmax takes 2 arguments (a value and an axis), got 1"},
       {"y = softmax(x, 1, 2)", "got more"},
       {"y = softmax(x, 2)", "axis 2"},
@@ -616,19 +620,8 @@ START_TEST(test_text_shorthands) {
       {"y = rms_norm(x, 1.5)", "an integer is expected"},
       {"y = rms_norm(x, 1, weight=i)", "i32"},
   };
-  for (int i = 0; i < RC_COUNT(bad); i++) {
-    char bad_text[512];
-    snprintf(bad_text, sizeof bad_text, "input x : f32[0, 5]\ninput i : i32[3, 5]\ninput w : f32[5]\n%s\noutput y\n",
-             bad[i].stmt);
-    ic_graph *bg = (ic_graph *)1;
-    ic_status st = ic_graph_parse(bad_text, &bg);
-    ck_assert_msg(st == IC_ERR_INVALID_GRAPH, "'%s' parsed (%s)", bad[i].stmt, ic_status_string(st));
-    ck_assert_ptr_null(bg);
-    const char *msg = ic_last_error();
-    ck_assert_msg(strstr(msg, "line 4") != NULL, "'%s': the error does not name line 4: %s", bad[i].stmt, msg);
-    ck_assert_msg(strstr(msg, bad[i].what) != NULL, "'%s': the error does not mention '%s': %s", bad[i].stmt,
-                  bad[i].what, msg);
-  }
+  for (int i = 0; i < RC_COUNT(bad); i++)
+    assert_statement_refused("input x : f32[0, 5]\ninput i : i32[3, 5]\ninput w : f32[5]\n", 4, bad[i].stmt, bad[i].what);
 }
 END_TEST
 
