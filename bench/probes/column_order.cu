@@ -14,9 +14,10 @@
 // after it, the median of 50: how ic-bench times), and on a second input allocated after
 // the others (the same bytes: a placement check). Results: bench/results/2026-12-05-session5.md,
 // 2026-12-06-session8.md.
-//   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order
+//   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc]
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <cuda_runtime.h>
 template <int PF> __device__ __forceinline__ float ld(const float *p) {
@@ -177,9 +178,62 @@ static void run(double copy_ms, timing how = BATCH) {
          how == SINGLE ? "single" : how == BATCH_X2 ? "batch-x2" : how == SINGLE_X2 ? "single-x2" : "batch", 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
          100.0 * (bytes / best) / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
 }
-int main() {
+/* realloc: ic-bench's column sum and bench/probes/column_after_row.c read at 97-101% of copy
+ * on an input allocated once and at 90-91% on one allocated again after the same bytes
+ * were freed (the same address; session 9). Rounds of: the input and a 128 KiB output
+ * allocated, uploaded from pageable memory, each layout timed, a streaming copy of the
+ * input's first half onto its second as a sequential-read reference, both freed. The last
+ * round keeps its input and allocates a second one (fresh pages) beside it. */
+static void realloc_rounds(const float *h, size_t bytes) {
+  const size_t half = bytes / 2;
+  void *c0, *c1;
+  cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  float copy = 1e30f;
+  for (int rep = 0; rep < 5; rep++) {
+    cudaEventRecord(a); for (int i = 0; i < 10; i++) cudaMemcpyAsync(c1, c0, bytes, cudaMemcpyDeviceToDevice);
+    cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < copy) copy = ms;
+  }
+  cudaFree(c0); cudaFree(c1);
+  printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  float *keep = NULL;
+  for (int round = 0; round < 6; round++) {
+    void *y;
+    if (round == 5) keep = gx2;
+    cudaMalloc(&gx2, bytes); cudaMalloc(&y, N * 4);
+    cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
+    float half_ms = 1e30f;
+    for (int rep = 0; rep < 5; rep++) {
+      cudaEventRecord(a); for (int i = 0; i < 10; i++) cudaMemcpyAsync((char *)gx2 + half, gx2, half, cudaMemcpyDeviceToDevice);
+      cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < half_ms) half_ms = ms;
+    }
+    cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
+    printf("round %d: input at %p%s; half onto half %.4f ms (%.1f%% of copy)\n", round, (void *)gx2,
+           round == 5 ? " beside the last (kept)" : "", half_ms, 100.0 * copy / 2 / half_ms);
+    run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);   // ic's layout and bound
+    run<4, 8, 8, 4, 1, 1, 1>(copy, SINGLE_X2);
+    run<8, 4, 4, 4, 1, 2, 1>(copy, BATCH_X2);   // 2 columns a thread
+    run<16, 2, 2, 4, 1, 4, 1>(copy, BATCH_X2);  // 4 columns a thread
+    run<2, 8, 8, 4, 32>(copy, BATCH_X2);        // split over 32 blocks a column group
+    run<1, 8, 4, 4, 64, 4>(copy, BATCH_X2);     // 4 columns a thread, split 64
+    if (round < 5) cudaFree(gx2);
+    cudaFree(y);
+  }
+  cudaFree(gx2); cudaFree(keep);
+}
+int main(int argc, char **argv) {
   size_t bytes = (size_t)R * N * 4;
   copy_bytes = bytes;
+  if (argc > 1 && strcmp(argv[1], "realloc") == 0) {
+    float *h = (float *)malloc(bytes);
+    unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
+    for (long c = 0; c < N; c++) ref[c] = 0;
+    for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
+    cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
+    realloc_rounds(h, bytes);
+    free(h);
+    return 0;
+  }
   cudaMalloc(&gx, bytes); cudaMalloc(&gcopy, bytes); cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
   float *h = (float *)malloc(bytes);
   unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
