@@ -15,6 +15,7 @@
 // the others (the same bytes: a placement check). Results: bench/results/2026-12-05-session5.md,
 // 2026-12-06-session8.md.
 //   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc]
+//   (realloc with ic's kernels beside: add -DWITH_IC -Iinclude -Lbuild-gpu -lic -Xlinker -rpath=$PWD/build-gpu)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -178,6 +179,55 @@ static void run(double copy_ms, timing how = BATCH) {
          how == SINGLE ? "single" : how == BATCH_X2 ? "batch-x2" : how == SINGLE_X2 ? "single-x2" : "batch", 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
          100.0 * (bytes / best) / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
 }
+#ifdef WITH_IC
+/* Built with -DWITH_IC (and -Iinclude -Lbuild-gpu -lic): ic's own column sums over the same
+ * input, beside the hand-written layouts: the graph ic-bench times (columns symbolic, 4096
+ * rows: the split kernels) and one of a symbolic length (one stage, guarded rounds). */
+#include <ic/ic.h>
+static ic_program *ic_prog[2];
+static const char *const ic_names[2] = {"ic [4096, n] (split)", "ic [r, n] (one stage)"};
+static void ic_setup(void) {
+  static ic_context *ctx;
+  const char *text[2] = {"symbol n\ninput x : f32[4096, n]\ny = sum(x, [0])\noutput y\n",
+                         "symbol r\nsymbol n\ninput x : f32[r, n]\ny = sum(x, [0])\noutput y\n"};
+  if (ic_context_create(NULL, &ctx) != IC_OK) { printf("ic: %s\n", ic_last_error()); exit(1); }
+  for (int i = 0; i < 2; i++) {
+    ic_graph *g = NULL;
+    ic_compile_options o = {};
+    o.struct_size = sizeof o;
+    if (ic_graph_parse(text[i], &g) != IC_OK || ic_compile(ctx, g, &o, &ic_prog[i]) != IC_OK) { printf("ic: %s\n", ic_last_error()); exit(1); }
+    ic_graph_destroy(g);
+  }
+}
+static void run_ic(double copy_ms) {
+  const int64_t xs[2] = {R, N}, ys[1] = {N};
+  ic_tensor in = {gx2, IC_F32, 2, xs, NULL}, out = {gout, IC_F32, 1, ys, NULL};
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int w = 0; w < 2; w++) {
+    for (int i = 0; i < 3; i++) ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL);
+    float best = 1e30f, t[50];
+    for (int rep = 0; rep < 5; rep++) {
+      cudaEventRecord(a);
+      for (int i = 0; i < 20; i++) ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL);
+      cudaEventRecord(b); cudaEventSynchronize(b);
+      float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
+    }
+    for (int i = 0; i < 50; i++) {
+      cudaEventRecord(a); ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL); cudaEventRecord(b); cudaEventSynchronize(b);
+      cudaEventElapsedTime(&t[i], a, b);
+    }
+    for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
+    const double bytes = (double)R * N * 4 + N * 4, copy_bw = 2.0 * (double)R * N * 4 / copy_ms;
+    printf("%-40s | back to back %.4f ms %5.1f%% | one at a time %.4f ms %5.1f%% | %s\n", ic_names[w], best,
+           100.0 * bytes / best / copy_bw, (t[24] + t[25]) / 2, 100.0 * bytes / ((t[24] + t[25]) / 2) / copy_bw, ic_last_error());
+  }
+  cudaEventDestroy(a); cudaEventDestroy(b);
+}
+#else
+static void ic_setup(void) {}
+static void run_ic(double) {}
+#endif
+
 /* realloc: ic-bench's column sum and bench/probes/column_after_row.c read at 97-101% of copy
  * on an input allocated once and at 90-91% on one allocated again after the same bytes
  * were freed (the same address; session 9). Rounds of: the input and a 128 KiB output
@@ -186,6 +236,10 @@ static void run(double copy_ms, timing how = BATCH) {
  * round keeps its input and allocates a second one (fresh pages) beside it. */
 static void realloc_rounds(const float *h, size_t bytes) {
   const size_t half = bytes / 2;
+  /* the process's first allocation: the state in which ic's layout read at 100.9% */
+  cudaMalloc(&gx2, bytes);
+  cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
+  float *first = gx2;
   void *c0, *c1;
   cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
@@ -196,10 +250,15 @@ static void realloc_rounds(const float *h, size_t bytes) {
   }
   cudaFree(c0); cudaFree(c1);
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  printf("first allocation at %p\n", (void *)gx2);
+  run_ic(copy);
+  run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);
+  run<4, 8, 8, 4, 8, 1, 1>(copy, BATCH_X2);
+  run<2, 8, 8, 4, 32>(copy, BATCH_X2);
   float *keep = NULL;
-  for (int round = 0; round < 6; round++) {
+  for (int round = 0; round < 4; round++) {
     void *y;
-    if (round == 5) keep = gx2;
+    if (round == 3) keep = gx2; /* round 3: the last input kept, a second one beside it */
     cudaMalloc(&gx2, bytes); cudaMalloc(&y, N * 4);
     cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
     float half_ms = 1e30f;
@@ -209,17 +268,21 @@ static void realloc_rounds(const float *h, size_t bytes) {
     }
     cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
     printf("round %d: input at %p%s; half onto half %.4f ms (%.1f%% of copy)\n", round, (void *)gx2,
-           round == 5 ? " beside the last (kept)" : "", half_ms, 100.0 * copy / 2 / half_ms);
+           round == 3 ? ", the last kept beside it" : "", half_ms, 100.0 * copy / 2 / half_ms);
     run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);   // ic's layout and bound
-    run<4, 8, 8, 4, 1, 1, 1>(copy, SINGLE_X2);
+    run<4, 8, 8, 4, 2, 1, 1>(copy, BATCH_X2);   // the same split over 2..16 blocks a column group
+    run<4, 8, 8, 4, 4, 1, 1>(copy, BATCH_X2);
+    run<4, 8, 8, 4, 8, 1, 1>(copy, BATCH_X2);
+    run<4, 8, 8, 4, 16, 1, 1>(copy, BATCH_X2);
+    run<2, 8, 8, 4, 32>(copy, BATCH_X2);        // 2 warps x 8 groups, split 32
+    run<2, 8, 8, 4, 8>(copy, BATCH_X2);
+    run<4, 4, 8, 4, 8>(copy, BATCH_X2);         // 4 warps x 4 groups, split 8
     run<8, 4, 4, 4, 1, 2, 1>(copy, BATCH_X2);   // 2 columns a thread
-    run<16, 2, 2, 4, 1, 4, 1>(copy, BATCH_X2);  // 4 columns a thread
-    run<2, 8, 8, 4, 32>(copy, BATCH_X2);        // split over 32 blocks a column group
-    run<1, 8, 4, 4, 64, 4>(copy, BATCH_X2);     // 4 columns a thread, split 64
-    if (round < 5) cudaFree(gx2);
+    run_ic(copy);
+    if (round != 3) cudaFree(gx2);
     cudaFree(y);
   }
-  cudaFree(gx2); cudaFree(keep);
+  cudaFree(gx2); cudaFree(keep); cudaFree(first);
 }
 int main(int argc, char **argv) {
   size_t bytes = (size_t)R * N * 4;
@@ -230,6 +293,7 @@ int main(int argc, char **argv) {
     for (long c = 0; c < N; c++) ref[c] = 0;
     for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
     cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
+    ic_setup();
     realloc_rounds(h, bytes);
     free(h);
     return 0;
