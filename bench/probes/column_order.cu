@@ -15,7 +15,8 @@
 // the others (the same bytes: a placement check). Results: bench/results/2026-12-05-session5.md,
 // 2026-12-06-session8.md.
 //   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc]
-//   (realloc with ic's kernels beside: add -DWITH_IC -Iinclude -Lbuild-gpu -lic -Xlinker -rpath=$PWD/build-gpu)
+//   (realloc with ic's kernels beside: add -DWITH_IC -Iinclude -Lbuild-gpu -lic -Xlinker -rpath=$PWD/build-gpu;
+//   with ic's dumped kernels launched directly: -DWITH_DUMPS and their objects, .gpu/call18.sh)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -228,6 +229,47 @@ static void ic_setup(void) {}
 static void run_ic(double) {}
 #endif
 
+#ifdef WITH_DUMPS
+/* Built with -DWITH_DUMPS and ic's generated kernels (IC_DUMP sources with their entry
+ * renamed, each compiled alone with nvcc -c and linked in): launched directly, so the
+ * kernels are timed without ic's runtime (no workspace allocation, no host work).
+ *   old_const      the one-stage [4096, n] column sum before the split (ccfbbd6)
+ *   split_partial  + split_combine: the two stages of the same graph now
+ *   sym_r          the one-stage kernel of a symbolic length [r, n] */
+extern "C" __global__ void old_const(const unsigned char *, unsigned char *, long long);
+extern "C" __global__ void split_partial(const unsigned char *, unsigned char *, unsigned char *, long long);
+extern "C" __global__ void split_combine(const unsigned char *, unsigned char *, const unsigned char *, long long);
+extern "C" __global__ void sym_r(const unsigned char *, unsigned char *, long long, long long);
+template <class F> static void time_dump(const char *name, double copy_ms, F launch) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  cudaMemset(gout, 0xff, N * 4);
+  for (int i = 0; i < 3; i++) launch();
+  float best = 1e30f;
+  for (int rep = 0; rep < 5; rep++) {
+    cudaEventRecord(a);
+    for (int i = 0; i < 20; i++) launch();
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
+  }
+  static float h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
+  double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
+  const double bytes = (double)R * N * 4 + N * 4;
+  printf("dump %-28s | back to back %.4f ms %5.1f%% of copy | maxerr %.2g %s\n", name, best,
+         100.0 * bytes / best / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
+  cudaEventDestroy(a); cudaEventDestroy(b);
+}
+static void run_dumps(double copy_ms) {
+  const unsigned char *x = (const unsigned char *)gx2;
+  unsigned char *y = (unsigned char *)gout, *w = (unsigned char *)gpart;
+  time_dump("old_const (one stage)", copy_ms, [&]() { old_const<<<128, 1024>>>(x, y, N); });
+  time_dump("split_partial + combine", copy_ms, [&]() { split_partial<<<2048, 1024>>>(x, y, w, N); split_combine<<<128, 256>>>(x, y, w, N); });
+  time_dump("split_partial alone", copy_ms, [&]() { split_partial<<<2048, 1024>>>(x, y, w, N); });
+  time_dump("sym_r (one stage)", copy_ms, [&]() { sym_r<<<128, 1024>>>(x, y, R, N); });
+}
+#else
+static void run_dumps(double) {}
+#endif
+
 /* realloc: ic-bench's column sum and bench/probes/column_after_row.c read at 97-101% of copy
  * on an input allocated once and at 90-91% on one allocated again after the same bytes
  * were freed (the same address; session 9). Rounds of: the input and a 128 KiB output
@@ -252,6 +294,7 @@ static void realloc_rounds(const float *h, size_t bytes) {
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
   printf("first allocation at %p\n", (void *)gx2);
   run_ic(copy);
+  run_dumps(copy);
   run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);
   run<4, 8, 8, 4, 8, 1, 1>(copy, BATCH_X2);
   run<2, 8, 8, 4, 32>(copy, BATCH_X2);
@@ -279,6 +322,7 @@ static void realloc_rounds(const float *h, size_t bytes) {
     run<4, 4, 8, 4, 8>(copy, BATCH_X2);         // 4 warps x 4 groups, split 8
     run<8, 4, 4, 4, 1, 2, 1>(copy, BATCH_X2);   // 2 columns a thread
     run_ic(copy);
+    run_dumps(copy);
     if (round != 3) cudaFree(gx2);
     cudaFree(y);
   }

@@ -127,12 +127,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     }
     kir_reduce_strategy rs;
     kir_reduce_strategy_of(k, &rs);
-    if (k->stage == KIR_STAGE_PARTIAL && rs.columns)
-      sbuf_printf(out, "]\n  strategy column partials: %" PRId32 " warps a row, %" PRId32 " rows a block, lane share u of U = %" PRId32
-                       " into partial u of a row", rs.threads, 32 * rs.column_groups, rs.splits);
-    else if (k->stage == KIR_STAGE_COMBINE && rs.columns)
-      sbuf_printf(out, "]\n  strategy column combine: a thread a row over its U = %" PRId32 " partials", rs.splits);
-    else if (k->stage == KIR_STAGE_PARTIAL)
+    if (k->stage == KIR_STAGE_PARTIAL)
       sbuf_printf(out, "]\n  strategy partials: %d threads a block, lanes [%d u, %d u + %d) into partial u of U = 4 G a row",
                   KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES);
     else if (k->stage == KIR_STAGE_COMBINE)
@@ -353,7 +348,7 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
          LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 4, COLUMN_GROUPS = 8,
          HEAVY_COLUMN_WARPS = 8, HEAVY_COLUMN_GROUPS = 2 };
-  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .splits = 1, .groups = true, .count = -1};
+  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .groups = true, .count = -1};
   sym_id count = kir_reduced_count(k);
   int32_t inner = -1;
   for (int32_t d = 0; d < k->ndim; d++)
@@ -373,14 +368,6 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     out->column_groups = light ? COLUMN_GROUPS : HEAVY_COLUMN_GROUPS;
     if (chunks >= 0 && chunks < out->threads)
       for (out->threads = 1; out->threads < chunks; out->threads *= 2) continue;
-    if (chunks >= 0) {
-      /* the lanes in use, their power-of-two cover, shares of at least a round a warp */
-      const int64_t lanes = (int64_t)LANES * kir_reduce_groups(r), used = chunks < lanes ? chunks : lanes;
-      int64_t cover = 1;
-      while (cover < used) cover *= 2;
-      const int64_t splits = cover / ((int64_t)KIR_COLUMN_ROUND * out->threads);
-      out->splits = splits > KIR_COLUMN_SPLITS ? KIR_COLUMN_SPLITS : splits > 1 ? (int32_t)splits : 1;
-    }
   } else if (chunks >= 0 && chunks <= LANES) {
     int32_t cover = 1;
     while (cover < chunks) cover *= 2;
@@ -409,35 +396,18 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt) {
 
 sym_id kir_split_units(const kir_kernel *k) {
   sym_arena *a = k->syms;
-  kir_reduce_strategy rs;
-  kir_reduce_strategy_of(k, &rs);
-  if (rs.columns) return sym_const(a, rs.splits);
   sym_id chunks = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, KIR_REDUCE_CHUNK));
   sym_id groups = sym_max(a, sym_const(a, 1), sym_ceildiv(a, chunks, sym_const(a, (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS)));
   return sym_mul(a, sym_const(a, KIR_REDUCE_LANES / KIR_SPLIT_LANES), groups);
 }
 
-sym_id kir_split_launch(const kir_kernel *k, kir_stage stage) {
-  sym_arena *a = k->syms;
-  if (stage != KIR_STAGE_PARTIAL) return k->launch_numel;
-  kir_reduce_strategy rs;
-  kir_reduce_strategy_of(k, &rs);
-  sym_id units = kir_split_units(k);
-  if (!rs.columns) return sym_mul(a, k->launch_numel, units);
-  sym_id block_rows = sym_const(a, 32 * (int64_t)rs.column_groups);
-  return sym_mul(a, sym_mul(a, sym_ceildiv(a, k->launch_numel, block_rows), block_rows), units);
-}
-
 bool kir_split_wanted(const kir_kernel *k) {
   int64_t rows = 0;
   if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
+  if (!sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
-  if (rs.columns) {
-    if (rs.splits < 2) return false;
-  } else if (!sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS || !rs.groups) {
-    return false; /* rs.groups: more than one lane group possible */
-  }
+  if (rs.columns || !rs.groups) return false; /* rs.groups: more than one lane group possible */
   /* every store is a row store: the combine stage does them */
   bool *element = sys_malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
   if (!element) return false; /* one stage is as right, only slower */

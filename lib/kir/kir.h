@@ -190,20 +190,11 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            neighbouring rows a thread as 16-byte vectors lost (80-89%: a quarter of
  *            the threads, as many bytes in flight each)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
- *            groups are reduced one after the other
- *   splits   columns of a constant length: the lanes in use, rounded up to a power of two,
- *            split in `splits` aligned shares (each warp at least a round of 8 lanes, at
- *            most KIR_COLUMN_SPLITS), one block each (kir_split_wanted). ic's one-block
- *            layout read f32 [4096, 32768] at 101% of copy on some allocations and 91% on
- *            others (the same bytes, freed and allocated again; a streaming read of both at
- *            100%); split in 16 it read both at 98% (H100, bench/probes/column_order.cu
- *            realloc, bench/results/2026-12-06-session9.md) */
-enum { KIR_COLUMN_ROUND = 8, KIR_COLUMN_SPLITS = 16 };
+ *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
   bool columns;
   int32_t threads;
   int32_t column_groups; /* columns: groups of 32 rows a block; 1 otherwise */
-  int32_t splits;        /* columns: blocks a group of rows shares the lanes over; 1 otherwise */
   int32_t lanes_per_thread;
   bool groups;
   int64_t count; /* the elements a row reduces, -1 when symbolic */
@@ -219,21 +210,12 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
  *            partial u of its row; U = 4 G (kir_split_units), G the row's lane groups
  *   combine  (KIR_STAGE_COMBINE) a block a row: the row's U partials in the pairwise tree,
  *            then the row values after the REDUCE and the stores
- * A column kernel (one REDUCE, row stores only) whose strategy has splits > 1 is split the
- * same way with U = splits, the workspace read as [U][rows]:
- *   partial  the column layout, block (b, u) = blockIdx.x (b fastest) reducing share u of
- *            the lanes of its rows into partial u of each row
- *   combine  a thread a row: its U partials in the pairwise tree, then the row values
  * Each partial is an aligned subtree of the lanes' tree (lanes past the last chunk hold the
  * identity, which changes no bits), so two stages give the bits of one; no atomics. */
 enum { KIR_SPLIT_LANES = 256, KIR_SPLIT_MAX_ROWS = 256 };
 bool kir_split_wanted(const kir_kernel *k);
 /* U, the partials a row, as an expression of the kernel's symbols. */
 sym_id kir_split_units(const kir_kernel *k);
-/* The blocks a stage of split kernel k launches over, as launch_numel counts them (rows
- * for the combines, rows x U for the row partials, whole blocks of rows x U for the column
- * partials). */
-sym_id kir_split_launch(const kir_kernel *k, kir_stage stage);
 /* The dtype a REDUCE of op over operand dtype dt accumulates in (ic.h: f32 for f16, bf16,
  * fp8 and f32; f64; i64 for sums and products of integers and bool; bool for any and all;
  * max and min of integers in i32 or i64, of bool in bool); partials are stored in it. */

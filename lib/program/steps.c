@@ -97,17 +97,14 @@ static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t 
   if (!reduce) return error_set(IC_ERR_INTERNAL, "%s: a two-stage split of a kernel without a reduction", k->name);
   ic_dtype acc = kir_reduce_acc_dtype(reduce->reduce, k->instrs.items[reduce->args[0]].dtype);
   bool arg = reduce->reduce == IC_REDUCE_ARGMAX || reduce->reduce == IC_REDUCE_ARGMIN;
-  kir_reduce_strategy rs;
-  kir_reduce_strategy_of(k, &rs);
-  /* U partials a row: [rows][U], or [U][rows] for columns (kir.h) */
-  sym_id units = kir_split_units(k), dims[2] = {rs.columns ? units : k->launch_numel, rs.columns ? k->launch_numel : units};
+  sym_id dims[2] = {k->launch_numel, kir_split_units(k)};
   int32_t values = program_add_buffer(p, PROGRAM_TEMP, (*temps)++, acc, 2, dims);
   int32_t indices = arg ? program_add_buffer(p, PROGRAM_TEMP, (*temps)++, IC_I64, 2, dims) : -1;
   if (values < 0 || (arg && indices < 0) || !program_add_step(p, PROGRAM_STEP_ALLOC, values, -1) ||
       (arg && !program_add_step(p, PROGRAM_STEP_ALLOC, indices, -1)))
     return IC_ERR_OUT_OF_MEMORY;
-  ic_status st = program_push_stage(p, k, group, KIR_STAGE_PARTIAL, values, indices, kir_split_launch(k, KIR_STAGE_PARTIAL));
-  if (!st) st = program_push_stage(p, k, group, KIR_STAGE_COMBINE, values, indices, kir_split_launch(k, KIR_STAGE_COMBINE));
+  ic_status st = program_push_stage(p, k, group, KIR_STAGE_PARTIAL, values, indices, sym_mul(p->syms, dims[0], dims[1]));
+  if (!st) st = program_push_stage(p, k, group, KIR_STAGE_COMBINE, values, indices, dims[0]);
   if (!st && (!program_add_step(p, PROGRAM_STEP_FREE, values, -1) ||
               (arg && !program_add_step(p, PROGRAM_STEP_FREE, indices, -1))))
     st = IC_ERR_OUT_OF_MEMORY;

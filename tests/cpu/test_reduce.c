@@ -880,10 +880,8 @@ START_TEST(test_column_rounds) {
   static const struct {
     int64_t len; /* 0: symbolic */
     bool ragged, heavy;
-    int32_t splits; /* kir.h: the lanes' cover over rounds of 8 lanes a warp, at most 16 */
-  } cases[] = {{4096, false, false, 16}, {4160, false, false, 16}, {64, false, false, 1},  {16384, false, false, 16},
-               {4100, true, false, 16},  {4040, true, false, 16},  {0, true, false, 1},    {4096, false, true, 1},
-               {4100, true, true, 1},    {512, false, false, 2},   {1024, false, false, 4}, {300, true, false, 2}};
+  } cases[] = {{4096, false, false}, {4160, false, false}, {64, false, false}, {16384, false, false}, {4100, true, false},
+               {4040, true, false},  {0, true, false},     {4096, false, true}, {4100, true, true}};
   ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
@@ -899,19 +897,8 @@ START_TEST(test_column_rounds) {
     ic_program *p;
     ic_status st = ic_compile(ctx, g, &o, &p);
     ck_assert_msg(st == IC_OK, "[%lld, n]: %s", (long long)cases[i].len, ic_last_error());
-    const int32_t splits = cases[i].splits;
-    ck_assert_int_eq(ic_program_kernel_count(p), splits > 1 ? 2 : 1);
-    char want[160];
-    if (splits > 1) {
-      /* split: the partial stage is the column kernel over share u of the lanes */
-      snprintf(want, sizeof want, "strategy column partials: 4 warps a row, 256 rows a block, lane share u of U = %d", (int)splits);
-      ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), want) != NULL, "[%lld, n]: %s", (long long)cases[i].len, ic_program_kernel_ir(p, 0));
-      snprintf(want, sizeof want, "strategy column combine: a thread a row over its U = %d partials", (int)splits);
-      ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 1), want));
-      ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p, 0), "base = u * part"));
-    } else {
-      ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), heavy ? "strategy columns: 8 warps" : "strategy columns: 4 warps"));
-    }
+    ck_assert_int_eq(ic_program_kernel_count(p), 1);
+    ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), heavy ? "strategy columns: 8 warps" : "strategy columns: 4 warps"));
     const char *src = ic_program_kernel_source(p, 0);
     /* every round reads 8 lanes' chunks (the whole-round copy is always there) */
     ck_assert_ptr_nonnull(strstr(src, "    for (ic_i64 c0 = j; c0 < C; c0 += L)\n"));
@@ -1053,42 +1040,8 @@ START_TEST(test_two_stage_split) {
                               "symbol n\ninput x : f32[4, n]\ninput s : f32[4, 1]\nq = mul(x, s)\nr = sum(q, [1], keepdim)\n"
                               "y = mul(r, s)\noutput y\n", NULL), 2);
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 300000]\ny = max(x, [1])\noutput y\n", NULL), 2);
-  /* columns of a constant length (argmax: the heavy layout, 8 warps, 64 rows a block):
-   * U = 1024 lanes / (8 warps x 8) = 16 shares, blocks of 64 rows x U, then a thread a row
-   * in blocks of 256; the workspace [U][rows], of the indices too */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[8192, n]\ny = argmax(x, [0])\noutput y\n", &p), 2);
-  temps = launches = 0;
-  n = 1000; /* 16 blocks of 64 rows, 4 of 256 */
-  for (int32_t i = 0; i < ic_program_step_count(p); i++) {
-    ic_step st;
-    IC_OK_OR_FAIL(ic_program_step(p, i, &st));
-    if (st.kind != IC_STEP_LAUNCH) continue;
-    int64_t grid;
-    IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, &n, &grid));
-    ck_assert_int_eq(grid, launches == 0 ? 16 * 16 : 4);
-    ck_assert_int_eq(st.block, launches++ == 0 ? 512 : 256);
-  }
-  ck_assert_int_eq(launches, 2);
-  for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
-    ic_buffer_info bi;
-    IC_OK_OR_FAIL(ic_program_buffer(p, b, &bi));
-    if (bi.kind != IC_BUFFER_TEMP) continue;
-    ck_assert_int_eq(bi.dtype, temps++ == 0 ? IC_F32 : IC_I64);
-    ck_assert_int_eq(bi.ndim, 2);
-    int64_t bytes;
-    IC_OK_OR_FAIL(ic_program_eval(p, bi.bytes_expr, &n, &bytes));
-    ck_assert_int_eq(bytes, 16 * 1000 * (temps == 1 ? 4 : 8));
-  }
-  ck_assert_int_eq(temps, 2);
-  IC_OK_OR_FAIL(ic_program_dump(p, &dump));
-  ck_assert_ptr_nonnull(strstr(dump, "strategy column partials: 8 warps a row, 64 rows a block, lane share u of U = 16"));
-  ck_assert_ptr_nonnull(strstr(dump, "strategy column combine: a thread a row over its U = 16 partials"));
-  ic_string_free(dump);
-  ic_program_release(p);
   /* one stage: a constant row of one lane group, many rows, two reductions, element
-   * stores, columns of a symbolic length or too short to split, the ref backend */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[255, n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[4096, n]\ny = sum(x, [0], keepdim)\nz = div(x, y)\noutput z\n", NULL), 1);
+   * stores, columns, the ref backend */
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 262144]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 64]\ny = sum(x, [1])\noutput y\n", NULL), 1);
@@ -1238,43 +1191,6 @@ START_TEST(test_nvrtc_sm90a) {
 }
 END_TEST
 
-/* Split column reductions (kir.h) through NVRTC for sm_80 and sm_90a: columns of 4100
- * (U = 16) of every dtype (sm_80: f32, bf16, bool), eager, so that each op is a kernel
- * alone and splits into its partial and combine stages. */
-START_TEST(test_nvrtc_column_splits) {
-  static const struct { const char *arch; uint32_t dtypes; } archs[] = {{"sm_80", DT_F32 | DT_BF16 | DT_BOOL}, {"sm_90a", ~0u}};
-  static const ic_reduce_op ops[] = {IC_REDUCE_SUM, IC_REDUCE_MEAN, IC_REDUCE_MAX, IC_REDUCE_ARGMAX, IC_REDUCE_ANY};
-  for (int a = 0; a < RC_COUNT(archs); a++) {
-    ic_context_options co = {.struct_size = sizeof co, .arch = archs[a].arch, .flags = IC_CONTEXT_COMPILE_ONLY};
-    ic_context *ctx;
-    IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
-    for (int di = 0; di < RC_NDTYPES; di++) {
-      if (!(archs[a].dtypes & (1u << di))) continue;
-      ic_graph *g;
-      IC_OK_OR_FAIL(ic_graph_create(&g));
-      ic_value x = ic_graph_input(g, "x", rc_dtypes[di], 2, (ic_dim[]){4100, ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
-      int32_t nops = 0;
-      for (int k = 0; k < RC_COUNT(ops); k++) {
-        const rc_def d = {ic_reduce_name(ops[k]), RK_REDUCE, ops[k], 0};
-        if (!rc_accepts(&d, rc_dtypes[di])) continue;
-        IC_OK_OR_FAIL(ic_graph_output(g, d.name, ic_graph_reduce(g, ops[k], x, 1, (int32_t[]){0}, 0)));
-        nops++;
-      }
-      ic_compile_options o = {.struct_size = sizeof o, .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT};
-      ic_program *p;
-      ic_status st = ic_compile(ctx, g, &o, &p);
-      ck_assert_msg(st == IC_OK, "%s %s: %s", archs[a].arch, ic_dtype_name(rc_dtypes[di]), ic_last_error());
-      ck_assert_int_eq(ic_program_kernel_count(p), 2 * nops);
-      for (int32_t k = 0; k < ic_program_kernel_count(p); k++)
-        ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, k), k % 2 ? "strategy column combine" : "strategy column partials"));
-      ic_program_release(p);
-      ic_graph_destroy(g);
-    }
-    ic_context_destroy(ctx);
-  }
-}
-END_TEST
-
 int main(int argc, char **argv) {
   Suite *s = suite_create("reduce");
   CHECK_CASE(s, test_builder_errors, 600, setup, teardown);
@@ -1311,7 +1227,6 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, 900, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm80, 900, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a, 900, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_column_splits, 900, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

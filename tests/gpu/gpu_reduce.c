@@ -160,9 +160,8 @@ END_TEST
 /* Column reductions of constant lengths: multiples of 64 (no ragged round: the kernel has
  * only its whole rounds, codegen_reduce.c) of one lane pass (64, 4096, 4160) and of two
  * (16384: 2048 chunks over 1024 lanes), and lengths with a ragged round (4100, 4040); a
- * sum alone (the light 4 x 8 layout, split in U = 16 from 4096 on: kir.h) and every op in
- * one graph (the heavy one, one kernel), f32, bf16 and i32, bit for bit against the ref
- * backend. */
+ * sum alone (the light 4 x 8 layout) and every op in one graph (the heavy one), f32, bf16
+ * and i32, bit for bit against the ref backend. */
 START_TEST(test_column_lengths) {
   static const ic_dtype dts[] = {IC_F32, IC_BF16, IC_I32};
   static const int64_t shapes[][2] = {{64, 40}, {4096, 33}, {4160, 7}, {16384, 5}, {4100, 9}, {4040, 3}};
@@ -172,34 +171,6 @@ START_TEST(test_column_lengths) {
       rc_matrix_case(dts[di], 2, shapes[si], &dim0, 0, RS_CONTIGUOUS, 1u); /* sum */
       rc_matrix_case(dts[di], 2, shapes[si], &dim0, 1, RS_CONTIGUOUS, rc_all_ops());
     }
-}
-END_TEST
-
-/* Split column reductions (kir.h: a partial stage over U shares of the lanes, a combine
- * stage a thread a row): ops alone (so that they split; the arg reductions with their
- * index workspace, the light and the heavy layout), U = 2 (300 rows), 4 (1024) and 16
- * (4100, ragged; 16384, two lane passes), widths of partial blocks, keepdim or not; bit
- * for bit against the ref backend, eager == fused for sum and argmax. */
-START_TEST(test_column_splits) {
-  static const struct { ic_dtype dt; const char *ops; } cases[] = {
-      {IC_F32, "sum mean prod max min argmax argmin mean_c1"}, {IC_BF16, "sum mean max argmax"},
-      {IC_I32, "sum prod min argmin"}, {IC_BOOL, "sum any all"}};
-  static const int64_t shapes[][2] = {{300, 37}, {1024, 300}, {4100, 9}, {16384, 3}};
-  static const rc_axes dim0 = {1, {0}};
-  for (int c = 0; c < RC_COUNT(cases); c++)
-    for (int k = 0; k < RC_NDEFS; k++) {
-      char name[16];
-      snprintf(name, sizeof name, " %s ", rc_defs[k].name);
-      char ops[80];
-      snprintf(ops, sizeof ops, " %s ", cases[c].ops);
-      if (!strstr(ops, name)) continue;
-      ck_assert(rc_accepts(&rc_defs[k], cases[c].dt));
-      rc_eager = cases[c].dt == IC_F32 && (rc_defs[k].op == IC_REDUCE_SUM || rc_defs[k].op == IC_REDUCE_ARGMAX) &&
-                 rc_defs[k].kind == RK_REDUCE;
-      for (int si = 0; si < RC_COUNT(shapes); si++)
-        rc_matrix_case(cases[c].dt, 2, shapes[si], &dim0, si % 2, RS_CONTIGUOUS, 1u << k);
-    }
-  rc_eager = false;
 }
 END_TEST
 
@@ -376,7 +347,6 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
   CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
   CHECK_CASE(s, test_column_lengths, 900, setup, teardown);
-  CHECK_CASE(s, test_column_splits, 900, setup, teardown);
   CHECK_CASE(s, test_narrow_epilogue_stores, 600, setup, teardown);
   CHECK_CASE(s, test_division_by_row_values, 600, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;

@@ -70,10 +70,6 @@ typedef struct red_gen {
    * binary counter (the pairwise tree), then the warps' results combine pairwise too. */
   bool columns;
   int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
-  /* A split column reduction (kir.h): `splits` partials a row; the partial stage is a
-   * column kernel over share u of the lanes, the combine stage (colcombine) a thread a row */
-  bool colcombine;
-  int32_t splits;
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
    * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
@@ -1137,23 +1133,13 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "  }\n  }\n");
 }
 
-/* A partial stage's result a/ai stored at workspace index `at` by the threads `who`. */
-static void red_store_partial(red_gen *rg, int32_t reduce, const char *at, const char *who) {
-  const kir_kernel *k = rg->k;
-  const kir_instr *in = &k->instrs.items[reduce];
-  sbuf *o = &rg->cg->out;
-  sbuf_printf(o, "    if (live && %s) {\n      ((%s *)b%" PRId32 ")[%s] = a;\n", who,
-              red_acc_type(in->reduce, k->instrs.items[in->args[0]].dtype), k->partials, at);
-  if (k->partial_index >= 0) sbuf_printf(o, "      ((ic_i64 *)b%" PRId32 ")[%s] = ai;\n", k->partial_index, at);
-  sbuf_printf(o, "    }\n    (void)ai;\n    v%" PRId32 " = a;\n", reduce);
-}
-
 /* The partial stage's pass (kir_split_wanted): lanes u * 256 + t of the row, their tree,
  * stored as partial u of the row. */
 static void red_pass_partial(red_gen *rg, int32_t reduce) {
   ic_dtype dt;
   const char *t;
   const kir_instr *in = red_pass_begin(rg, 0, reduce, &dt, &t);
+  const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
   red_acc_decl(o, "    ", in->reduce, dt);
   char first[32];
@@ -1161,8 +1147,9 @@ static void red_pass_partial(red_gen *rg, int32_t reduce) {
   red_chunk_loop(rg, first, "L");
   red_chunk(rg, 0, reduce, "a", "ai");
   red_block_combine(rg, reduce, "a", "ai");
-  red_store_partial(rg, reduce, "row_in * U + u", "t == 0");
-  sbuf_puts(o, "  }\n");
+  sbuf_printf(o, "    if (live && t == 0) {\n      ((%s *)b%" PRId32 ")[row_in * U + u] = a;\n", t, k->partials);
+  if (k->partial_index >= 0) sbuf_printf(o, "      ((ic_i64 *)b%" PRId32 ")[row_in * U + u] = ai;\n", k->partial_index);
+  sbuf_printf(o, "    }\n    (void)ai;\n    v%" PRId32 " = a;\n  }\n", reduce);
 }
 
 /* The combine stage's pass: thread t combines an aligned power-of-two share of the row's
@@ -1250,29 +1237,6 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[cbase][colx];\n");
   if (arg) sbuf_puts(o, "    ai = sai[cbase][colx];\n");
   sbuf_puts(o, "    __syncthreads();\n");
-  if (rg->k->stage == KIR_STAGE_PARTIAL) red_store_partial(rg, reduce, "u * rows + row_in", "coly == 0");
-  else red_finish(rg, reduce);
-  sbuf_puts(o, "  }\n  }\n");
-}
-
-/* The column combine stage's pass: a thread a row, its U partials ([U][rows]) in the
- * pairwise tree (U a power of two), then the row value. */
-static void red_pass_combine_columns(red_gen *rg, int32_t reduce) {
-  ic_dtype dt;
-  const char *t;
-  const kir_instr *in = red_pass_begin(rg, 0, reduce, &dt, &t);
-  const kir_kernel *k = rg->k;
-  sbuf *o = &rg->cg->out;
-  sbuf_puts(o, "  {\n");
-  red_acc_decl(o, "    ", in->reduce, dt);
-  sbuf_printf(o, "    %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->splits, rg->splits);
-  sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) {\n      w[q] = live ? ((const %s *)b%" PRId32 ")[q * rows + row_in] : a;\n",
-              rg->splits, t, k->partials);
-  if (k->partial_index >= 0) sbuf_printf(o, "      wi[q] = live ? ((const ic_i64 *)b%" PRId32 ")[q * rows + row_in] : ai;\n", k->partial_index);
-  else sbuf_puts(o, "      wi[q] = ai;\n");
-  sbuf_puts(o, "    }\n");
-  red_pairwise(o, in->reduce, dt, "w", "wi", rg->splits);
-  sbuf_puts(o, "    a = w[0];\n    ai = wi[0];\n");
   red_finish(rg, reduce);
   sbuf_puts(o, "  }\n  }\n");
 }
@@ -1502,8 +1466,7 @@ static void red_kernel_partial(red_gen *rg) {
   for (int32_t i = 0; i < reduce; i++)
     if (row_need[i] && !rg->element[i]) red_row_instr(rg, i);
   free(row_need);
-  if (rg->columns) red_pass_columns(rg, 0, reduce);
-  else red_pass_partial(rg, reduce);
+  red_pass_partial(rg, reduce);
   sbuf_puts(&rg->cg->out, "}\n");
 }
 
@@ -1531,25 +1494,10 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "  const int colx = (int)(threadIdx.x & 31), colg = (int)(threadIdx.x >> 5) / %" PRId32
                    ", coly = (int)(threadIdx.x >> 5) %% %" PRId32 ", t = coly, cbase = colg * %" PRId32 ";\n  (void)cbase;\n",
                 rg->ywarps, rg->ywarps, rg->ywarps);
-    if (k->stage == KIR_STAGE_PARTIAL) {
-      /* block (b, u): b the blocks of rows (fastest), u the share of the lanes */
-      sbuf_printf(o, "  const ic_i64 U = %" PRId32 ", nb = (rows + %" PRId32 ") / %" PRId32 ", u = (ic_i64)blockIdx.x / nb;\n", rg->splits,
-                  32 * rg->colgroups - 1, 32 * rg->colgroups);
-      sbuf_printf(o, "  const ic_i64 row_in = ((ic_i64)blockIdx.x %% nb) * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
-    } else {
-      sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
-    }
+    sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
     sbuf_puts(o, "  const ic_i64 used = C < L ? C : L;\n  ic_i64 cover = 1;\n  while (cover < used) cover <<= 1;\n");
-    if (k->stage == KIR_STAGE_PARTIAL)
-      sbuf_puts(o, "  const ic_i64 part = cover >= U ? cover / U : 1, base = u * part, end = base + part < used ? base + part : used;\n");
-    else
-      sbuf_puts(o, "  const ic_i64 part = cover, base = 0, end = used;\n");
-    sbuf_printf(o, "  const ic_i64 share = part >= %" PRId32 " ? part / %" PRId32 " : 1;\n", rg->ywarps, rg->ywarps);
-    sbuf_puts(o, "  const ic_i64 lane0 = base + (ic_i64)coly * share, lane1 = lane0 + share < end ? lane0 + share : end;\n");
-  } else if (rg->colcombine) {
-    /* a thread a row over its U partials */
-    sbuf_printf(o, "  const ic_i64 U = %" PRId32 ";\n  (void)U;\n  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + threadIdx.x;\n  const int t = 0;\n",
-                rg->splits, rg->block);
+    sbuf_printf(o, "  const ic_i64 share = cover >= %" PRId32 " ? cover / %" PRId32 " : 1;\n", rg->ywarps, rg->ywarps);
+    sbuf_puts(o, "  const ic_i64 lane0 = (ic_i64)coly * share, lane1 = lane0 + share < used ? lane0 + share : used;\n");
   } else if (k->stage != KIR_STAGE_WHOLE) {
     /* U partials a row (kir_split_units): block u of the row (partial), or the row's block */
     sbuf_printf(o, "  const ic_i64 U = %d * G;\n", KIR_REDUCE_LANES / KIR_SPLIT_LANES);
@@ -1627,7 +1575,6 @@ static void red_kernel(red_gen *rg) {
     if (rg->element[i]) continue;
     if (k->instrs.items[i].kind == KIR_REDUCE) {
       if (rg->columns) red_pass_columns(rg, p, i);
-      else if (rg->colcombine) red_pass_combine_columns(rg, i);
       else if (k->stage == KIR_STAGE_COMBINE) red_pass_combine(rg, i);
       else red_pass(rg, p, i);
       red_divisor_prep(rg, i);
@@ -1683,14 +1630,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   rg.columns = strategy.columns;
   rg.tpr = strategy.threads;
   rg.lanes_per_thread = strategy.lanes_per_thread;
-  rg.splits = strategy.splits;
-  if (k->stage == KIR_STAGE_COMBINE && rg.columns) {
-    /* a split column reduction's combine: a thread a row, blocks of KIR_SPLIT_LANES */
-    rg.columns = false;
-    rg.colcombine = true;
-    rg.tpr = 1;
-    rg.lanes_per_thread = 1;
-  } else if (k->stage != KIR_STAGE_WHOLE && !rg.columns) {
+  if (k->stage != KIR_STAGE_WHOLE) {
     /* two stages: blocks of KIR_SPLIT_LANES threads, a lane (partial) or a share of the
      * partials (combine) each */
     rg.groups = true;
@@ -1699,7 +1639,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   }
   /* rows of at most a warp share blocks of RED_MIN_BLOCK; a row of more warps is a block
    * of its own (its combine goes through the block's shared memory and barriers) */
-  rg.block = rg.colcombine ? KIR_SPLIT_LANES : rg.tpr <= 32 ? RED_MIN_BLOCK : rg.tpr;
+  rg.block = rg.tpr <= 32 ? RED_MIN_BLOCK : rg.tpr;
   if (rg.columns) {
     rg.ywarps = strategy.threads;
     rg.colgroups = strategy.column_groups;
