@@ -6,7 +6,9 @@
  * ic_program_run call, and 40 runs back to back between two events.
  *   gcc -O2 -std=c11 -Iinclude -I$CUDA/include bench/probes/column_after_row.c \
  *       -Lbuild-gpu -lic -L$CUDA/lib64/stubs -lcuda -Wl,-rpath,$PWD/build-gpu -o car
- *   ./car alone; ./car after        (a new process each: the order is the point) */
+ *   ./car alone; ./car after        (a new process each: the order is the point)
+ *   ./car alone null; ...           the same on the NULL stream (ic's runs and the events)
+ *   ./car alone keep; ...           each workload's input kept, never freed (no re-allocation) */
 #define _POSIX_C_SOURCE 199309L
 #include <cuda.h>
 #include <ic/ic.h>
@@ -34,6 +36,7 @@
   } while (0)
 
 enum { REPS = 40 };
+static int keep_inputs; /* "keep": inputs never freed, so no workload re-allocates one */
 static const int64_t N = 32768, LEN = 4096;
 
 static double now_us(void) {
@@ -104,12 +107,14 @@ static void workload(ic_program *p, const char *name, int64_t rows, int64_t cols
          100.0 * moved / back / (2.0 * bytes / copy_ms));
   CU(cuEventDestroy(a));
   CU(cuEventDestroy(b));
-  CU(cuMemFree(x));
+  if (!keep_inputs) CU(cuMemFree(x));
   CU(cuMemFree(y));
 }
 
 int main(int argc, char **argv) {
   const int after = argc > 1 && strcmp(argv[1], "after") == 0;
+  const int null_stream = argc > 2 && strcmp(argv[2], "null") == 0;
+  keep_inputs = argc > 2 && strcmp(argv[2], "keep") == 0;
   CU(cuInit(0));
   CUdevice dev;
   CUcontext pctx;
@@ -119,7 +124,8 @@ int main(int argc, char **argv) {
   ic_context *ctx = NULL;
   IC(ic_context_create(NULL, &ctx));
   CUstream stream;
-  CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  if (null_stream) stream = NULL;
+  else CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   const size_t bytes = (size_t)N * (size_t)LEN * 4;
   float *host = malloc(bytes);
   if (!host) return 1;
@@ -161,7 +167,7 @@ int main(int argc, char **argv) {
   ic_program_release(col);
   ic_context_destroy(ctx);
   free(host);
-  CU(cuStreamDestroy(stream));
+  if (stream) CU(cuStreamDestroy(stream));
   CU(cuDevicePrimaryCtxRelease(dev));
   return 0;
 }
