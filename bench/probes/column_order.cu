@@ -136,6 +136,41 @@ static size_t copy_bytes;
 static const int R = 4096;
 static const long N = 32768;
 static float ref[32768];
+/* The time of one launch (ms): the best of 5 x 20 back to back, or (one_at_a_time) the
+ * median of 50 each between an event pair and a sync, as ic-bench times; 3 warm-ups. */
+template <class F> static float launch_ms(F launch, bool one_at_a_time) {
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  for (int i = 0; i < 3; i++) launch();
+  float best = 1e30f;
+  if (one_at_a_time) {
+    float t[50];
+    for (int i = 0; i < 50; i++) {
+      cudaEventRecord(a); launch(); cudaEventRecord(b); cudaEventSynchronize(b);
+      cudaEventElapsedTime(&t[i], a, b);
+    }
+    for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
+    best = (t[24] + t[25]) / 2;
+  } else {
+    for (int rep = 0; rep < 5; rep++) {
+      cudaEventRecord(a);
+      for (int i = 0; i < 20; i++) launch();
+      cudaEventRecord(b); cudaEventSynchronize(b);
+      float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
+    }
+  }
+  cudaEventDestroy(a); cudaEventDestroy(b);
+  return best;
+}
+/* The output's largest difference from the host sums (an indexing check; the orders differ). */
+static double max_error(void) {
+  static float h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
+  double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
+  return maxerr;
+}
+/* % of copy of a column sum taking ms. */
+static double pct_of_copy(double ms, double copy_ms) {
+  return 100.0 * ((double)R * N * 4 + N * 4) / ms / (2.0 * (double)R * N * 4 / copy_ms);
+}
 template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1, int MINB = 0>
 static void run(double copy_ms, timing how = BATCH) {
   dim3 grid((unsigned)(N / (32 * GROUPS * VEC)), S), block(32 * WARPS * GROUPS);
@@ -153,40 +188,19 @@ static void run(double copy_ms, timing how = BATCH) {
   launch();
   if (hot)
     for (int i = 0; i < 4000; i++) cudaMemcpyAsync(gcopy, gx, copy_bytes, cudaMemcpyDeviceToDevice);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  float best = 1e30f;
-  if (how == SINGLE || how == SINGLE_X2) { /* ic-bench's way: an event pair around each launch, the median */
-    float t[50];
-    for (int i = 0; i < 3; i++) launch();
-    for (int i = 0; i < 50; i++) {
-      cudaEventRecord(a); launch(); cudaEventRecord(b); cudaEventSynchronize(b);
-      cudaEventElapsedTime(&t[i], a, b);
-    }
-    for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
-    best = (t[24] + t[25]) / 2;
-  } else {
-    for (int rep = 0; rep < 5; rep++) {
-      cudaEventRecord(a);
-      for (int i = 0; i < 20; i++) launch();
-      cudaEventRecord(b); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
-    }
-  }
-  static float h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
-  double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
-  double bytes = (double)R * N * 4 + N * 4;
+  const float best = launch_ms(launch, how == SINGLE || how == SINGLE_X2);
   printf("%svec %d warps %2d groups %d round %d prefetch %s split %2d minb %d %-9s | %4d thr %3d regs %5u x %2u blocks | %.4f ms %5.1f%% of copy | maxerr %.2g %s\n",
          hot ? "hot " : "", VEC, WARPS, GROUPS, ROUND, PF == 0 ? "nc" : PF == 1 ? "nc128B" : PF == 2 ? "nc256B" : PF == 3 ? "plain" : PF == 4 ? "L1noalloc" : PF == 5 ? "cs" : "L1evfirst", S, MINB,
          how == SINGLE ? "single" : how == BATCH_X2 ? "batch-x2" : how == SINGLE_X2 ? "single-x2" : "batch", 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
-         100.0 * (bytes / best) / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
+         pct_of_copy(best, copy_ms), max_error(), cudaGetErrorString(cudaGetLastError()));
 }
 #ifdef WITH_IC
 /* Built with -DWITH_IC (and -Iinclude -Lbuild-gpu -lic): ic's own column sums over the same
  * input, beside the hand-written layouts: the graph ic-bench times (columns symbolic, 4096
- * rows: the split kernels) and one of a symbolic length (one stage, guarded rounds). */
+ * rows) and one of a symbolic length (guarded rounds). */
 #include <ic/ic.h>
 static ic_program *ic_prog[2];
-static const char *const ic_names[2] = {"ic [4096, n] (split)", "ic [r, n] (one stage)"};
+static const char *const ic_names[2] = {"ic [4096, n]", "ic [r, n]"};
 static void ic_setup(void) {
   static ic_context *ctx;
   const char *text[2] = {"symbol n\ninput x : f32[4096, n]\ny = sum(x, [0])\noutput y\n",
@@ -203,26 +217,12 @@ static void ic_setup(void) {
 static void run_ic(double copy_ms) {
   const int64_t xs[2] = {R, N}, ys[1] = {N};
   ic_tensor in = {gx2, IC_F32, 2, xs, NULL}, out = {gout, IC_F32, 1, ys, NULL};
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   for (int w = 0; w < 2; w++) {
-    for (int i = 0; i < 3; i++) ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL);
-    float best = 1e30f, t[50];
-    for (int rep = 0; rep < 5; rep++) {
-      cudaEventRecord(a);
-      for (int i = 0; i < 20; i++) ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL);
-      cudaEventRecord(b); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
-    }
-    for (int i = 0; i < 50; i++) {
-      cudaEventRecord(a); ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL); cudaEventRecord(b); cudaEventSynchronize(b);
-      cudaEventElapsedTime(&t[i], a, b);
-    }
-    for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
-    const double bytes = (double)R * N * 4 + N * 4, copy_bw = 2.0 * (double)R * N * 4 / copy_ms;
-    printf("%-40s | back to back %.4f ms %5.1f%% | one at a time %.4f ms %5.1f%% | %s\n", ic_names[w], best,
-           100.0 * bytes / best / copy_bw, (t[24] + t[25]) / 2, 100.0 * bytes / ((t[24] + t[25]) / 2) / copy_bw, ic_last_error());
+    auto launch = [&]() { ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL); };
+    const float batch = launch_ms(launch, false), one = launch_ms(launch, true);
+    printf("%-40s | back to back %.4f ms %5.1f%% | one at a time %.4f ms %5.1f%% | maxerr %.2g %s\n", ic_names[w], batch,
+           pct_of_copy(batch, copy_ms), one, pct_of_copy(one, copy_ms), max_error(), ic_last_error());
   }
-  cudaEventDestroy(a); cudaEventDestroy(b);
 }
 #else
 static void ic_setup(void) {}
@@ -233,37 +233,26 @@ static void run_ic(double) {}
 /* Built with -DWITH_DUMPS and ic's generated kernels (IC_DUMP sources with their entry
  * renamed, each compiled alone with nvcc -c and linked in): launched directly, so the
  * kernels are timed without ic's runtime (no workspace allocation, no host work).
- *   old_const      the one-stage [4096, n] column sum before the split (ccfbbd6)
- *   split_partial  + split_combine: the two stages of the same graph now
+ *   old_const      the one-stage [4096, n] column sum (ccfbbd6, as ic has it)
+ *   split_partial  + split_combine: the two stages of the same graph at b4fdfb2 (a split
+ *                  in 16 lane shares, measured slower and reverted)
  *   sym_r          the one-stage kernel of a symbolic length [r, n] */
 extern "C" __global__ void old_const(const unsigned char *, unsigned char *, long long);
 extern "C" __global__ void split_partial(const unsigned char *, unsigned char *, unsigned char *, long long);
 extern "C" __global__ void split_combine(const unsigned char *, unsigned char *, const unsigned char *, long long);
 extern "C" __global__ void sym_r(const unsigned char *, unsigned char *, long long, long long);
 template <class F> static void time_dump(const char *name, double copy_ms, F launch) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   cudaMemset(gout, 0xff, N * 4);
-  for (int i = 0; i < 3; i++) launch();
-  float best = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < 20; i++) launch();
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
-  }
-  static float h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
-  double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
-  const double bytes = (double)R * N * 4 + N * 4;
-  printf("dump %-28s | back to back %.4f ms %5.1f%% of copy | maxerr %.2g %s\n", name, best,
-         100.0 * bytes / best / (2.0 * (double)R * N * 4 / copy_ms), maxerr, cudaGetErrorString(cudaGetLastError()));
-  cudaEventDestroy(a); cudaEventDestroy(b);
+  const float best = launch_ms(launch, false);
+  printf("dump %-28s | back to back %.4f ms %5.1f%% of copy | maxerr %.2g %s\n", name, best, pct_of_copy(best, copy_ms), max_error(),
+         cudaGetErrorString(cudaGetLastError()));
 }
 static void run_dumps(double copy_ms) {
   const unsigned char *x = (const unsigned char *)gx2;
   unsigned char *y = (unsigned char *)gout, *w = (unsigned char *)gpart;
   time_dump("old_const (one stage)", copy_ms, [&]() { old_const<<<128, 1024>>>(x, y, N); });
   time_dump("split_partial + combine", copy_ms, [&]() { split_partial<<<2048, 1024>>>(x, y, w, N); split_combine<<<128, 256>>>(x, y, w, N); });
-  time_dump("split_partial alone", copy_ms, [&]() { split_partial<<<2048, 1024>>>(x, y, w, N); });
+  time_dump("split_partial alone (no sums)", copy_ms, [&]() { split_partial<<<2048, 1024>>>(x, y, w, N); });
   time_dump("sym_r (one stage)", copy_ms, [&]() { sym_r<<<128, 1024>>>(x, y, R, N); });
 }
 #else
