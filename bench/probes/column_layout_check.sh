@@ -1,10 +1,11 @@
 #!/bin/bash
-# The column kernel of the build in build-gpu (.gpu/gpu-run.sh builds it), measured and tested:
+# The column kernel of the build in $IC_GPU_BUILD_DIR (build-gpu: .gpu/gpu-run.sh builds it; a
+# branch copied by scripts/ab-prepare.sh and built beside it), measured and tested:
 # ic vs torch.compile over allocations, column_after_row, ic-bench after the row sum, the hand
 # layouts, then the GPU column tests
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-gpu-out}
-B=build-gpu
+B=${IC_GPU_BUILD_DIR:-build-gpu}
 CUDA=$(dirname "$(dirname "$(command -v nvcc)")")
 nvidia-smi --query-gpu=name,clocks.sm --format=csv,noheader
 PYTHONPATH=python IC_LIBRARY=$PWD/$B/libic.so.0 timeout 60 python3 bench/probes/col_sum_placement.py 6 2>&1 | grep -v Warning | tail -7

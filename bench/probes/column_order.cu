@@ -16,7 +16,8 @@
 // 2026-12-06-session8.md.
 //   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc]
 //   (realloc with ic's kernels beside: add -DWITH_IC -Iinclude -Lbuild-gpu -lic -Xlinker -rpath=$PWD/build-gpu;
-//   with ic's dumped kernels launched directly: -DWITH_DUMPS and their objects, .gpu/call18.sh)
+//   with ic's dumped kernels launched directly: -DWITH_DUMPS and their objects, made as
+//   bench/results/2026-12-06-session9.md, "What was kept", says)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -171,6 +172,19 @@ static double max_error(void) {
 static double pct_of_copy(double ms, double copy_ms) {
   return 100.0 * ((double)R * N * 4 + N * 4) / ms / (2.0 * (double)R * N * 4 / copy_ms);
 }
+/* The input's host copy (pseudo-random, the same every run) and its column sums in ref. */
+static float *make_input(size_t bytes) {
+  float *h = (float *)malloc(bytes);
+  if (!h) { printf("out of host memory\n"); exit(1); }
+  unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
+  for (long c = 0; c < N; c++) ref[c] = 0;
+  for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
+  return h;
+}
+/* A device-to-device copy of `bytes` from src to dst, back to back (ms). */
+static float copy_ms_of(void *dst, const void *src, size_t bytes) {
+  return launch_ms([&]() { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice); }, false);
+}
 template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1, int MINB = 0>
 static void run(double copy_ms, timing how = BATCH) {
   dim3 grid((unsigned)(N / (32 * GROUPS * VEC)), S), block(32 * WARPS * GROUPS);
@@ -218,10 +232,11 @@ static void run_ic(double copy_ms) {
   const int64_t xs[2] = {R, N}, ys[1] = {N};
   ic_tensor in = {gx2, IC_F32, 2, xs, NULL}, out = {gout, IC_F32, 1, ys, NULL};
   for (int w = 0; w < 2; w++) {
-    auto launch = [&]() { ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL); };
+    ic_status st = IC_OK;
+    auto launch = [&]() { if (st == IC_OK) st = ic_program_run(ic_prog[w], &in, 1, &out, 1, NULL); };
     const float batch = launch_ms(launch, false), one = launch_ms(launch, true);
     printf("%-40s | back to back %.4f ms %5.1f%% | one at a time %.4f ms %5.1f%% | maxerr %.2g %s\n", ic_names[w], batch,
-           pct_of_copy(batch, copy_ms), one, pct_of_copy(one, copy_ms), max_error(), ic_last_error());
+           pct_of_copy(batch, copy_ms), one, pct_of_copy(one, copy_ms), max_error(), st == IC_OK ? "ok" : ic_last_error());
   }
 }
 #else
@@ -267,18 +282,14 @@ static void run_dumps(double) {}
  * round keeps its input and allocates a second one (fresh pages) beside it. */
 static void realloc_rounds(const float *h, size_t bytes) {
   const size_t half = bytes / 2;
-  /* the process's first allocation: the state in which ic's layout read at 100.9% */
+  /* the process's first allocation (ic's layout read at 100.9% on one in session 8, and at
+   * 91.7-102.5% in session 9: the placement, not the order, decides) */
   cudaMalloc(&gx2, bytes);
   cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
   float *first = gx2;
   void *c0, *c1;
   cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  float copy = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a); for (int i = 0; i < 10; i++) cudaMemcpyAsync(c1, c0, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < copy) copy = ms;
-  }
+  const float copy = copy_ms_of(c1, c0, bytes);
   cudaFree(c0); cudaFree(c1);
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
   printf("first allocation at %p\n", (void *)gx2);
@@ -293,11 +304,7 @@ static void realloc_rounds(const float *h, size_t bytes) {
     if (round == 2) keep = gx2; /* round 2: the last input kept, a second one beside it */
     cudaMalloc(&gx2, bytes); cudaMalloc(&y, N * 4);
     cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
-    float half_ms = 1e30f;
-    for (int rep = 0; rep < 5; rep++) {
-      cudaEventRecord(a); for (int i = 0; i < 10; i++) cudaMemcpyAsync((char *)gx2 + half, gx2, half, cudaMemcpyDeviceToDevice);
-      cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < half_ms) half_ms = ms;
-    }
+    const float half_ms = copy_ms_of((char *)gx2 + half, gx2, half);
     cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
     printf("round %d: input at %p%s; half onto half %.4f ms (%.1f%% of copy)\n", round, (void *)gx2,
            round == 2 ? ", the last kept beside it" : "", half_ms, 100.0 * copy / 2 / half_ms);
@@ -320,10 +327,7 @@ int main(int argc, char **argv) {
   size_t bytes = (size_t)R * N * 4;
   copy_bytes = bytes;
   if (argc > 1 && strcmp(argv[1], "realloc") == 0) {
-    float *h = (float *)malloc(bytes);
-    unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
-    for (long c = 0; c < N; c++) ref[c] = 0;
-    for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
+    float *h = make_input(bytes);
     cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
     ic_setup();
     realloc_rounds(h, bytes);
@@ -331,19 +335,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   cudaMalloc(&gx, bytes); cudaMalloc(&gcopy, bytes); cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
-  float *h = (float *)malloc(bytes);
-  unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
+  float *h = make_input(bytes);
   cudaMemcpy(gx, h, bytes, cudaMemcpyHostToDevice);
   cudaMalloc(&gx2, bytes);
   cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
-  for (long c = 0; c < N; c++) ref[c] = 0;
-  for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  float copy = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a); for (int i = 0; i < 10; i++) cudaMemcpyAsync(gcopy, gx, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); ms /= 10; if (ms < copy) copy = ms;
-  }
+  const float copy = copy_ms_of(gcopy, gx, bytes);
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
   run<4, 8, 8, 4, 1>(copy);                 // ic's light column layout, no bound (32 registers)
   run<4, 8, 8, 4, 1>(copy, SINGLE);
