@@ -179,8 +179,9 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
  *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps
- *            (fewer for short rows), each over a contiguous share of the lanes; a block is
- *            column_groups groups side by side. A light kernel (one REDUCE, an accumulator
+ *            (fewer for short rows) taking rounds of 8 lanes each side by side (rounds of
+ *            8 x threads lanes, one band of rows at a time); a block is column_groups
+ *            groups side by side. A light kernel (one REDUCE, an accumulator
  *            of at most 4 bytes, no index) is 4 warps x 8 groups: 1024 threads of at most
  *            64 registers, whose warps at one lane read 1 KB of an f32 row; heavier ones
  *            8 warps x 2 groups (512 threads, 128 registers). Element loads skip L1

@@ -66,8 +66,10 @@ typedef struct red_gen {
   int32_t *first_pass;
   /* Column kernels (the innermost dim is kept): a block holds 32 consecutive rows, one a
    * lane of each of its `ywarps` warps, so every load of a warp reads 32 neighbouring
-   * rows (coalesced). Warp y takes a contiguous range of the row's lanes, combined by a
-   * binary counter (the pairwise tree), then the warps' results combine pairwise too. */
+   * rows (coalesced). The warps take rounds of 8 lanes side by side (red_pass_columns),
+   * each round's subtrees joined pairwise through shared memory and pushed on a binary
+   * counter (the pairwise tree); the element stores split the lanes in contiguous shares
+   * (red_column_lanes). */
   bool columns;
   int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
@@ -1075,8 +1077,8 @@ static void red_finish(red_gen *rg, int32_t reduce) {
   sbuf_puts(o, ";\n    (void)ai;\n");
 }
 
-/* The lanes warp y of a column kernel takes: [j0, j1), contiguous, a power-of-two share of
- * the lanes in use (the tree pairs them first), and the loop over them. */
+/* The lanes warp y of a column kernel stores the elements of: [lane0, lane1), a contiguous
+ * share of the lanes in use (no order matters there), and the loop over them. */
 static void red_column_lanes(red_gen *rg) {
   sbuf *o = &rg->cg->out;
   sbuf_printf(o, "  for (ic_i64 j = live ? lane0 : lane1; j < lane1; j++) {\n");
@@ -1184,20 +1186,34 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   const char *t;
   const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
   sbuf *o = &rg->cg->out;
+  const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups;
+  int32_t height = 3;
+  for (int32_t q = w; q > 1; q /= 2) height++;
   sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
-  /* lanes 8 at a time (aligned: a warp's share is a power of two), their subtree in
-   * registers, 64 loads in flight; then the rest one by one */
-  sbuf_printf(o, "  ic_i64 j = live ? lane0 : lane1;\n  for (; j + 8 <= lane1; j += 8) {\n    %s am[8]; ic_i64 ami[8];\n", t);
+  /* rounds of 8 W lanes, the group's W warps side by side in each (warp y lanes
+   * r 8W + 8y .. + 7): the device reads one band of rows at a time, as a row-order sweep
+   * does (four bands, one a warp's quarter of the lanes, read 90% of copy on allocations
+   * where one band read 99-100%: bench/results/2026-12-06-session9.md). A warp's 8 lanes
+   * are a subtree in registers, 64 loads in flight; the W subtrees join through shared
+   * memory (double-buffered: one barrier a round) into the round's subtree, which every
+   * warp pushes on its own copy of the counter. The last round is padded with the
+   * identity, which changes no bits. */
+  sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
+  sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
+  bool arg = red_arg(in->reduce);
+  if (arg) sbuf_printf(o, "  ic_i64 (*const xai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", 2 * slots * 32);
+  sbuf_printf(o, "  for (ic_i64 r8 = 0; r8 < rounds; r8++) {\n    const ic_i64 j = r8 * %" PRId32 " + coly * 8;\n", 8 * w);
+  sbuf_printf(o, "    %s am[8]; ic_i64 ami[8];\n", t);
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
   red_identity(o, in->reduce, dt);
   /* the eight lanes' chunks a round at a time (each lane's in its order); a round inside
    * the row has no bounds tests, so its 64 loads are in flight together. Rounds start at
-   * multiples of 8 chunks (j, L and the shares are), so a constant length that is a
-   * multiple of 64 has no ragged round: its guarded copy is left out (its 64 predicated
-   * loads, never run there, took registers from the whole round's: 42 -> 46 in flight for
-   * symbolic columns of 4096 rows). */
+   * multiples of 8 chunks, so a constant length that is a multiple of 64 has no ragged
+   * round: its guarded copy is left out (its 64 predicated loads, never run there, took
+   * registers from the whole round's: 42 -> 46 in flight for symbolic columns of 4096
+   * rows); lanes past the last chunk (a padded round) start at C and read nothing. */
   const bool ragged = !red_count_multiple(rg, (int64_t)8 * KIR_REDUCE_CHUNK);
-  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = j; c0 < C; c0 += L)\n");
+  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n");
   sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
   rg->chunk_inside = true;
@@ -1211,32 +1227,20 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   }
   sbuf_puts(o, "\n");
   red_pairwise(o, in->reduce, dt, "am", "ami", 8);
-  sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
-  red_counter_push(o, in->reduce, dt, 3);
-  sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
-  red_acc_decl(o, "    ", in->reduce, dt);
-  sbuf_puts(o, "    for (ic_i64 c = j; c < C; c += L)\n");
-  red_chunk(rg, p, reduce, "a", "ai");
-  red_counter_push(o, in->reduce, dt, 0);
-  sbuf_puts(o, "  }\n");
+  sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n    xa[buf + cbase + coly][colx] = am[0];\n", slots);
+  if (arg) sbuf_puts(o, "    xai[buf + cbase + coly][colx] = ami[0];\n");
+  sbuf_puts(o, "    __syncthreads();\n");
+  sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
+  sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[buf + cbase + q][colx]; wvi[q] = %s; }\n", w,
+              arg ? "xai[buf + cbase + q][colx]" : "0");
+  red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+  sbuf_printf(o, "    const %s a = wv[0];\n    const ic_i64 ai = wvi[0];\n", t);
+  red_counter_push(o, in->reduce, dt, height);
+  /* the next pass writes these slots again */
+  sbuf_puts(o, "  }\n  __syncthreads();\n");
   red_counter_collapse(o, in->reduce, dt);
   red_acc_decl(o, "  ", in->reduce, dt);
-  sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n");
-  /* the warps' results, pairwise over y */
-  sbuf_printf(o, "  {\n    %s (*const sa)[32] = (%s (*)[32])ic_smem;\n", t, t);
-  bool arg = red_arg(in->reduce);
-  if (arg) sbuf_printf(o, "    ic_i64 (*const sai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n    sai[cbase + coly][colx] = ai;\n",
-                       rg->ywarps * rg->colgroups * 32);
-  sbuf_puts(o, "    sa[cbase + coly][colx] = a;\n    __syncthreads();\n    if (coly == 0) {\n");
-  sbuf_printf(o, "      %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->ywarps, rg->ywarps);
-  sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[cbase + q][colx]; wi[q] = %s; }\n", rg->ywarps,
-              arg ? "sai[cbase + q][colx]" : "0");
-  red_pairwise(o, in->reduce, dt, "w", "wi", rg->ywarps);
-  sbuf_puts(o, "      sa[cbase][colx] = w[0];\n");
-  if (arg) sbuf_puts(o, "      sai[cbase][colx] = wi[0];\n");
-  sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[cbase][colx];\n");
-  if (arg) sbuf_puts(o, "    ai = sai[cbase][colx];\n");
-  sbuf_puts(o, "    __syncthreads();\n");
+  sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n  {\n");
   red_finish(rg, reduce);
   sbuf_puts(o, "  }\n  }\n");
 }
@@ -1306,7 +1310,9 @@ static bool red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, in
 
 /* The static shared memory of a row kernel: the combine's block (red_kernel declares it). */
 static int32_t red_static_smem(const red_gen *rg) {
-  int32_t slots = rg->columns ? rg->ywarps * rg->colgroups : rg->lanes_per_thread;
+  /* columns: each warp's round subtree, double-buffered, values and indices of 8 bytes */
+  if (rg->columns) return 2 * 2 * 32 * 8 * rg->ywarps * rg->colgroups;
+  int32_t slots = rg->lanes_per_thread;
   return 64 * 8 * (slots > 1 ? slots : 1);
 }
 
