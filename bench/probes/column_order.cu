@@ -7,14 +7,14 @@
 // Parameters: VEC neighbouring columns a thread (16-byte loads at 4), WARPS a group of 32
 // threads, GROUPS a block, ROUND lanes a round, the load's flavour (PF: ld.global.nc, with
 // an L2 prefetch size of 128 or 256 B, plain ld.global, L1::no_allocate, .cs,
-// L1::evict_first) and S blocks a column group (S > 1: partials combined pairwise by a
+// L1::evict_first; 7: L1::no_allocate not volatile, so the compiler may reorder the loads) and S blocks a column group (S > 1: partials combined pairwise by a
 // second kernel), MINB (launch bounds' blocks a multiprocessor, as ic's column kernels
 // declare 1; 0: none). Each layout can be timed two ways: back to back (20 launches between
 // two events, the best of 5) or one at a time (an event pair around each launch, a sync
 // after it, the median of 50: how ic-bench times), and on a second input allocated after
 // the others (the same bytes: a placement check). Results: bench/results/2026-12-05-session5.md,
 // 2026-12-06-session8.md.
-//   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc]
+//   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc|band]
 //   (realloc with ic's kernels beside: add -DWITH_IC -Iinclude -Lbuild-gpu -lic -Xlinker -rpath=$PWD/build-gpu;
 //   with ic's dumped kernels launched directly: -DWITH_DUMPS and their objects, made as
 //   bench/results/2026-12-06-session9.md, "What was kept", says)
@@ -31,6 +31,7 @@ template <int PF> __device__ __forceinline__ float ld(const float *p) {
   else if (PF == 4) asm volatile("ld.global.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p));
   else if (PF == 5) asm volatile("ld.global.cs.f32 %0, [%1];" : "=f"(v) : "l"(p));
   else if (PF == 6) asm volatile("ld.global.L1::evict_first.f32 %0, [%1];" : "=f"(v) : "l"(p));
+  else if (PF == 7) asm("ld.global.L1::no_allocate.f32 %0, [%1];" : "=f"(v) : "l"(p)); /* 4, reorderable */
   else asm("ld.global.nc.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(p));
   return v;
 }
@@ -168,6 +169,13 @@ static double max_error(void) {
   double maxerr = 0; for (long i = 0; i < N; i++) { double e = fabs(h[i] - ref[i]); if (!(e <= maxerr)) maxerr = e; }
   return maxerr;
 }
+/* FNV-1a of the output's bits. */
+static unsigned long long out_bits(void) {
+  static unsigned h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
+  unsigned long long f = 1469598103934665603ull;
+  for (long i = 0; i < N; i++) f = (f ^ h[i]) * 1099511628211ull;
+  return f;
+}
 /* % of copy of a column sum taking ms. */
 static double pct_of_copy(double ms, double copy_ms) {
   return 100.0 * ((double)R * N * 4 + N * 4) / ms / (2.0 * (double)R * N * 4 / copy_ms);
@@ -203,10 +211,10 @@ static void run(double copy_ms, timing how = BATCH) {
   if (hot)
     for (int i = 0; i < 4000; i++) cudaMemcpyAsync(gcopy, gx, copy_bytes, cudaMemcpyDeviceToDevice);
   const float best = launch_ms(launch, how == SINGLE || how == SINGLE_X2);
-  printf("%svec %d warps %2d groups %d round %d prefetch %s split %2d minb %d %-9s | %4d thr %3d regs %5u x %2u blocks | %.4f ms %5.1f%% of copy | maxerr %.2g %s\n",
-         hot ? "hot " : "", VEC, WARPS, GROUPS, ROUND, PF == 0 ? "nc" : PF == 1 ? "nc128B" : PF == 2 ? "nc256B" : PF == 3 ? "plain" : PF == 4 ? "L1noalloc" : PF == 5 ? "cs" : "L1evfirst", S, MINB,
+  printf("%svec %d warps %2d groups %d round %d prefetch %s split %2d minb %d %-9s | %4d thr %3d regs %5u x %2u blocks | %.4f ms %5.1f%% of copy | maxerr %.2g bits %016llx %s\n",
+         hot ? "hot " : "", VEC, WARPS, GROUPS, ROUND, PF == 0 ? "nc" : PF == 1 ? "nc128B" : PF == 2 ? "nc256B" : PF == 3 ? "plain" : PF == 4 ? "L1noalloc" : PF == 5 ? "cs" : PF == 6 ? "L1evfirst" : "L1noalloc-reorderable", S, MINB,
          how == SINGLE ? "single" : how == BATCH_X2 ? "batch-x2" : how == SINGLE_X2 ? "single-x2" : "batch", 32 * WARPS * GROUPS, fa.numRegs, grid.x, grid.y, best,
-         pct_of_copy(best, copy_ms), max_error(), cudaGetErrorString(cudaGetLastError()));
+         pct_of_copy(best, copy_ms), max_error(), out_bits(), cudaGetErrorString(cudaGetLastError()));
 }
 #ifdef WITH_IC
 /* Built with -DWITH_IC (and -Iinclude -Lbuild-gpu -lic): ic's own column sums over the same
@@ -244,6 +252,14 @@ static void ic_setup(void) {}
 static void run_ic(double) {}
 #endif
 
+/* A generated kernel launched directly, timed back to back; the output's bits hashed
+ * (kernels of one summation order must agree). */
+template <class F> static void time_dump(const char *name, double copy_ms, F launch) {
+  cudaMemset(gout, 0xff, N * 4);
+  const float best = launch_ms(launch, false);
+  printf("dump %-36s | back to back %.4f ms %5.1f%% of copy | maxerr %.2g bits %016llx %s\n", name, best, pct_of_copy(best, copy_ms),
+         max_error(), out_bits(), cudaGetErrorString(cudaGetLastError()));
+}
 #ifdef WITH_DUMPS
 /* Built with -DWITH_DUMPS and ic's generated kernels (IC_DUMP sources with their entry
  * renamed, each compiled alone with nvcc -c and linked in): launched directly, so the
@@ -256,12 +272,6 @@ extern "C" __global__ void old_const(const unsigned char *, unsigned char *, lon
 extern "C" __global__ void split_partial(const unsigned char *, unsigned char *, unsigned char *, long long);
 extern "C" __global__ void split_combine(const unsigned char *, unsigned char *, const unsigned char *, long long);
 extern "C" __global__ void sym_r(const unsigned char *, unsigned char *, long long, long long);
-template <class F> static void time_dump(const char *name, double copy_ms, F launch) {
-  cudaMemset(gout, 0xff, N * 4);
-  const float best = launch_ms(launch, false);
-  printf("dump %-28s | back to back %.4f ms %5.1f%% of copy | maxerr %.2g %s\n", name, best, pct_of_copy(best, copy_ms), max_error(),
-         cudaGetErrorString(cudaGetLastError()));
-}
 static void run_dumps(double copy_ms) {
   const unsigned char *x = (const unsigned char *)gx2;
   unsigned char *y = (unsigned char *)gout, *w = (unsigned char *)gpart;
@@ -272,6 +282,27 @@ static void run_dumps(double copy_ms) {
 }
 #else
 static void run_dumps(double) {}
+#endif
+
+#ifdef WITH_BAND_DUMPS
+/* Built with -DWITH_BAND_DUMPS and the one-band kernels of the experiment branches, dumped
+ * and linked as WITH_DUMPS's (see there), each also with its loads made asm volatile
+ * (sed 's/asm("ld.global/asm volatile("ld.global/'): is the compiler's load order what
+ * keeps them below the hand-written layout of the same order? */
+extern "C" __global__ void k_ob(const unsigned char *, unsigned char *);
+extern "C" __global__ void k_ob_vol(const unsigned char *, unsigned char *);
+extern "C" __global__ void k_il(const unsigned char *, unsigned char *);
+extern "C" __global__ void k_il_vol(const unsigned char *, unsigned char *);
+static void run_band_dumps(double copy_ms) {
+  const unsigned char *x = (const unsigned char *)gx2;
+  unsigned char *y = (unsigned char *)gout;
+  time_dump("one-band (exp/column-one-band)", copy_ms, [&]() { k_ob<<<512, 64>>>(x, y); });
+  time_dump("one-band, volatile loads", copy_ms, [&]() { k_ob_vol<<<512, 64>>>(x, y); });
+  time_dump("interleaved (exp/column-interleaved)", copy_ms, [&]() { k_il<<<128, 1024>>>(x, y); });
+  time_dump("interleaved, volatile loads", copy_ms, [&]() { k_il_vol<<<128, 1024>>>(x, y); });
+}
+#else
+static void run_band_dumps(double) {}
 #endif
 
 /* realloc: ic-bench's column sum and bench/probes/column_after_row.c read at 97-101% of copy
@@ -323,9 +354,37 @@ static void realloc_rounds(const float *h, size_t bytes) {
   }
   cudaFree(gx2); cudaFree(keep); cudaFree(first);
 }
+/* band: the one-band layouts on a first allocation and on two allocated again in its place
+ * (where ic's four-band layout falls to 90%): the hand-written warp-a-group layout with
+ * its loads in program order and reorderable, and the branches' generated kernels
+ * (WITH_BAND_DUMPS) as generated and with volatile loads. */
+static void band_rounds(const float *h, size_t bytes) {
+  void *c0, *c1;
+  cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
+  const float copy = copy_ms_of(c1, c0, bytes);
+  cudaFree(c0); cudaFree(c1);
+  printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  for (int round = 0; round < 3; round++) {
+    cudaMalloc(&gx2, bytes);
+    cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
+    printf("round %d: input at %p%s\n", round, (void *)gx2, round ? " (allocated again)" : " (first allocation)");
+    run<4, 8, 8, 4, 1, 1, 1>(copy, BATCH_X2);  // main's layout
+    run<1, 2, 8, 4, 1, 1, 1>(copy, BATCH_X2);  // a warp a group, loads in program order
+    run<1, 2, 8, 7, 1, 1, 1>(copy, BATCH_X2);  // the same, loads reorderable
+    run_band_dumps(copy);
+    cudaFree(gx2);
+  }
+}
 int main(int argc, char **argv) {
   size_t bytes = (size_t)R * N * 4;
   copy_bytes = bytes;
+  if (argc > 1 && strcmp(argv[1], "band") == 0) {
+    float *h = make_input(bytes);
+    cudaMalloc(&gout, N * 4);
+    band_rounds(h, bytes);
+    free(h);
+    return 0;
+  }
   if (argc > 1 && strcmp(argv[1], "realloc") == 0) {
     float *h = make_input(bytes);
     cudaMalloc(&gout, N * 4); cudaMalloc(&gpart, 128 * N * 4);
