@@ -189,7 +189,9 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            loads in a probe, bench/results/2026-12-05-session5.md): 8 x 2 through L1
  *            86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy; reading 4
  *            neighbouring rows a thread as 16-byte vectors lost (80-89%: a quarter of
- *            the threads, as many bytes in flight each)
+ *            the threads, as many bytes in flight each); reading one band of rows
+ *            instead of four (a contiguous quarter of the lanes a warp): 95% of copy on a
+ *            re-allocated input where four bands read 90% (bench/results/2026-12-06-session10.md)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
