@@ -23,6 +23,7 @@
 #include <cstring>
 #include <cmath>
 #include <cuda_runtime.h>
+#include "probe_timing.cuh"
 template <int PF> __device__ __forceinline__ float ld(const float *p) {
   float v;
   if (PF == 0) asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
@@ -141,27 +142,17 @@ static float ref[32768];
 /* The time of one launch (ms): the best of 5 x 20 back to back, or (one_at_a_time) the
  * median of 50 each between an event pair and a sync, as ic-bench times; 3 warm-ups. */
 template <class F> static float launch_ms(F launch, bool one_at_a_time) {
+  if (!one_at_a_time) return batch_ms(launch);
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   for (int i = 0; i < 3; i++) launch();
-  float best = 1e30f;
-  if (one_at_a_time) {
-    float t[50];
-    for (int i = 0; i < 50; i++) {
-      cudaEventRecord(a); launch(); cudaEventRecord(b); cudaEventSynchronize(b);
-      cudaEventElapsedTime(&t[i], a, b);
-    }
-    for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
-    best = (t[24] + t[25]) / 2;
-  } else {
-    for (int rep = 0; rep < 5; rep++) {
-      cudaEventRecord(a);
-      for (int i = 0; i < 20; i++) launch();
-      cudaEventRecord(b); cudaEventSynchronize(b);
-      float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
-    }
+  float t[50];
+  for (int i = 0; i < 50; i++) {
+    cudaEventRecord(a); launch(); cudaEventRecord(b); cudaEventSynchronize(b);
+    cudaEventElapsedTime(&t[i], a, b);
   }
+  for (int i = 1; i < 50; i++) for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { float q = t[j]; t[j] = t[j - 1]; t[j - 1] = q; }
   cudaEventDestroy(a); cudaEventDestroy(b);
-  return best;
+  return (t[24] + t[25]) / 2;
 }
 /* The output's largest difference from the host sums (an indexing check; the orders differ). */
 static double max_error(void) {
@@ -172,9 +163,7 @@ static double max_error(void) {
 /* FNV-1a of the output's bits. */
 static unsigned long long out_bits(void) {
   static unsigned h[32768]; cudaMemcpy(h, gout, N * 4, cudaMemcpyDeviceToHost);
-  unsigned long long f = 1469598103934665603ull;
-  for (long i = 0; i < N; i++) f = (f ^ h[i]) * 1099511628211ull;
-  return f;
+  return fnv1a_words(h, N);
 }
 /* % of copy of a column sum taking ms. */
 static double pct_of_copy(double ms, double copy_ms) {

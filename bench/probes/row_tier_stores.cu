@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include "probe_timing.cuh"
 typedef unsigned char u8;
 extern "C" __global__ void k_lsm(const u8 *, u8 *, long long);
 extern "C" __global__ void k_lsm_nomem(const u8 *, u8 *, long long);
@@ -30,25 +31,10 @@ extern "C" __global__ void k_sm_pf0(const u8 *, u8 *, long long);
 extern "C" __global__ void k_lsm_slow(const u8 *, u8 *, long long);
 static const long long ROWS = 8192, COLS = 32000;
 static const size_t BYTES = (size_t)ROWS * COLS * 4;
-/* best of 5 x 20 back to back (ms), after 3 warm-ups */
-template <class F> static float launch_ms(F launch) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; i++) launch();
-  float best = 1e30f;
-  for (int rep = 0; rep < 5; rep++) {
-    cudaEventRecord(a);
-    for (int i = 0; i < 20; i++) launch();
-    cudaEventRecord(b); cudaEventSynchronize(b);
-    float ms; cudaEventElapsedTime(&ms, a, b); ms /= 20; if (ms < best) best = ms;
-  }
-  cudaEventDestroy(a); cudaEventDestroy(b);
-  return best;
-}
 static unsigned long long out_bits(const void *y) {
   unsigned *h = (unsigned *)malloc(BYTES);
   cudaMemcpy(h, y, BYTES, cudaMemcpyDeviceToHost);
-  unsigned long long f = 1469598103934665603ull;
-  for (size_t i = 0; i < BYTES / 4; i++) f = (f ^ h[i]) * 1099511628211ull;
+  const unsigned long long f = fnv1a_words(h, BYTES / 4);
   free(h);
   return f;
 }
@@ -60,7 +46,7 @@ int main(void) {
   for (size_t i = 0; i < BYTES / 4; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 1048576.0f - 8.0f; }
   cudaMemcpy(x, h, BYTES, cudaMemcpyHostToDevice);
   free(h);
-  const float copy = launch_ms([&]() { cudaMemcpyAsync(y, x, BYTES, cudaMemcpyDeviceToDevice); });
+  const float copy = batch_ms([&]() { cudaMemcpyAsync(y, x, BYTES, cudaMemcpyDeviceToDevice); });
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", BYTES >> 20, copy, 2.0 * BYTES / copy / 1e6);
   struct { const char *name; void (*k)(const u8 *, u8 *, long long); } ks[] = {
     {"log_softmax, as generated", k_lsm}, {"log_softmax, no memory clobber", k_lsm_nomem},
@@ -72,7 +58,7 @@ int main(void) {
     for (auto &k : ks) {
       cudaFuncSetAttribute(k.k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
       cudaMemset(y, 0xff, BYTES);
-      const float ms = launch_ms([&]() { k.k<<<(unsigned)ROWS, 512, 65536>>>(x, y, ROWS); });
+      const float ms = batch_ms([&]() { k.k<<<(unsigned)ROWS, 512, 65536>>>(x, y, ROWS); });
       printf("%-36s | %.4f ms %6.0f GB/s %5.1f%% of copy | bits %016llx %s\n", k.name, ms, 2.0 * BYTES / ms / 1e6,
              100.0 * copy / ms, out_bits(y), cudaGetErrorString(cudaGetLastError()));
     }
