@@ -1192,12 +1192,12 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
   /* rounds of 8 W lanes, the group's W warps side by side in each (warp y lanes
    * r 8W + 8y .. + 7): the device reads one band of rows at a time, as a row-order sweep
-   * does (four bands, one a warp's quarter of the lanes, read 90% of copy on allocations
-   * where one band read 99-100%: bench/results/2026-12-06-session9.md). A warp's 8 lanes
-   * are a subtree in registers, 64 loads in flight; the W subtrees join through shared
-   * memory (double-buffered: one barrier a round) into the round's subtree, which every
-   * warp pushes on its own copy of the counter. The last round is padded with the
-   * identity, which changes no bits. */
+   * does (four bands, one a warp's quarter of the lanes, read 90.6% of copy on inputs
+   * allocated again where this reads 95.4%, H100: bench/results/2026-12-06-session10.md).
+   * A warp's 8 lanes are a subtree in registers, 64 loads in flight; the W subtrees join
+   * through shared memory (double-buffered: one barrier a round) into the round's subtree,
+   * which every warp pushes on its own copy of the counter. The last round is padded with
+   * the identity, which changes no bits. */
   sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
   sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
   bool arg = red_arg(in->reduce);
