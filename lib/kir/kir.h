@@ -178,26 +178,29 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            lanes_per_thread lanes of the order (threads < 32: rows share a warp); a
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
- *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps
- *            (fewer for short rows) taking rounds of 8 lanes each side by side (rounds of
- *            8 x threads lanes, one band of rows at a time); a block is column_groups
- *            groups side by side. A light kernel (one REDUCE, an accumulator
- *            of at most 4 bytes, no index) is 4 warps x 8 groups: 1024 threads of at most
- *            64 registers, whose warps at one lane read 1 KB of an f32 row; heavier ones
- *            8 warps x 2 groups (512 threads, 128 registers). Element loads skip L1
- *            (a row's 128 bytes a warp are not read again). Measured (H100, the order's
- *            loads in a probe, bench/results/2026-12-05-session5.md): 8 x 2 through L1
- *            86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy; reading 4
- *            neighbouring rows a thread as 16-byte vectors lost (80-89%: a quarter of
- *            the threads, as many bytes in flight each); reading one band of rows
- *            instead of four (a contiguous quarter of the lanes a warp): 95% of copy on a
- *            re-allocated input where four bands read 90% (bench/results/2026-12-06-session10.md)
+ *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps;
+ *            a block is column_groups groups side by side. A light kernel (one REDUCE,
+ *            an accumulator of at most 4 bytes, no index) is 4 warps x 8 groups: 1024
+ *            threads of at most 64 registers, whose warps take rounds of 8 lanes side by
+ *            side (column_rounds: rounds of 8 x threads lanes, one band of rows at a
+ *            time), as many warps as the first round fills (columns of 64 rows: one).
+ *            Heavier ones are 8 warps x 2 groups (512 threads, 128 registers), each warp
+ *            over a contiguous share of the lanes (fewer warps for short rows). Element
+ *            loads skip L1 (a row's 128 bytes a warp are not read again). Measured
+ *            (H100, the order's loads in a probe, bench/results/2026-12-05-session5.md):
+ *            8 x 2 through L1 86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy;
+ *            reading 4 neighbouring rows a thread as 16-byte vectors lost (80-89%: a
+ *            quarter of the threads, as many bytes in flight each). Rounds side by side
+ *            rather than shares (bench/results/2026-12-06-session10.md): the f32 sum 95%
+ *            of copy on a re-allocated input where shares read 90%, bf16 +5%; argmax
+ *            (heavy) -9%, so heavy kernels keep their shares
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
   bool columns;
   int32_t threads;
   int32_t column_groups; /* columns: groups of 32 rows a block; 1 otherwise */
+  bool column_rounds;    /* columns: the warps take rounds of 8 lanes side by side (light) */
   int32_t lanes_per_thread;
   bool groups;
   int64_t count; /* the elements a row reduces, -1 when symbolic */

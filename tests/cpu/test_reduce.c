@@ -874,14 +874,18 @@ END_TEST
 /* Column kernels read a warp's lanes 8 at a time, 64 loads a round. Rounds start at
  * multiples of 8 chunks, so a column of a constant length that is a multiple of 64 has no
  * ragged round: its kernel has no guarded copy of the round, light (a sum) and heavy (sum
- * and argmax) alike; other lengths, and symbolic ones, keep it. Either kernel declares one
- * block a multiprocessor. Strict compiles (NVRTC and ptxas) for sm_90a. */
+ * and argmax) alike; other lengths, and symbolic ones, keep it. Light kernels' warps take
+ * the rounds side by side (as many warps as the first round fills), heavy kernels' warps
+ * contiguous shares. Either kernel declares one block a multiprocessor. Strict compiles
+ * (NVRTC and ptxas) for sm_90a. */
 START_TEST(test_column_rounds) {
   static const struct {
     int64_t len; /* 0: symbolic */
     bool ragged, heavy;
-  } cases[] = {{4096, false, false}, {4160, false, false}, {64, false, false}, {16384, false, false}, {4100, true, false},
-               {4040, true, false},  {0, true, false},     {4096, false, true}, {4100, true, true}};
+    int warps; /* a group: light kernels as many as their first round of 8 lanes a warp fills */
+  } cases[] = {{4096, false, false, 4}, {4160, false, false, 4}, {64, false, false, 1},  {100, true, false, 2},
+               {16384, false, false, 4}, {4100, true, false, 4},  {4040, true, false, 4}, {0, true, false, 4},
+               {4096, false, true, 8},   {4100, true, true, 8}};
   ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
@@ -898,7 +902,11 @@ START_TEST(test_column_rounds) {
     ic_status st = ic_compile(ctx, g, &o, &p);
     ck_assert_msg(st == IC_OK, "[%lld, n]: %s", (long long)cases[i].len, ic_last_error());
     ck_assert_int_eq(ic_program_kernel_count(p), 1);
-    ck_assert_ptr_nonnull(strstr(ic_program_kernel_ir(p, 0), heavy ? "strategy columns: 8 warps" : "strategy columns: 4 warps"));
+    char strategy[96];
+    snprintf(strategy, sizeof strategy, "strategy columns: %d warps a row, %d rows a block", cases[i].warps, heavy ? 64 : 256);
+    ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), strategy) != NULL, "[%lld, n]: %s", (long long)cases[i].len,
+                  ic_program_kernel_ir(p, 0));
+    ck_assert_int_eq(strstr(ic_program_kernel_ir(p, 0), ", warps in rounds") != NULL, !heavy);
     const char *src = ic_program_kernel_source(p, 0);
     /* every round reads 8 lanes' chunks (the whole-round copy is always there) */
     ck_assert_ptr_nonnull(strstr(src, "    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n"));
@@ -906,7 +914,12 @@ START_TEST(test_column_rounds) {
                   (long long)cases[i].len, heavy ? " heavy" : "", cases[i].ragged ? "missing" : "emitted");
     ck_assert_int_eq(strstr(src, "    if ((c0 + 8) * 8 <= R) {") != NULL, cases[i].ragged);
     /* one block a multiprocessor: ptxas keeps the round's loads in flight */
-    ck_assert_ptr_nonnull(strstr(src, heavy ? "void __launch_bounds__(512, 1) ic_" : "void __launch_bounds__(1024, 1) ic_"));
+    char bounds[64];
+    snprintf(bounds, sizeof bounds, "void __launch_bounds__(%d, 1) ic_", 32 * cases[i].warps * (heavy ? 2 : 8));
+    ck_assert_ptr_nonnull(strstr(src, bounds));
+    /* light kernels join a round's warps through shared memory, heavy ones their shares at the end */
+    ck_assert_int_eq(strstr(src, "xa[buf + cbase + coly][colx] = am[0];") != NULL, !heavy && cases[i].warps > 1);
+    ck_assert_int_eq(strstr(src, "    sa[cbase + coly][colx] = a;") != NULL, heavy);
     ic_program_release(p);
     ic_graph_destroy(g);
   }

@@ -66,12 +66,13 @@ typedef struct red_gen {
   int32_t *first_pass;
   /* Column kernels (the innermost dim is kept): a block holds 32 consecutive rows, one a
    * lane of each of its `ywarps` warps, so every load of a warp reads 32 neighbouring
-   * rows (coalesced). The warps take rounds of 8 lanes side by side (red_pass_columns),
-   * each round's subtrees joined pairwise through shared memory and pushed on a binary
-   * counter (the pairwise tree); the element stores split the lanes in contiguous shares
-   * (red_column_lanes). */
+   * rows (coalesced). Light kernels' warps take rounds of 8 lanes side by side
+   * (red_column_rounds), heavy kernels' warps contiguous shares of the lanes
+   * (red_column_shares); either way the lanes' pairwise tree. The element stores split
+   * the lanes in contiguous shares (red_column_lanes). */
   bool columns;
   int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
+  bool column_rounds;        /* columns: the warps in rounds side by side, not in shares */
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
    * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
@@ -1181,37 +1182,18 @@ static void red_pass_combine(red_gen *rg, int32_t reduce) {
   sbuf_puts(o, "  }\n  }\n");
 }
 
-static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
-  ic_dtype dt;
-  const char *t;
-  const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
+/* A round of a column pass: the 8 lanes from j, each lane's chunks in its order, into am[]
+ * and their pairwise subtree into am[0]. A round inside the row has no bounds tests, so its
+ * 64 loads are in flight together. Rounds start at multiples of 8 chunks, so a constant
+ * length that is a multiple of 64 has no ragged round: its guarded copy is left out (its 64
+ * predicated loads, never run there, took registers from the whole round's: 42 -> 46 in
+ * flight for symbolic columns of 4096 rows); lanes past the last chunk (a padded round)
+ * start at C and read nothing. */
+static void red_column_round(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
   sbuf *o = &rg->cg->out;
-  const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups;
-  int32_t height = 3;
-  for (int32_t q = w; q > 1; q /= 2) height++;
-  sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
-  /* rounds of 8 W lanes, the group's W warps side by side in each (warp y lanes
-   * r 8W + 8y .. + 7): the device reads one band of rows at a time, as a row-order sweep
-   * does (four bands, one a warp's quarter of the lanes, read 90.6% of copy on inputs
-   * allocated again where this reads 95.4%, H100: bench/results/2026-12-06-session10.md).
-   * A warp's 8 lanes are a subtree in registers, 64 loads in flight; the W subtrees join
-   * through shared memory (double-buffered: one barrier a round) into the round's subtree,
-   * which every warp pushes on its own copy of the counter. The last round is padded with
-   * the identity, which changes no bits. */
-  sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
-  sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
-  bool arg = red_arg(in->reduce);
-  if (arg) sbuf_printf(o, "  ic_i64 (*const xai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", 2 * slots * 32);
-  sbuf_printf(o, "  for (ic_i64 r8 = 0; r8 < rounds; r8++) {\n    const ic_i64 j = r8 * %" PRId32 " + coly * 8;\n", 8 * w);
   sbuf_printf(o, "    %s am[8]; ic_i64 ami[8];\n", t);
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
   red_identity(o, in->reduce, dt);
-  /* the eight lanes' chunks a round at a time (each lane's in its order); a round inside
-   * the row has no bounds tests, so its 64 loads are in flight together. Rounds start at
-   * multiples of 8 chunks, so a constant length that is a multiple of 64 has no ragged
-   * round: its guarded copy is left out (its 64 predicated loads, never run there, took
-   * registers from the whole round's: 42 -> 46 in flight for symbolic columns of 4096
-   * rows); lanes past the last chunk (a padded round) start at C and read nothing. */
   const bool ragged = !red_count_multiple(rg, (int64_t)8 * KIR_REDUCE_CHUNK);
   sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n");
   sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
@@ -1227,22 +1209,93 @@ static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   }
   sbuf_puts(o, "\n");
   red_pairwise(o, in->reduce, dt, "am", "ami", 8);
-  sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n    xa[buf + cbase + coly][colx] = am[0];\n", slots);
-  if (arg) sbuf_puts(o, "    xai[buf + cbase + coly][colx] = ami[0];\n");
-  sbuf_puts(o, "    __syncthreads();\n");
-  sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
-  sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[buf + cbase + q][colx]; wvi[q] = %s; }\n", w,
-              arg ? "xai[buf + cbase + q][colx]" : "0");
-  red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
-  sbuf_printf(o, "    const %s a = wv[0];\n    const ic_i64 ai = wvi[0];\n", t);
+}
+
+/* Light column kernels: rounds of 8 W lanes, the group's W warps side by side in each
+ * (warp y lanes r 8W + 8y .. + 7): the device reads one band of rows at a time, as a
+ * row-order sweep does (four bands, one a warp's quarter of the lanes, read 90.6% of copy
+ * on inputs allocated again where this reads 95.4%, H100:
+ * bench/results/2026-12-06-session10.md). The W subtrees of a round join through shared
+ * memory (double-buffered: one barrier a round) into the round's subtree, which every warp
+ * pushes on its own copy of the counter. The last round is padded with the identity, which
+ * changes no bits. */
+static void red_column_rounds(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
+  sbuf *o = &rg->cg->out;
+  const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups;
+  const bool arg = red_arg(in->reduce);
+  int32_t height = 3;
+  for (int32_t q = w; q > 1; q /= 2) height++;
+  sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
+  if (w > 1) sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
+  if (w > 1 && arg) sbuf_printf(o, "  ic_i64 (*const xai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", 2 * slots * 32);
+  sbuf_printf(o, "  for (ic_i64 r8 = 0; r8 < rounds; r8++) {\n    const ic_i64 j = r8 * %" PRId32 " + coly * 8;\n", 8 * w);
+  red_column_round(rg, p, reduce, in, dt, t);
+  if (w > 1) {
+    sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n    xa[buf + cbase + coly][colx] = am[0];\n", slots);
+    if (arg) sbuf_puts(o, "    xai[buf + cbase + coly][colx] = ami[0];\n");
+    sbuf_puts(o, "    __syncthreads();\n");
+    sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
+    sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[buf + cbase + q][colx]; wvi[q] = %s; }\n", w,
+                arg ? "xai[buf + cbase + q][colx]" : "0");
+    red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+    sbuf_printf(o, "    const %s a = wv[0];\n    const ic_i64 ai = wvi[0];\n", t);
+  } else {
+    sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
+  }
   red_counter_push(o, in->reduce, dt, height);
   /* the next pass writes these slots again */
-  sbuf_puts(o, "  }\n  __syncthreads();\n");
+  sbuf_puts(o, w > 1 ? "  }\n  __syncthreads();\n" : "  }\n");
   red_counter_collapse(o, in->reduce, dt);
   red_acc_decl(o, "  ", in->reduce, dt);
   sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n  {\n");
+}
+
+/* Heavy column kernels (a round's side-by-side subtrees through shared memory cost argmax
+ * over f32 [4096, 32768] 9%): warp y takes a contiguous power-of-two share of the lanes,
+ * 8 at a time then the rest one by one, on a binary counter; then the warps' results
+ * combine pairwise. */
+static void red_column_shares(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
+  sbuf *o = &rg->cg->out;
+  sbuf_puts(o, "  ic_i64 j = live ? lane0 : lane1;\n  for (; j + 8 <= lane1; j += 8) {\n");
+  red_column_round(rg, p, reduce, in, dt, t);
+  sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
+  red_counter_push(o, in->reduce, dt, 3);
+  sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
+  red_acc_decl(o, "    ", in->reduce, dt);
+  sbuf_puts(o, "    for (ic_i64 c = j; c < C; c += L)\n");
+  red_chunk(rg, p, reduce, "a", "ai");
+  red_counter_push(o, in->reduce, dt, 0);
+  sbuf_puts(o, "  }\n");
+  red_counter_collapse(o, in->reduce, dt);
+  red_acc_decl(o, "  ", in->reduce, dt);
+  sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n");
+  sbuf_printf(o, "  {\n    %s (*const sa)[32] = (%s (*)[32])ic_smem;\n", t, t);
+  const bool arg = red_arg(in->reduce);
+  if (arg) sbuf_printf(o, "    ic_i64 (*const sai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n    sai[cbase + coly][colx] = ai;\n",
+                       rg->ywarps * rg->colgroups * 32);
+  sbuf_puts(o, "    sa[cbase + coly][colx] = a;\n    __syncthreads();\n    if (coly == 0) {\n");
+  sbuf_printf(o, "      %s w[%" PRId32 "]; ic_i64 wi[%" PRId32 "];\n", t, rg->ywarps, rg->ywarps);
+  sbuf_printf(o, "      for (int q = 0; q < %" PRId32 "; q++) { w[q] = sa[cbase + q][colx]; wi[q] = %s; }\n", rg->ywarps,
+              arg ? "sai[cbase + q][colx]" : "0");
+  red_pairwise(o, in->reduce, dt, "w", "wi", rg->ywarps);
+  sbuf_puts(o, "      sa[cbase][colx] = w[0];\n");
+  if (arg) sbuf_puts(o, "      sai[cbase][colx] = wi[0];\n");
+  sbuf_puts(o, "    }\n    __syncthreads();\n    a = sa[cbase][colx];\n");
+  if (arg) sbuf_puts(o, "    ai = sai[cbase][colx];\n");
+  sbuf_puts(o, "    __syncthreads();\n");
+}
+
+/* A column pass: light kernels in rounds side by side, heavy ones in contiguous shares
+ * (kir_reduce_strategy's column_rounds); both compute the lanes' one tree. */
+static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
+  ic_dtype dt;
+  const char *t;
+  const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
+  sbuf_printf(&rg->cg->out, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
+  if (rg->column_rounds) red_column_rounds(rg, p, reduce, in, dt, t);
+  else red_column_shares(rg, p, reduce, in, dt, t);
   red_finish(rg, reduce);
-  sbuf_puts(o, "  }\n  }\n");
+  sbuf_puts(&rg->cg->out, "  }\n  }\n");
 }
 
 /* ---------------------------------------------------------------- persistent rows */
@@ -1310,8 +1363,10 @@ static bool red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, in
 
 /* The static shared memory of a row kernel: the combine's block (red_kernel declares it). */
 static int32_t red_static_smem(const red_gen *rg) {
-  /* columns: each warp's round subtree, double-buffered, values and indices of 8 bytes */
-  if (rg->columns) return 2 * 2 * 32 * 8 * rg->ywarps * rg->colgroups;
+  /* columns in rounds: each warp's round subtree, double-buffered, values and indices of 8
+   * bytes */
+  if (rg->columns && rg->column_rounds && rg->ywarps > 1) return 2 * 2 * 32 * 8 * rg->ywarps * rg->colgroups;
+  if (rg->columns) return 64 * 8 * rg->ywarps * rg->colgroups; /* red_column_shares' warps, values and indices */
   int32_t slots = rg->lanes_per_thread;
   return 64 * 8 * (slots > 1 ? slots : 1);
 }
@@ -1649,6 +1704,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   if (rg.columns) {
     rg.ywarps = strategy.threads;
     rg.colgroups = strategy.column_groups;
+    rg.column_rounds = strategy.column_rounds;
     rg.block = 32 * rg.ywarps * rg.colgroups;
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
