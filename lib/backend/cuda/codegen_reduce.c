@@ -1187,15 +1187,16 @@ static void red_pass_combine(red_gen *rg, int32_t reduce) {
  * 64 loads are in flight together. Rounds start at multiples of 8 chunks, so a constant
  * length that is a multiple of 64 has no ragged round: its guarded copy is left out (its 64
  * predicated loads, never run there, took registers from the whole round's: 42 -> 46 in
- * flight for symbolic columns of 4096 rows); lanes past the last chunk (a padded round)
- * start at C and read nothing. */
-static void red_column_round(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
+ * flight for symbolic columns of 4096 rows). The round's first chunk is `first`: in a
+ * padded round (red_column_rounds) lanes past the last chunk start at C and read nothing. */
+static void red_column_round(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t,
+                             const char *first) {
   sbuf *o = &rg->cg->out;
   sbuf_printf(o, "    %s am[8]; ic_i64 ami[8];\n", t);
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
   red_identity(o, in->reduce, dt);
   const bool ragged = !red_count_multiple(rg, (int64_t)8 * KIR_REDUCE_CHUNK);
-  sbuf_puts(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n");
+  sbuf_printf(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = %s; c0 < C; c0 += L)\n", first);
   sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
   rg->chunk_inside = true;
@@ -1229,7 +1230,7 @@ static void red_column_rounds(red_gen *rg, int32_t p, int32_t reduce, const kir_
   if (w > 1) sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
   if (w > 1 && arg) sbuf_printf(o, "  ic_i64 (*const xai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", 2 * slots * 32);
   sbuf_printf(o, "  for (ic_i64 r8 = 0; r8 < rounds; r8++) {\n    const ic_i64 j = r8 * %" PRId32 " + coly * 8;\n", 8 * w);
-  red_column_round(rg, p, reduce, in, dt, t);
+  red_column_round(rg, p, reduce, in, dt, t, "live ? j : C");
   if (w > 1) {
     sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n    xa[buf + cbase + coly][colx] = am[0];\n", slots);
     if (arg) sbuf_puts(o, "    xai[buf + cbase + coly][colx] = ami[0];\n");
@@ -1257,7 +1258,9 @@ static void red_column_rounds(red_gen *rg, int32_t p, int32_t reduce, const kir_
 static void red_column_shares(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
   sbuf *o = &rg->cg->out;
   sbuf_puts(o, "  ic_i64 j = live ? lane0 : lane1;\n  for (; j + 8 <= lane1; j += 8) {\n");
-  red_column_round(rg, p, reduce, in, dt, t);
+  /* j is in the thread's share only where live: c0 = j (a test there took argmax's kernel
+   * from 80 to 96 registers) */
+  red_column_round(rg, p, reduce, in, dt, t, "j");
   sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
   red_counter_push(o, in->reduce, dt, 3);
   sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
