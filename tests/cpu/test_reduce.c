@@ -909,7 +909,8 @@ START_TEST(test_column_rounds) {
     ck_assert_int_eq(strstr(ic_program_kernel_ir(p, 0), ", warps in rounds") != NULL, !heavy);
     const char *src = ic_program_kernel_source(p, 0);
     /* every round reads 8 lanes' chunks (the whole-round copy is always there) */
-    ck_assert_ptr_nonnull(strstr(src, heavy ? "    for (ic_i64 c0 = j; c0 < C; c0 += L)\n" : "    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n"));
+    const char *round = heavy ? "    for (ic_i64 c0 = j; c0 < C; c0 += L)\n" : "    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n";
+    ck_assert_ptr_nonnull(strstr(src, round));
     ck_assert_msg((strstr(src, "    if (c0 + k < C) {") != NULL) == cases[i].ragged, "[%lld, n]%s: ragged round %s",
                   (long long)cases[i].len, heavy ? " heavy" : "", cases[i].ragged ? "missing" : "emitted");
     ck_assert_int_eq(strstr(src, "    if ((c0 + 8) * 8 <= R) {") != NULL, cases[i].ragged);
