@@ -7,8 +7,8 @@
 // Parameters: VEC neighbouring columns a thread (16-byte loads at 4), WARPS a group of 32
 // threads, GROUPS a block, ROUND lanes a round, the load's flavour (PF: ld.global.nc, with
 // an L2 prefetch size of 128 or 256 B, plain ld.global, L1::no_allocate, .cs,
-// L1::evict_first; 7: L1::no_allocate not volatile, so the compiler may reorder the loads) and S blocks a column group (S > 1: partials combined pairwise by a
-// second kernel), MINB (launch bounds' blocks a multiprocessor, as ic's column kernels
+// L1::evict_first; 7: L1::no_allocate not volatile, so the compiler may reorder the loads)
+// and S blocks a column group (S > 1: partials combined pairwise by a second kernel), MINB (launch bounds' blocks a multiprocessor, as ic's column kernels
 // declare 1; 0: none). Each layout can be timed two ways: back to back (20 launches between
 // two events, the best of 5) or one at a time (an event pair around each launch, a sync
 // after it, the median of 50: how ic-bench times), and on a second input allocated after
@@ -23,7 +23,7 @@
 #include <cstring>
 #include <cmath>
 #include <cuda_runtime.h>
-#include "probe_timing.cuh"
+#include "probe_common.cuh"
 template <int PF> __device__ __forceinline__ float ld(const float *p) {
   float v;
   if (PF == 0) asm("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
@@ -173,14 +173,19 @@ static double pct_of_copy(double ms, double copy_ms) {
 static float *make_input(size_t bytes) {
   float *h = (float *)malloc(bytes);
   if (!h) { printf("out of host memory\n"); exit(1); }
-  unsigned s = 1; for (size_t i = 0; i < (size_t)R * N; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 16777216.0f - 0.5f; }
+  lcg_fill(h, (size_t)R * N, 16777216.0f, -0.5f);
   for (long c = 0; c < N; c++) ref[c] = 0;
   for (long r = 0; r < R; r++) for (long c = 0; c < N; c++) ref[c] += h[r * N + c];
   return h;
 }
-/* A device-to-device copy of `bytes` from src to dst, back to back (ms). */
-static float copy_ms_of(void *dst, const void *src, size_t bytes) {
-  return launch_ms([&]() { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice); }, false);
+/* The copy floor of `bytes` between two fresh allocations (ms), printed. */
+static float copy_floor(size_t bytes) {
+  void *c0, *c1;
+  cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
+  const float copy = copy_ms_of(c1, c0, bytes);
+  cudaFree(c0); cudaFree(c1);
+  printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  return copy;
 }
 template <int WARPS, int GROUPS, int ROUND, int PF, int S, int VEC = 1, int MINB = 0>
 static void run(double copy_ms, timing how = BATCH) {
@@ -307,11 +312,7 @@ static void realloc_rounds(const float *h, size_t bytes) {
   cudaMalloc(&gx2, bytes);
   cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
   float *first = gx2;
-  void *c0, *c1;
-  cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
-  const float copy = copy_ms_of(c1, c0, bytes);
-  cudaFree(c0); cudaFree(c1);
-  printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  const float copy = copy_floor(bytes);
   printf("first allocation at %p\n", (void *)gx2);
   run_ic(copy);
   run_dumps(copy);
@@ -348,11 +349,7 @@ static void realloc_rounds(const float *h, size_t bytes) {
  * its loads in program order and reorderable, and the branches' generated kernels
  * (WITH_BAND_DUMPS) as generated and with volatile loads. */
 static void band_rounds(const float *h, size_t bytes) {
-  void *c0, *c1;
-  cudaMalloc(&c0, bytes); cudaMalloc(&c1, bytes);
-  const float copy = copy_ms_of(c1, c0, bytes);
-  cudaFree(c0); cudaFree(c1);
-  printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", bytes >> 20, copy, 2.0 * bytes / copy / 1e6);
+  const float copy = copy_floor(bytes);
   for (int round = 0; round < 3; round++) {
     cudaMalloc(&gx2, bytes);
     cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);

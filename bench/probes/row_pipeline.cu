@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cuda_runtime.h>
-#include "probe_timing.cuh"
+#include "probe_common.cuh"
 typedef unsigned char u8;
 extern "C" __global__ void k_lsm(const u8 *, u8 *, long long);
 static const int ROWS = 8192, COLS = 32000, CHUNKS = COLS / 8, T = 512;
@@ -131,12 +131,11 @@ int main(void) {
   float *x, *y;
   cudaMalloc(&x, BYTES); cudaMalloc(&y, BYTES);
   float *h = (float *)malloc(BYTES), *hy = (float *)malloc(BYTES);
-  unsigned s = 1;
-  for (size_t i = 0; i < BYTES / 4; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 1048576.0f - 8.0f; }
+  lcg_fill(h, BYTES / 4, 1048576.0f, -8.0f);
   cudaMemcpy(x, h, BYTES, cudaMemcpyHostToDevice);
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  const float copy = batch_ms([&]() { cudaMemcpyAsync(y, x, BYTES, cudaMemcpyDeviceToDevice); });
+  const float copy = copy_ms_of(y, x, BYTES);
   printf("copy %zu MiB: %.4f ms, %.0f GB/s; %d multiprocessors\n", BYTES >> 20, copy, 2.0 * BYTES / copy / 1e6, sms);
   const int smem = 4 * T * 8 * 4;
   cudaFuncSetAttribute(lsm<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);

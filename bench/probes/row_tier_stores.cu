@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
-#include "probe_timing.cuh"
+#include "probe_common.cuh"
 typedef unsigned char u8;
 extern "C" __global__ void k_lsm(const u8 *, u8 *, long long);
 extern "C" __global__ void k_lsm_nomem(const u8 *, u8 *, long long);
@@ -42,11 +42,10 @@ int main(void) {
   u8 *x, *y;
   cudaMalloc(&x, BYTES); cudaMalloc(&y, BYTES);
   float *h = (float *)malloc(BYTES);
-  unsigned s = 1;
-  for (size_t i = 0; i < BYTES / 4; i++) { s = s * 1664525u + 1013904223u; h[i] = (float)(s >> 8) / 1048576.0f - 8.0f; }
+  lcg_fill(h, BYTES / 4, 1048576.0f, -8.0f);
   cudaMemcpy(x, h, BYTES, cudaMemcpyHostToDevice);
   free(h);
-  const float copy = batch_ms([&]() { cudaMemcpyAsync(y, x, BYTES, cudaMemcpyDeviceToDevice); });
+  const float copy = copy_ms_of(y, x, BYTES);
   printf("copy %zu MiB: %.4f ms, %.0f GB/s\n", BYTES >> 20, copy, 2.0 * BYTES / copy / 1e6);
   struct { const char *name; void (*k)(const u8 *, u8 *, long long); } ks[] = {
     {"log_softmax, as generated", k_lsm}, {"log_softmax, no memory clobber", k_lsm_nomem},

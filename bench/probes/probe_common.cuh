@@ -1,4 +1,5 @@
-// Shared by the CUDA probes: back-to-back timing and a hash of an output's bits.
+// Shared by the CUDA probes: back-to-back timing, the copy floor, a pseudo-random input and
+// a hash of an output's bits.
 #pragma once
 #include <cstddef>
 #include <cuda_runtime.h>
@@ -25,4 +26,17 @@ static unsigned long long fnv1a_words(const unsigned *w, size_t n) {
   unsigned long long f = 1469598103934665603ull;
   for (size_t i = 0; i < n; i++) f = (f ^ w[i]) * 1099511628211ull;
   return f;
+}
+/* A device-to-device copy of `bytes` from src to dst, back to back (ms): the floor the
+ * probes' percentages are of. */
+static float copy_ms_of(void *dst, const void *src, size_t bytes) {
+  return batch_ms([&]() { cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice); });
+}
+/* n floats uniform in [offset, offset + 2^24 / div), the same every run (an LCG). */
+static void lcg_fill(float *h, size_t n, float div, float offset) {
+  unsigned s = 1;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 1664525u + 1013904223u;
+    h[i] = (float)(s >> 8) / div + offset;
+  }
 }
