@@ -1283,6 +1283,41 @@ static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows
   ic_graph_destroy(g);
 }
 
+/* Few columns over many rows (kir.h: a light column reduction of a constant length of at
+ * least 4 rounds over fewer than 64 column blocks) as two kernels on cuda, a partial stage
+ * a round and a combine a column: x * s reduced over dim 0 and multiplied by s again (a
+ * prologue and an epilogue with column values), checked as rc_check checks (on cuda:
+ * against the ref backend bit for bit, twice, eager == fused where rc_eager). split: the
+ * kernels cuda must make, two or one. */
+static inline void rc_column_split_case(ic_dtype dt, ic_reduce_op op, int64_t rows, int64_t ncols, bool split) {
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){rows, ncols}, IC_LAYOUT_CONTIGUOUS);
+  ic_value sv = ic_graph_input(g, "s", dt, 2, (ic_dim[]){1, ncols}, IC_LAYOUT_CONTIGUOUS);
+  ic_op times = dt == IC_BOOL ? IC_OP_LOGICAL_AND : IC_OP_MUL;
+  ic_value r = ic_graph_reduce(g, op, ic_graph_binary(g, times, x, sv), 1, (int32_t[]){0}, 1);
+  ic_dtype rdt = ic_graph_value_dtype(g, r);
+  IC_OK_OR_FAIL(ic_graph_output(g, "y", rdt == dt ? ic_graph_binary(g, times, r, sv) : r));
+  void *h = rc_random_storage(dt, rows * ncols, 0.0), *sh = rc_random_storage(dt, ncols, 0.0);
+  rc_output out;
+  rc_output_init(&out, "y", rdt, 2, (int64_t[]){1, ncols}, false, false);
+  rc_input ins[2] = {{.dt = dt, .ndim = 2, .shape = {rows, ncols}, .h = h, .storage = rows * ncols},
+                     {.dt = dt, .ndim = 2, .shape = {1, ncols}, .h = sh, .storage = ncols}};
+  char what[96];
+  snprintf(what, sizeof what, "column split: %s of %s over [%lld, %lld]", ic_reduce_name(op), ic_dtype_name(dt), (long long)rows,
+           (long long)ncols);
+  if (rc_is_cuda(rc_backend)) {
+    ic_program *p = rc_compile(g, rc_backend, IC_MODE_FUSED);
+    ck_assert_msg(ic_program_kernel_count(p) == (split ? 2 : 1), "%s: %d kernels", what, (int)ic_program_kernel_count(p));
+    ic_program_release(p);
+  }
+  rc_check(g, ins, 2, &out, 1, what);
+  rc_output_free(&out);
+  free(h);
+  free(sh);
+  ic_graph_destroy(g);
+}
+
 /* ---------------------------------------------------------------- shorthands */
 
 static inline double rc_round_d(ic_dtype dt, double x) { return dt == IC_F64 ? x : (double)ref_round(dt, (float)x); }

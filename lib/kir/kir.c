@@ -127,7 +127,13 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     }
     kir_reduce_strategy rs;
     kir_reduce_strategy_of(k, &rs);
-    if (k->stage == KIR_STAGE_PARTIAL)
+    if (k->stage == KIR_STAGE_PARTIAL && rs.columns)
+      sbuf_printf(out, "]\n  strategy column partials: %" PRId32 " warps a row, %" PRId32 " rows a block, round u (lanes [%" PRId32
+                       " u, %" PRId32 " u + %" PRId32 ")) into partial u of U a row",
+                  rs.threads, 32 * rs.column_groups, 8 * rs.threads, 8 * rs.threads, 8 * rs.threads);
+    else if (k->stage == KIR_STAGE_COMBINE && rs.columns)
+      sbuf_printf(out, "]\n  strategy column combine: a thread a row over its U partials, %" PRId32 " rows a block", 32 * rs.column_groups);
+    else if (k->stage == KIR_STAGE_PARTIAL)
       sbuf_printf(out, "]\n  strategy partials: %d threads a block, lanes [%d u, %d u + %d) into partial u of U = 4 G a row",
                   KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES);
     else if (k->stage == KIR_STAGE_COMBINE)
@@ -404,16 +410,42 @@ sym_id kir_split_units(const kir_kernel *k) {
   sym_arena *a = k->syms;
   sym_id chunks = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, KIR_REDUCE_CHUNK));
   sym_id groups = sym_max(a, sym_const(a, 1), sym_ceildiv(a, chunks, sym_const(a, (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS)));
+  kir_reduce_strategy rs;
+  kir_reduce_strategy_of(k, &rs);
+  if (rs.columns) {
+    /* the rounds over the lanes in use, min(C, L) (L = 1024 G) */
+    sym_id used = sym_min(a, chunks, sym_mul(a, sym_const(a, KIR_REDUCE_LANES), groups));
+    return sym_ceildiv(a, used, sym_const(a, (int64_t)KIR_REDUCE_CHUNK * rs.threads));
+  }
   return sym_mul(a, sym_const(a, KIR_REDUCE_LANES / KIR_SPLIT_LANES), groups);
+}
+
+sym_id kir_split_partial_numel(const kir_kernel *k) {
+  sym_arena *a = k->syms;
+  kir_reduce_strategy rs;
+  kir_reduce_strategy_of(k, &rs);
+  sym_id points = k->launch_numel;
+  if (rs.columns) {
+    sym_id block = sym_const(a, (int64_t)32 * rs.column_groups);
+    points = sym_mul(a, sym_ceildiv(a, points, block), block);
+  }
+  return sym_mul(a, points, kir_split_units(k));
 }
 
 bool kir_split_wanted(const kir_kernel *k) {
   int64_t rows = 0;
   if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
-  if (!sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
+  if (!sym_is_const(k->syms, k->launch_numel, &rows)) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
-  if (rs.columns || !rs.groups) return false; /* rs.groups: more than one lane group possible */
+  if (rs.columns) {
+    /* few column blocks over many rounds (a constant length) */
+    const int64_t round_rows = (int64_t)KIR_REDUCE_CHUNK * 8 * rs.threads, block = (int64_t)32 * rs.column_groups;
+    const int64_t rounds = rs.count < 0 ? 0 : (rs.count + round_rows - 1) / round_rows;
+    if (!rs.column_rounds || rounds < KIR_SPLIT_COLUMN_ROUNDS || (rows + block - 1) / block >= KIR_SPLIT_COLUMN_BLOCKS) return false;
+  } else if (rows > KIR_SPLIT_MAX_ROWS || !rs.groups) {
+    return false; /* rs.groups: more than one lane group possible */
+  }
   /* every store is a row store: the combine stage does them */
   bool *element = sys_malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
   if (!element) return false; /* one stage is as right, only slower */

@@ -216,12 +216,24 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
  *            partial u of its row; U = 4 G (kir_split_units), G the row's lane groups
  *   combine  (KIR_STAGE_COMBINE) a block a row: the row's U partials in the pairwise tree,
  *            then the row values after the REDUCE and the stores
+ * Light column kernels (rounds side by side) of a constant length of at least
+ * KIR_SPLIT_COLUMN_ROUNDS rounds whose columns fill fewer than KIR_SPLIT_COLUMN_BLOCKS
+ * blocks (the rows of a tall, narrow input: one block of 256 columns walking 524288 rows
+ * read at 4% of copy) split by rounds instead:
+ *   partial  block (b, u) of the column blocks x U: round u of its 256 columns (lanes
+ *            [8Wu, 8Wu + 8W), W warps a group), the round's subtree into partial
+ *            u * columns + column; U the rounds in use
+ *   combine  a thread a column: its U partials pushed on the binary counter as the one
+ *            kernel pushes its rounds, then the column values and stores
  * Each partial is an aligned subtree of the lanes' tree (lanes past the last chunk hold the
  * identity, which changes no bits), so two stages give the bits of one; no atomics. */
-enum { KIR_SPLIT_LANES = 256, KIR_SPLIT_MAX_ROWS = 256 };
+enum { KIR_SPLIT_LANES = 256, KIR_SPLIT_MAX_ROWS = 256, KIR_SPLIT_COLUMN_ROUNDS = 4, KIR_SPLIT_COLUMN_BLOCKS = 64 };
 bool kir_split_wanted(const kir_kernel *k);
-/* U, the partials a row, as an expression of the kernel's symbols. */
+/* U, the partials a row (a column), as an expression of the kernel's symbols. */
 sym_id kir_split_units(const kir_kernel *k);
+/* The points the partial stage is launched over: rows x U, or for columns the column
+ * blocks' columns x U (a block a column block and round). */
+sym_id kir_split_partial_numel(const kir_kernel *k);
 /* The dtype a REDUCE of op over operand dtype dt accumulates in (ic.h: f32 for f16, bf16,
  * fp8 and f32; f64; i64 for sums and products of integers and bool; bool for any and all;
  * max and min of integers in i32 or i64, of bool in bool); partials are stored in it. */

@@ -103,7 +103,7 @@ static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t 
   if (values < 0 || (arg && indices < 0) || !program_add_step(p, PROGRAM_STEP_ALLOC, values, -1) ||
       (arg && !program_add_step(p, PROGRAM_STEP_ALLOC, indices, -1)))
     return IC_ERR_OUT_OF_MEMORY;
-  ic_status st = program_push_stage(p, k, group, KIR_STAGE_PARTIAL, values, indices, sym_mul(p->syms, dims[0], dims[1]));
+  ic_status st = program_push_stage(p, k, group, KIR_STAGE_PARTIAL, values, indices, kir_split_partial_numel(k));
   if (!st) st = program_push_stage(p, k, group, KIR_STAGE_COMBINE, values, indices, dims[0]);
   if (!st && (!program_add_step(p, PROGRAM_STEP_FREE, values, -1) ||
               (arg && !program_add_step(p, PROGRAM_STEP_FREE, indices, -1))))

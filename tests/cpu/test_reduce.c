@@ -1082,6 +1082,80 @@ START_TEST(test_two_stage_split) {
 }
 END_TEST
 
+/* Light column reductions of few columns over many rows split by rounds (kir.h): the
+ * partial stage a block a column block and round (1024 threads), the combine a thread a
+ * column (256); U = the rounds over the lanes in use. Not split: 3 rounds, an index
+ * (heavy), 64 column blocks, a symbolic length or column count, element stores. */
+static void column_split_launches(ic_context *ctx, const char *text, int64_t partial_grid, int64_t combine_grid, int64_t temp_bytes) {
+  ic_program *p;
+  ck_assert_int_eq(kernels_of(ctx, NULL, text, &p), 2);
+  int32_t launches = 0;
+  int64_t none = 0;
+  for (int32_t i = 0; i < ic_program_step_count(p); i++) {
+    ic_step st;
+    IC_OK_OR_FAIL(ic_program_step(p, i, &st));
+    if (st.kind != IC_STEP_LAUNCH) continue;
+    int64_t grid;
+    IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, &none, &grid));
+    ck_assert_int_eq(grid, launches == 0 ? partial_grid : combine_grid);
+    ck_assert_int_eq(st.block, launches++ == 0 ? 1024 : 256);
+  }
+  ck_assert_int_eq(launches, 2);
+  for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
+    ic_buffer_info bi;
+    IC_OK_OR_FAIL(ic_program_buffer(p, b, &bi));
+    if (bi.kind != IC_BUFFER_TEMP) continue;
+    int64_t bytes;
+    IC_OK_OR_FAIL(ic_program_eval(p, bi.bytes_expr, &none, &bytes));
+    ck_assert_int_eq(bytes, temp_bytes);
+  }
+  char *dump = NULL;
+  IC_OK_OR_FAIL(ic_program_dump(p, &dump));
+  ck_assert_ptr_nonnull(strstr(dump, "strategy column partials: 4 warps a row, 256 rows a block, round u (lanes [32 u, 32 u + 32))"));
+  ck_assert_ptr_nonnull(strstr(dump, "strategy column combine: a thread a row over its U partials"));
+  ic_string_free(dump);
+  ic_program_release(p);
+}
+
+START_TEST(test_column_split) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  /* 2048 chunks: 1024 lanes, 32 rounds; 2 column blocks */
+  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 64, 2, 300 * 32 * 4);
+  /* 37501 chunks: G = 2, 2048 lanes, 64 rounds (the last ragged) */
+  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 64, 1, 33 * 64 * 4);
+  /* 4 rounds, with a prologue and an epilogue of column values */
+  column_split_launches(ctx,
+                        "input x : f32[1024, 40]\ninput s : f32[1, 40]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\n"
+                        "y = mul(r, s)\noutput y\n",
+                        4, 1, 40 * 4 * 4);
+  /* 63 column blocks split, 64 do not */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[4096, 16128]\ny = sum(x, [0])\noutput y\n", NULL), 2);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[4096, 16384]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[768, 40]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[16384, 300]\ny = argmax(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f64[16384, 300]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[16384, n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(
+      kernels_of(ctx, NULL, "input x : f32[16384, 300]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", NULL), 1);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* The column split's cases on ref (the graphs the GPU test splits, smaller). */
+START_TEST(test_column_split_cases_ref) {
+  static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
+      {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
+      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
+  for (int c = 0; c < RC_COUNT(cases); c++) {
+    rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, true);
+    rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, true);
+  }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- NVRTC */
 
 /* Every accepted reduction (and mean_correction, var, std) of every matrix dtype over
@@ -1232,6 +1306,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_summation_order_long_rows, 900, setup, teardown);
   CHECK_CASE(s, test_two_stage_cases_ref, 900, setup, teardown);
   CHECK_CASE(s, test_two_stage_split, 900, setup, teardown);
+  CHECK_CASE(s, test_column_split, 900, setup, teardown);
+  CHECK_CASE(s, test_column_split_cases_ref, 900, setup, teardown);
   CHECK_CASE(s, test_shorthands, 900, setup, teardown);
   CHECK_CASE(s, test_sibling_reductions_fuse, 600, setup, teardown);
   CHECK_CASE(s, test_row_threads_from_bytes, 600, setup, teardown);

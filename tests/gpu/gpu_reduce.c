@@ -82,6 +82,23 @@ START_TEST(test_summation_order_long_rows) {
 }
 END_TEST
 
+/* Few columns over many rows as two kernels (a partial stage a round, a combine a column)
+ * against the ref backend bit for bit: light accumulators of every kind; 4 rounds (split)
+ * and 3 (not); G = 1 and 2 (300001 rows: a ragged last round). */
+START_TEST(test_column_split) {
+  static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
+      {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
+      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
+  static const struct { int64_t rows, cols; bool split; } shapes[] = {{16384, 300, true}, {300001, 33, true}, {1024, 40, true}, {768, 40, false}};
+  for (int c = 0; c < RC_COUNT(cases); c++) {
+    rc_eager = c < 2;
+    for (int z = 0; z < RC_COUNT(shapes); z++)
+      rc_column_split_case(cases[c].dt, cases[c].op, shapes[z].rows, shapes[z].cols, shapes[z].split);
+  }
+  rc_eager = false;
+}
+END_TEST
+
 /* Few long rows as two kernels (a partial and a combine stage) against the ref backend
  * bit for bit: every kind of op and accumulator, prologue and epilogue row values, ties
  * across partials; rows of 1 to 2.1 million elements (G = 1 to 9), one and three rows. */
@@ -345,6 +362,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_symbolic_sizes, 1500, setup, teardown);
   CHECK_CASE(s, test_summation_order_long_rows, 1500, setup, teardown);
   CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
+  CHECK_CASE(s, test_column_split, 1500, setup, teardown);
   CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
   CHECK_CASE(s, test_column_lengths, 900, setup, teardown);
   CHECK_CASE(s, test_narrow_epilogue_stores, 600, setup, teardown);

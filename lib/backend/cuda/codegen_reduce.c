@@ -73,6 +73,7 @@ typedef struct red_gen {
   bool columns;
   int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
   bool column_rounds;        /* columns: the warps in rounds side by side, not in shares */
+  int32_t round_warps;       /* columns: the W of the rounds (8 W lanes), the partials' in a combine */
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
    * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
@@ -1138,12 +1139,18 @@ static void red_pass(red_gen *rg, int32_t p, int32_t reduce) {
 
 /* The partial stage's pass (kir_split_wanted): lanes u * 256 + t of the row, their tree,
  * stored as partial u of the row. */
+static void red_column_partial(red_gen *rg, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t);
+
 static void red_pass_partial(red_gen *rg, int32_t reduce) {
   ic_dtype dt;
   const char *t;
   const kir_instr *in = red_pass_begin(rg, 0, reduce, &dt, &t);
   const kir_kernel *k = rg->k;
   sbuf *o = &rg->cg->out;
+  if (rg->columns) {
+    red_column_partial(rg, reduce, in, dt, t);
+    return;
+  }
   red_acc_decl(o, "    ", in->reduce, dt);
   char first[32];
   snprintf(first, sizeof first, "u * %d + t", KIR_SPLIT_LANES);
@@ -1212,6 +1219,13 @@ static void red_column_round(red_gen *rg, int32_t p, int32_t reduce, const kir_i
   red_pairwise(o, in->reduce, dt, "am", "ami", 8);
 }
 
+/* The height of a round's subtree: 8 W lanes. */
+static int32_t red_round_height(int32_t w) {
+  int32_t height = 3;
+  for (int32_t q = w; q > 1; q /= 2) height++;
+  return height;
+}
+
 /* Light column kernels: rounds of 8 W lanes, the group's W warps side by side in each
  * (warp y lanes r 8W + 8y .. + 7): the device reads one band of rows at a time, as a
  * row-order sweep does (four bands, one a warp's quarter of the lanes, read 90.6% of copy
@@ -1224,8 +1238,7 @@ static void red_column_rounds(red_gen *rg, int32_t p, int32_t reduce, const kir_
   sbuf *o = &rg->cg->out;
   const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups;
   const bool arg = red_arg(in->reduce);
-  int32_t height = 3;
-  for (int32_t q = w; q > 1; q /= 2) height++;
+  const int32_t height = red_round_height(w);
   sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
   if (w > 1) sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
   if (w > 1 && arg) sbuf_printf(o, "  ic_i64 (*const xai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", 2 * slots * 32);
@@ -1288,14 +1301,51 @@ static void red_column_shares(red_gen *rg, int32_t p, int32_t reduce, const kir_
   sbuf_puts(o, "    __syncthreads();\n");
 }
 
+/* A split column reduction's partial stage: round u of the block's columns, the W warps'
+ * subtrees joined as red_column_rounds joins them, into partial u * columns + column. */
+static void red_column_partial(red_gen *rg, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
+  sbuf *o = &rg->cg->out;
+  const int32_t w = rg->ywarps;
+  sbuf_printf(o, "    const ic_i64 j = u * %" PRId32 " + coly * 8;\n", 8 * w);
+  red_column_round(rg, 0, reduce, in, dt, t, "live ? j : C");
+  if (w > 1) {
+    sbuf_printf(o, "    %s (*const xa)[32] = (%s (*)[32])ic_smem;\n    xa[cbase + coly][colx] = am[0];\n    __syncthreads();\n", t, t);
+    sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
+    sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[cbase + q][colx]; wvi[q] = 0; }\n", w);
+    red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+    sbuf_printf(o, "    const %s a = wv[0];\n", t);
+  } else {
+    sbuf_printf(o, "    const %s a = am[0];\n", t);
+  }
+  sbuf_printf(o, "    if (live && coly == 0) ((%s *)b%" PRId32 ")[u * rows + row_in] = a;\n    v%" PRId32 " = a;\n  }\n", t,
+              rg->k->partials, reduce);
+}
+
+/* A split column reduction's combine stage: a thread a column pushes its U partials on
+ * the binary counter at the height of a round, as the one kernel pushes its rounds. */
+static void red_column_combine(red_gen *rg, const kir_instr *in, ic_dtype dt, const char *t) {
+  sbuf *o = &rg->cg->out;
+  /* rolled: with U a constant the counter's unrolled pushes took NVRTC 7 s (U = 64) */
+  sbuf_puts(o, "#pragma unroll 1\n  for (ic_i64 u = 0; u < U; u++) {\n");
+  sbuf_printf(o, "    const %s a = ((const %s *)b%" PRId32 ")[u * rows + (live ? row_in : 0)];\n    const ic_i64 ai = 0;\n", t, t,
+              rg->k->partials);
+  red_counter_push(o, in->reduce, dt, red_round_height(rg->round_warps));
+  sbuf_puts(o, "  }\n");
+  red_counter_collapse(o, in->reduce, dt);
+  red_acc_decl(o, "  ", in->reduce, dt);
+  sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n  {\n");
+}
+
 /* A column pass: light kernels in rounds side by side, heavy ones in contiguous shares
- * (kir_reduce_strategy's column_rounds); both compute the lanes' one tree. */
+ * (kir_reduce_strategy's column_rounds), a split's combine over its partials; all compute
+ * the lanes' one tree. */
 static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   ic_dtype dt;
   const char *t;
   const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
   sbuf_printf(&rg->cg->out, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
-  if (rg->column_rounds) red_column_rounds(rg, p, reduce, in, dt, t);
+  if (rg->k->stage == KIR_STAGE_COMBINE) red_column_combine(rg, in, dt, t);
+  else if (rg->column_rounds) red_column_rounds(rg, p, reduce, in, dt, t);
   else red_column_shares(rg, p, reduce, in, dt, t);
   red_finish(rg, reduce);
   sbuf_puts(&rg->cg->out, "  }\n  }\n");
@@ -1558,8 +1608,17 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "  const int colx = (int)(threadIdx.x & 31), colg = (int)(threadIdx.x >> 5) / %" PRId32
                    ", coly = (int)(threadIdx.x >> 5) %% %" PRId32 ", t = coly, cbase = colg * %" PRId32 ";\n  (void)cbase;\n",
                 rg->ywarps, rg->ywarps, rg->ywarps);
-    sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
+    if (k->stage == KIR_STAGE_PARTIAL) {
+      /* a split's partials: block (b, u), round u of column block b (kir_split_partial_numel) */
+      sbuf_printf(o, "  const ic_i64 cblocks = (rows + %" PRId32 ") / %" PRId32 ", u = (ic_i64)blockIdx.x / cblocks;\n", 32 * rg->colgroups - 1,
+                  32 * rg->colgroups);
+      sbuf_printf(o, "  const ic_i64 row_in = ((ic_i64)blockIdx.x %% cblocks) * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
+    } else {
+      sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
+    }
     sbuf_puts(o, "  const ic_i64 used = C < L ? C : L;\n  ic_i64 cover = 1;\n  while (cover < used) cover <<= 1;\n");
+    if (k->stage != KIR_STAGE_WHOLE)
+      sbuf_printf(o, "  const ic_i64 U = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * rg->round_warps - 1, 8 * rg->round_warps);
     sbuf_printf(o, "  const ic_i64 share = cover >= %" PRId32 " ? cover / %" PRId32 " : 1;\n", rg->ywarps, rg->ywarps);
     sbuf_puts(o, "  const ic_i64 lane0 = (ic_i64)coly * share, lane1 = lane0 + share < used ? lane0 + share : used;\n");
   } else if (k->stage != KIR_STAGE_WHOLE) {
@@ -1708,6 +1767,9 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
     rg.ywarps = strategy.threads;
     rg.colgroups = strategy.column_groups;
     rg.column_rounds = strategy.column_rounds;
+    rg.round_warps = strategy.threads;
+    /* a split's combine: a thread a column over its partials */
+    if (k->stage == KIR_STAGE_COMBINE) rg.ywarps = 1;
     rg.block = 32 * rg.ywarps * rg.colgroups;
   }
   for (int32_t i = 0; i < k->instrs.count; i++) {
