@@ -1228,6 +1228,17 @@ static inline hv rc_small(int v) {
   return h;
 }
 
+/* rc_check of a graph of two inputs and one output whose fused cuda program must have
+ * `kernels` kernels (the stages of a split reduction, or one). */
+static inline void rc_check_stages(const ic_graph *g, const rc_input *ins, const rc_output *out, const char *what, int32_t kernels) {
+  if (rc_is_cuda(rc_backend)) {
+    ic_program *p = rc_compile(g, rc_backend, IC_MODE_FUSED);
+    ck_assert_msg(ic_program_kernel_count(p) == kernels, "%s: %d kernels, not %d", what, (int)ic_program_kernel_count(p), (int)kernels);
+    ic_program_release(p);
+  }
+  rc_check(g, ins, 2, out, 1, what);
+}
+
 /* Few long rows, which the cuda backend splits into a partial and a combine kernel
  * (kir.h, "two-stage reductions"): op over the rows of x * s (`and` for bool; s a per-row
  * value that the partial stage reads), then times s again (read by the combine stage)
@@ -1271,12 +1282,7 @@ static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows
   char what[96];
   snprintf(what, sizeof what, "two stages: %s of %s over %lld rows of %lld", ic_reduce_name(op), ic_dtype_name(dt),
            (long long)nrows, (long long)n);
-  if (rc_is_cuda(rc_backend)) {
-    ic_program *p = rc_compile(g, rc_backend, IC_MODE_FUSED);
-    ck_assert_msg(ic_program_kernel_count(p) == 2, "%s: %d kernels, not the two stages", what, (int)ic_program_kernel_count(p));
-    ic_program_release(p);
-  }
-  rc_check(g, ins, 2, &out, 1, what);
+  rc_check_stages(g, ins, &out, what, 2);
   rc_output_free(&out);
   free(h);
   free(sh);
@@ -1306,12 +1312,7 @@ static inline void rc_column_split_case(ic_dtype dt, ic_reduce_op op, int64_t ro
   char what[96];
   snprintf(what, sizeof what, "column split: %s of %s over [%lld, %lld]", ic_reduce_name(op), ic_dtype_name(dt), (long long)rows,
            (long long)ncols);
-  if (rc_is_cuda(rc_backend)) {
-    ic_program *p = rc_compile(g, rc_backend, IC_MODE_FUSED);
-    ck_assert_msg(ic_program_kernel_count(p) == (split ? 2 : 1), "%s: %d kernels", what, (int)ic_program_kernel_count(p));
-    ic_program_release(p);
-  }
-  rc_check(g, ins, 2, &out, 1, what);
+  rc_check_stages(g, ins, &out, what, split ? 2 : 1);
   rc_output_free(&out);
   free(h);
   free(sh);
