@@ -1013,6 +1013,7 @@ typedef enum red_kind {
   RED_FP8_QUANT_TORCH, /* torch_compare.py's formulation: x * (448 / amax), clamped, a plain cast */
   RED_ROW_SUM,
   RED_COL_SUM,
+  RED_BIAS_GRAD, /* a sum over the rows n (a column reduction of a symbolic length) */
   RED_FULL_SUM,
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
   RED_CAST_FP8,
@@ -1043,6 +1044,7 @@ static const red_case red_cases[] = {
      16384, 8192, 512},
     {"row sum", RED_ROW_SUM, IC_F32, 32768, 4096, 1024},
     {"column sum", RED_COL_SUM, IC_F32, 32768, 4096, 1024},
+    {"bias gradient: bf16 [n, 4096] summed over its n rows", RED_BIAS_GRAD, IC_BF16, 65536, 4096, 1024},
     {"full sum", RED_FULL_SUM, IC_F32, INT64_C(1) << 28, 0, INT64_C(1) << 22},
     {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
     {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
@@ -1219,6 +1221,12 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
   if (c->kind == RED_COL_SUM) { /* x [len, n], summed over dim 0 */
     ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){len, sym}, contig);
     red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){len, n}, 1, -1, 1);
+    ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
+    return g;
+  }
+  if (c->kind == RED_BIAS_GRAD) { /* x [n, len], summed over dim 0 */
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
+    red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){n, len}, 0, -1, 1);
     ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
     return g;
   }
@@ -1549,11 +1557,11 @@ done:
 
 /* The fused cuda outputs (eager: the eager ones) against the ref backend (the oracle,
  * the same graph), bit for bit, on the first RED_CHECK_N rows (column sum: columns; the
- * full sum: all of it). Rows are independent and the summation order depends only on the
+ * full sum and the bias gradient, which reduce over n: all of it). Rows are independent and the summation order depends only on the
  * reduced size, so those rows of the timed run must equal ref's. */
 static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t nin,
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
-  int64_t k = c->kind == RED_FULL_SUM || n < RED_CHECK_N ? n : RED_CHECK_N;
+  int64_t k = c->kind == RED_FULL_SUM || c->kind == RED_BIAS_GRAD || n < RED_CHECK_N ? n : RED_CHECK_N;
   snprintf(row->same_ref, sizeof row->same_ref, "not checked");
   if (c->kind == RED_ASM_FP8 || c->kind == RED_ASM_ROWQUANT) {
     snprintf(row->same_ref, sizeof row->same_ref, "no ref (PTX)");
@@ -1872,7 +1880,7 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
          "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
          "%d runs after %d warm-up%s (%s); kernels = launches per run, fused / eager; fused\n"
          "compiles are strict (no eager fallback). Bitwise: fused against eager over every output,\n"
-         "and against the ref backend on the first %d rows (column sum: columns; full sum: all).\n\n",
+         "and against the ref backend on the first %d rows (column sum: columns; full sum, bias gradient: all).\n\n",
          reps, warm, warm == 1 ? "" : "s", b->ref ? "host clock" : "CUDA events", RED_CHECK_N);
   printf("| workload | x | moved | fused | fused GB/s | of copy | eager | eager / fused | kernels | == eager "
          "| == ref | notes |\n");

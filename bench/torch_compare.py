@@ -208,6 +208,17 @@ def col_sum() -> Workload:
                          lambda x: x.sum(0))
 
 
+def bias_grad() -> Workload:
+    """A bias gradient: a bf16 [tokens, hidden] gradient summed over its tokens (n symbolic)."""
+    def graph(ins: List[Any]) -> ic.Graph:
+        g, x, _ = row_graph(ins, ic.bf16)
+        g.output("y", ic.sum(x, 0))
+        return g
+
+    return Workload("bias_grad", "bf16 [65536, 4096] over dim 0", lambda q: [randn((rows(q, 65536), 4096), torch.bfloat16)],
+                    lambda x: x.sum(0), graph)
+
+
 def layer_norm() -> Workload:
     def make(quick: bool) -> List[Any]:
         return [randn((rows(quick, 32768), 4096), torch.float32), randn((4096,), torch.float32),
@@ -361,8 +372,8 @@ def launch_chain() -> Workload:
                     chain_torch, graph, launch_bound=True)
 
 
-WORKLOADS = [gelu_bias, swiglu, adam, softmax, log_softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, col_sum, full_sum,
-             add_transposed, rope, scale_fp8, outer_add, launch_chain]
+WORKLOADS = [gelu_bias, swiglu, adam, softmax, log_softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, col_sum, bias_grad,
+             full_sum, add_transposed, rope, scale_fp8, outer_add, launch_chain]
 
 
 # ---------------------------------------------------------------- measuring

@@ -439,9 +439,10 @@ bool kir_split_wanted(const kir_kernel *k) {
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
   if (rs.columns) {
-    /* few column blocks over many rounds (a constant length) */
+    /* few column blocks over many rounds; a symbolic length may be long (a batch of any
+     * size: one block walking f32 [n, 256] read at 4% of copy), as split rows assume */
     const int64_t round_rows = (int64_t)KIR_REDUCE_CHUNK * 8 * rs.threads, block = (int64_t)32 * rs.column_groups;
-    const int64_t rounds = rs.count < 0 ? 0 : (rs.count + round_rows - 1) / round_rows;
+    const int64_t rounds = rs.count < 0 ? KIR_SPLIT_COLUMN_ROUNDS : (rs.count + round_rows - 1) / round_rows;
     if (!rs.column_rounds || rounds < KIR_SPLIT_COLUMN_ROUNDS || (rows + block - 1) / block >= KIR_SPLIT_COLUMN_BLOCKS) return false;
   } else if (rows > KIR_SPLIT_MAX_ROWS || !rs.groups) {
     return false; /* rs.groups: more than one lane group possible */

@@ -216,10 +216,10 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
  *            partial u of its row; U = 4 G (kir_split_units), G the row's lane groups
  *   combine  (KIR_STAGE_COMBINE) a block a row: the row's U partials in the pairwise tree,
  *            then the row values after the REDUCE and the stores
- * Light column kernels (rounds side by side) of a constant length of at least
- * KIR_SPLIT_COLUMN_ROUNDS rounds whose columns fill fewer than KIR_SPLIT_COLUMN_BLOCKS
- * blocks (the rows of a tall, narrow input: one block of 256 columns walking 524288 rows
- * read at 4% of copy) split by rounds instead:
+ * Light column kernels (rounds side by side) of a symbolic length or a constant one of at
+ * least KIR_SPLIT_COLUMN_ROUNDS rounds, whose constant columns fill fewer than
+ * KIR_SPLIT_COLUMN_BLOCKS blocks (the rows of a tall, narrow input: one block of 256
+ * columns walking 524288 rows read at 4% of copy) split by rounds instead:
  *   partial  block (b, u) of the column blocks x U: round u of its 256 columns (lanes
  *            [8Wu, 8Wu + 8W), W warps a group), the round's subtree into partial
  *            u * columns + column; U the rounds in use

@@ -1055,13 +1055,14 @@ START_TEST(test_two_stage_split) {
                               "y = mul(r, s)\noutput y\n", NULL), 2);
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 300000]\ny = max(x, [1])\noutput y\n", NULL), 2);
   /* one stage: a constant row of one lane group, many rows, two reductions, element
-   * stores, columns, the ref backend */
+   * stores, the ref backend */
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 262144]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 64]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  /* columns of a symbolic length split by rounds instead (test_column_split) */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 2);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
   /* NVRTC: the stages of every accepted reduction of every dtype (eager: a kernel each) */
   for (int di = 0; di < RC_NDTYPES; di++) {
@@ -1084,8 +1085,8 @@ END_TEST
 
 /* Light column reductions of few columns over many rows split by rounds (kir.h): the
  * partial stage a block a column block and round (1024 threads), the combine a thread a
- * column (256); U = the rounds over the lanes in use. Not split: 3 rounds, an index
- * (heavy), 64 column blocks, a symbolic length or column count, element stores. */
+ * column (256); U = the rounds over the lanes in use. A symbolic length splits. Not split:
+ * 3 rounds, an index (heavy), 64 column blocks, a symbolic column count, element stores. */
 static void column_split_launches(ic_context *ctx, const char *text, int64_t partial_grid, int64_t combine_grid, int64_t temp_bytes) {
   ic_program *p;
   ck_assert_int_eq(kernels_of(ctx, NULL, text, &p), 2);
@@ -1136,7 +1137,11 @@ START_TEST(test_column_split) {
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[768, 40]\ny = sum(x, [0])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[16384, 300]\ny = argmax(x, [0])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f64[16384, 300]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  /* a symbolic length splits (it may be long); a symbolic column count does not */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", NULL), 2);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : bf16[r, 16128]\ny = max(x, [0])\noutput y\n", NULL), 2);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 16384]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 300]\ny = argmax(x, [0])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[16384, n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
   ck_assert_int_eq(
       kernels_of(ctx, NULL, "input x : f32[16384, 300]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", NULL), 1);
@@ -1150,8 +1155,12 @@ START_TEST(test_column_split_cases_ref) {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
       {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
-    rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, true);
-    rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, true);
+    rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, false, true);
+    rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, false, true);
+    rc_column_split_case(cases[c].dt, cases[c].op, 5, 40, true, true);
+    rc_column_split_case(cases[c].dt, cases[c].op, 70001, 3, true, true);
+    if (cases[c].op == IC_REDUCE_SUM || cases[c].op == IC_REDUCE_ANY) /* an empty max is refused at run time */
+      rc_column_split_case(cases[c].dt, cases[c].op, 0, 40, true, true);
   }
 }
 END_TEST
