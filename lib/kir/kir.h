@@ -184,8 +184,10 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            threads of at most 64 registers, whose warps take rounds of 8 lanes side by
  *            side (column_rounds: rounds of 8 x threads lanes, one band of rows at a
  *            time), as many warps as the first round fills (columns of 64 rows: one).
- *            Heavier ones are 8 warps x 2 groups (512 threads, 128 registers), each warp
- *            over a contiguous share of the lanes (fewer warps for short rows). Element
+ *            A light kernel that stores elements (a column mean subtracted back: 3%
+ *            slower in rounds) and heavier ones, 8 warps x 2 groups (512 threads, 128
+ *            registers), give each warp a contiguous share of the lanes (fewer warps for
+ *            short rows). Element
  *            loads skip L1 (a row's 128 bytes a warp are not read again). Measured
  *            (H100, the order's loads in a probe, bench/results/2026-12-05-session5.md):
  *            8 x 2 through L1 86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy;
@@ -200,7 +202,7 @@ typedef struct kir_reduce_strategy {
   bool columns;
   int32_t threads;
   int32_t column_groups; /* columns: groups of 32 rows a block; 1 otherwise */
-  bool column_rounds;    /* columns: the warps take rounds of 8 lanes side by side (light) */
+  bool column_rounds;    /* columns: the warps take rounds of 8 lanes side by side (light, no element stores) */
   int32_t lanes_per_thread;
   bool groups;
   int64_t count; /* the elements a row reduces, -1 when symbolic */

@@ -875,27 +875,31 @@ END_TEST
  * multiples of 8 chunks, so a column of a constant length that is a multiple of 64 has no
  * ragged round: its kernel has no guarded copy of the round, light (a sum) and heavy (sum
  * and argmax) alike; other lengths, and symbolic ones, keep it. Light kernels' warps take
- * the rounds side by side (as many warps as the first round fills), heavy kernels' warps
- * contiguous shares. Either kernel declares one block a multiprocessor. Strict compiles
+ * the rounds side by side (as many warps as the first round fills), the warps of heavy
+ * kernels and of those that store elements (the mean subtracted back) contiguous shares.
+ * Either kernel declares one block a multiprocessor. Strict compiles
  * (NVRTC and ptxas) for sm_90a. */
 START_TEST(test_column_rounds) {
   static const struct {
     int64_t len; /* 0: symbolic */
-    bool ragged, heavy;
-    int warps; /* a group: light kernels as many as their first round of 8 lanes a warp fills */
-  } cases[] = {{4096, false, false, 4}, {4160, false, false, 4}, {64, false, false, 1},  {100, true, false, 2},
-               {16384, false, false, 4}, {4100, true, false, 4},  {4040, true, false, 4}, {0, true, false, 4},
-               {4096, false, true, 8},   {4100, true, true, 8}};
+    bool ragged, heavy, centre; /* centre: the sum's mean subtracted back (element stores: shares) */
+    int warps; /* a group: rounds as many as their first round of 8 lanes a warp fills; shares 4 (8 heavy) */
+  } cases[] = {{4096, false, false, false, 4}, {4160, false, false, false, 4}, {64, false, false, false, 1},
+               {100, true, false, false, 2},   {16384, false, false, false, 4}, {4100, true, false, false, 4},
+               {4040, true, false, false, 4},  {0, true, false, false, 4},      {4096, false, true, false, 8},
+               {4100, true, true, false, 8},   {4096, false, false, true, 4},   {100, true, false, true, 4},
+               {64, false, false, true, 4}};
   ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    const bool heavy = cases[i].heavy;
+    const bool heavy = cases[i].heavy, shares = heavy || cases[i].centre;
     ic_graph *g;
     IC_OK_OR_FAIL(ic_graph_create(&g));
     ic_dim len = cases[i].len ? cases[i].len : ic_graph_symbol(g, "r");
     ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){len, ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
-    IC_OK_OR_FAIL(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0)));
+    ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, cases[i].centre);
+    IC_OK_OR_FAIL(ic_graph_output(g, "s", cases[i].centre ? ic_graph_binary(g, IC_OP_SUB, x, s) : s));
     if (heavy) IC_OK_OR_FAIL(ic_graph_output(g, "a", ic_graph_reduce(g, IC_REDUCE_ARGMAX, x, 1, (int32_t[]){0}, 0)));
     ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
     ic_program *p;
@@ -906,10 +910,10 @@ START_TEST(test_column_rounds) {
     snprintf(strategy, sizeof strategy, "strategy columns: %d warps a row, %d rows a block", cases[i].warps, heavy ? 64 : 256);
     ck_assert_msg(strstr(ic_program_kernel_ir(p, 0), strategy) != NULL, "[%lld, n]: %s", (long long)cases[i].len,
                   ic_program_kernel_ir(p, 0));
-    ck_assert_int_eq(strstr(ic_program_kernel_ir(p, 0), ", warps in rounds") != NULL, !heavy);
+    ck_assert_int_eq(strstr(ic_program_kernel_ir(p, 0), ", warps in rounds") != NULL, !shares);
     const char *src = ic_program_kernel_source(p, 0);
     /* every round reads 8 lanes' chunks (the whole-round copy is always there) */
-    const char *round = heavy ? "    for (ic_i64 c0 = j; c0 < C; c0 += L)\n" : "    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n";
+    const char *round = shares ? "    for (ic_i64 c0 = j; c0 < C; c0 += L)\n" : "    for (ic_i64 c0 = live ? j : C; c0 < C; c0 += L)\n";
     ck_assert_ptr_nonnull(strstr(src, round));
     ck_assert_msg((strstr(src, "    if (c0 + k < C) {") != NULL) == cases[i].ragged, "[%lld, n]%s: ragged round %s",
                   (long long)cases[i].len, heavy ? " heavy" : "", cases[i].ragged ? "missing" : "emitted");
@@ -919,8 +923,8 @@ START_TEST(test_column_rounds) {
     snprintf(bounds, sizeof bounds, "void __launch_bounds__(%d, 1) ic_", 32 * cases[i].warps * (heavy ? 2 : 8));
     ck_assert_ptr_nonnull(strstr(src, bounds));
     /* light kernels join a round's warps through shared memory, heavy ones their shares at the end */
-    ck_assert_int_eq(strstr(src, "xa[buf + cbase + coly][colx] = am[0];") != NULL, !heavy && cases[i].warps > 1);
-    ck_assert_int_eq(strstr(src, "    sa[cbase + coly][colx] = a;") != NULL, heavy);
+    ck_assert_int_eq(strstr(src, "xa[buf + cbase + coly][colx] = am[0];") != NULL, !shares && cases[i].warps > 1);
+    ck_assert_int_eq(strstr(src, "    sa[cbase + coly][colx] = a;") != NULL, shares);
     ic_program_release(p);
     ic_graph_destroy(g);
   }
