@@ -1091,11 +1091,12 @@ END_TEST
  * partial stage a block a column block and round (1024 threads), the combine a thread a
  * column (256); U = the rounds over the lanes in use. A symbolic length splits. Not split:
  * 3 rounds, an index (heavy), 64 column blocks, a symbolic column count, element stores. */
-static void column_split_launches(ic_context *ctx, const char *text, int64_t partial_grid, int64_t combine_grid, int64_t temp_bytes) {
+static void column_split_launches(ic_context *ctx, const char *text, int64_t r, int64_t partial_grid, int64_t combine_grid,
+                                  int64_t temp_bytes) {
   ic_program *p;
   ck_assert_int_eq(kernels_of(ctx, NULL, text, &p), 2);
   int32_t launches = 0;
-  int64_t none = 0;
+  int64_t none = r; /* the value of the graph's one symbol, if it has one */
   for (int32_t i = 0; i < ic_program_step_count(p); i++) {
     ic_step st;
     IC_OK_OR_FAIL(ic_program_step(p, i, &st));
@@ -1127,28 +1128,33 @@ START_TEST(test_column_split) {
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
   /* 2048 chunks: 1024 lanes, 32 rounds; 2 column blocks */
-  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 64, 2, 300 * 32 * 4);
+  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, 64, 2, 300 * 32 * 4);
+  /* the same rows as a symbol r: U from r at run time; r = 100 is one round */
+  column_split_launches(ctx, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", 16384, 64, 2, 300 * 32 * 4);
+  column_split_launches(ctx, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", 100, 2, 2, 300 * 1 * 4);
   /* 37501 chunks: G = 2, 2048 lanes, 64 rounds (the last ragged) */
-  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 64, 1, 33 * 64 * 4);
+  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, 64, 1, 33 * 64 * 4);
   /* 4 rounds, with a prologue and an epilogue of column values */
   column_split_launches(ctx,
                         "input x : f32[1024, 40]\ninput s : f32[1, 40]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\n"
                         "y = mul(r, s)\noutput y\n",
-                        4, 1, 40 * 4 * 4);
-  /* 63 column blocks split, 64 do not */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[4096, 16128]\ny = sum(x, [0])\noutput y\n", NULL), 2);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[4096, 16384]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[768, 40]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[16384, 300]\ny = argmax(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f64[16384, 300]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  /* a symbolic length splits (it may be long); a symbolic column count does not */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", NULL), 2);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : bf16[r, 16128]\ny = max(x, [0])\noutput y\n", NULL), 2);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 16384]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol r\ninput x : f32[r, 300]\ny = argmax(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[16384, n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(
-      kernels_of(ctx, NULL, "input x : f32[16384, 300]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", NULL), 1);
+                        0, 4, 1, 40 * 4 * 4);
+  static const struct { const char *text; int32_t kernels; } plans[] = {
+      /* 63 column blocks split, 64 do not */
+      {"input x : f32[4096, 16128]\ny = sum(x, [0])\noutput y\n", 2},
+      {"input x : f32[4096, 16384]\ny = sum(x, [0])\noutput y\n", 1},
+      {"input x : f32[768, 40]\ny = sum(x, [0])\noutput y\n", 1}, /* 3 rounds */
+      {"input x : f32[16384, 300]\ny = argmax(x, [0])\noutput y\n", 1},
+      {"input x : f64[16384, 300]\ny = sum(x, [0])\noutput y\n", 1},
+      /* a symbolic length splits (it may be long); a symbolic column count does not */
+      {"symbol r\ninput x : bf16[r, 16128]\ny = max(x, [0])\noutput y\n", 2},
+      {"symbol r\ninput x : f32[r, 16384]\ny = sum(x, [0])\noutput y\n", 1},
+      {"symbol r\ninput x : f32[r, 300]\ny = argmax(x, [0])\noutput y\n", 1},
+      {"symbol n\ninput x : f32[16384, n]\ny = sum(x, [0])\noutput y\n", 1},
+      {"input x : f32[16384, 300]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", 1}, /* element stores */
+  };
+  for (size_t i = 0; i < sizeof plans / sizeof *plans; i++)
+    ck_assert_msg(kernels_of(ctx, NULL, plans[i].text, NULL) == plans[i].kernels, "%s", plans[i].text);
   ic_context_destroy(ctx);
 }
 END_TEST
