@@ -187,8 +187,8 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            A light kernel that stores elements (a column mean subtracted back: 3%
  *            slower in rounds) and heavier ones, 8 warps x 2 groups (512 threads, 128
  *            registers), give each warp a contiguous share of the lanes (fewer warps for
- *            short rows). Element
- *            loads skip L1 (a row's 128 bytes a warp are not read again). Measured
+ *            short rows). Element loads skip L1 (a row's 128 bytes a warp are not read
+ *            again). Measured
  *            (H100, the order's loads in a probe, bench/results/2026-12-05-session5.md):
  *            8 x 2 through L1 86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy;
  *            reading 4 neighbouring rows a thread as 16-byte vectors lost (80-89%: a

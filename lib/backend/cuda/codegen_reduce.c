@@ -67,9 +67,9 @@ typedef struct red_gen {
   /* Column kernels (the innermost dim is kept): a block holds 32 consecutive rows, one a
    * lane of each of its `ywarps` warps, so every load of a warp reads 32 neighbouring
    * rows (coalesced). Light kernels' warps take rounds of 8 lanes side by side
-   * (red_column_rounds), heavy kernels' and those that store elements contiguous shares
-   * of the lanes (red_column_shares); either way the lanes' pairwise tree. The element stores split
-   * the lanes in contiguous shares (red_column_lanes). */
+   * (red_column_rounds), the warps of heavy kernels and of those that store elements
+   * contiguous shares of the lanes (red_column_shares); either way the lanes' pairwise
+   * tree. The element stores split the lanes in contiguous shares (red_column_lanes). */
   bool columns;
   int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
   bool column_rounds;        /* columns: the warps in rounds side by side, not in shares */
