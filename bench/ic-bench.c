@@ -1390,14 +1390,20 @@ static bool red_dtoh(const bench *b, void *dst, CUdeviceptr src, size_t bytes, c
   return r == CUDA_SUCCESS || red_note_cu(note, "cuMemcpyDtoH", r);
 }
 
-/* Kernel launches in one run of p: its launch steps. */
-static int32_t red_launches(const ic_program *p) {
-  int32_t n = 0;
+/* Kernel launches in one run of p at size n: its launch steps whose grid is not empty (a
+ * reduction of symbolic sizes holds its one kernel and its two stages, and the sizes
+ * launch one side). Graphs here have the one symbol n. */
+static int32_t red_launches(const ic_program *p, int64_t n) {
+  int32_t count = 0;
+  const bool just_n = ic_program_symbol_count(p) == 0 || (ic_program_symbol_count(p) == 1 && !strcmp(ic_program_symbol_name(p, 0), "n"));
   for (int32_t i = 0; i < ic_program_step_count(p); i++) {
     ic_step s;
-    if (ic_program_step(p, i, &s) == IC_OK && s.kind == IC_STEP_LAUNCH) n++;
+    int64_t grid = 1;
+    if (ic_program_step(p, i, &s) != IC_OK || s.kind != IC_STEP_LAUNCH) continue;
+    if (just_n && ic_program_eval(p, s.grid_expr, &n, &grid) != IC_OK) grid = 1;
+    count += grid > 0;
   }
-  return n;
+  return count;
 }
 
 /* p's tensors: inputs by name (ic_program_input_index), outputs in order (eager: the
@@ -1719,8 +1725,8 @@ static bool red_workload(bench *b, const red_case *c, int idx, bool quick, doubl
       eager = NULL;
     }
   }
-  if (fused) row.fused_launches = red_launches(fused);
-  if (eager) row.eager_launches = red_launches(eager);
+  if (fused) row.fused_launches = red_launches(fused, n);
+  if (eager) row.eager_launches = red_launches(eager, n);
 
   /* inputs: random values, uploaded once */
   bool ready = fused || eager;

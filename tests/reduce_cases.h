@@ -1289,18 +1289,22 @@ static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows
   ic_graph_destroy(g);
 }
 
-/* Few columns over many rows (kir.h: a light column reduction of a symbolic length, or a
- * constant one of at least 4 rounds, over fewer than 64 column blocks) as two kernels on
- * cuda, a partial stage a round and a combine a column: x * s reduced over dim 0 and
- * multiplied by s again (a prologue and an epilogue with column values), checked as
- * rc_check checks (on cuda: against the ref backend bit for bit, twice, eager == fused
- * where rc_eager). symbolic: the rows are a symbol bound to `rows` at run time. split: the
- * kernels cuda must make, two or one. */
-static inline void rc_column_split_case(ic_dtype dt, ic_reduce_op op, int64_t rows, int64_t ncols, bool symbolic, bool split) {
+/* Few columns over many rows (kir.h: a light column reduction of at least 4 rounds over
+ * fewer than 64 column blocks) as two kernels on cuda, a partial stage a round and a
+ * combine a column: x * s reduced over dim 0 and multiplied by s again (a prologue and an
+ * epilogue with column values), checked as rc_check checks (on cuda: against the ref
+ * backend bit for bit, twice, eager == fused where rc_eager). symbolic: RC_SYM_ROWS and
+ * RC_SYM_COLS make those dims symbols bound at run time (a symbolic length: the program
+ * holds the one kernel and the two stages, kir_split_when choosing; symbolic columns: one
+ * kernel). kernels: what cuda must compile (1, 2 or 3; test_reduce.test_column_split
+ * checks which of them the sizes launch). */
+enum { RC_SYM_ROWS = 1, RC_SYM_COLS = 2 };
+static inline void rc_column_split_case(ic_dtype dt, ic_reduce_op op, int64_t rows, int64_t ncols, int symbolic, int32_t kernels) {
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_create(&g));
-  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){symbolic ? ic_graph_symbol(g, "r") : rows, ncols}, IC_LAYOUT_CONTIGUOUS);
-  ic_value sv = ic_graph_input(g, "s", dt, 2, (ic_dim[]){1, ncols}, IC_LAYOUT_CONTIGUOUS);
+  ic_dim rd = symbolic & RC_SYM_ROWS ? ic_graph_symbol(g, "r") : rows, cd = symbolic & RC_SYM_COLS ? ic_graph_symbol(g, "c") : ncols;
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){rd, cd}, IC_LAYOUT_CONTIGUOUS);
+  ic_value sv = ic_graph_input(g, "s", dt, 2, (ic_dim[]){1, cd}, IC_LAYOUT_CONTIGUOUS);
   ic_op times = dt == IC_BOOL ? IC_OP_LOGICAL_AND : IC_OP_MUL;
   ic_value r = ic_graph_reduce(g, op, ic_graph_binary(g, times, x, sv), 1, (int32_t[]){0}, 1);
   ic_dtype rdt = ic_graph_value_dtype(g, r);
@@ -1311,9 +1315,9 @@ static inline void rc_column_split_case(ic_dtype dt, ic_reduce_op op, int64_t ro
   rc_input ins[2] = {{.dt = dt, .ndim = 2, .shape = {rows, ncols}, .h = h, .storage = rows * ncols},
                      {.dt = dt, .ndim = 2, .shape = {1, ncols}, .h = sh, .storage = ncols}};
   char what[96];
-  snprintf(what, sizeof what, "column split: %s of %s over [%s%lld, %lld]", ic_reduce_name(op), ic_dtype_name(dt),
-           symbolic ? "r = " : "", (long long)rows, (long long)ncols);
-  rc_check_stages(g, ins, &out, what, split ? 2 : 1);
+  snprintf(what, sizeof what, "column split: %s of %s over [%s%lld, %s%lld]", ic_reduce_name(op), ic_dtype_name(dt),
+           symbolic & RC_SYM_ROWS ? "r = " : "", (long long)rows, symbolic & RC_SYM_COLS ? "c = " : "", (long long)ncols);
+  rc_check_stages(g, ins, &out, what, kernels);
   rc_output_free(&out);
   free(h);
   free(sh);

@@ -443,19 +443,45 @@ sym_id kir_split_partial_numel(const kir_kernel *k) {
   return sym_mul(a, points, kir_split_units(k));
 }
 
+/* A light column kernel's split conditions, rounds >= KIR_SPLIT_COLUMN_ROUNDS and column
+ * blocks < KIR_SPLIT_COLUMN_BLOCKS, as expressions of 0 or 1 (constants where the sizes
+ * are). */
+static void kir_split_column_terms(const kir_kernel *k, const kir_reduce_strategy *rs, sym_id *long_enough, sym_id *few_blocks) {
+  sym_arena *a = k->syms;
+  sym_id zero = sym_const(a, 0), one = sym_const(a, 1);
+  sym_id rounds = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, (int64_t)KIR_REDUCE_CHUNK * 8 * rs->threads));
+  sym_id blocks = sym_ceildiv(a, k->launch_numel, sym_const(a, (int64_t)32 * rs->column_groups));
+  *long_enough = sym_min(a, one, sym_max(a, zero, sym_sub(a, rounds, sym_const(a, KIR_SPLIT_COLUMN_ROUNDS - 1))));
+  *few_blocks = sym_min(a, one, sym_max(a, zero, sym_sub(a, sym_const(a, KIR_SPLIT_COLUMN_BLOCKS), blocks)));
+}
+
+sym_id kir_split_when(const kir_kernel *k) {
+  kir_reduce_strategy rs;
+  kir_reduce_strategy_of(k, &rs);
+  if (!rs.columns) return SYM_NONE;
+  sym_id long_enough, few_blocks;
+  kir_split_column_terms(k, &rs, &long_enough, &few_blocks);
+  sym_id when = sym_mul(k->syms, long_enough, few_blocks);
+  int64_t always = 0;
+  return sym_is_const(k->syms, when, &always) && always == 1 ? SYM_NONE : when;
+}
+
 bool kir_split_wanted(const kir_kernel *k) {
   int64_t rows = 0;
   if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
-  if (!sym_is_const(k->syms, k->launch_numel, &rows)) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
   if (rs.columns) {
-    /* few column blocks over many rounds; a symbolic length may be long (a batch of any
-     * size: one block walking f32 [n, 256] read at 4% of copy), as split rows assume */
-    const int64_t round_rows = (int64_t)KIR_REDUCE_CHUNK * 8 * rs.threads, block = (int64_t)32 * rs.column_groups;
-    const int64_t rounds = rs.count < 0 ? KIR_SPLIT_COLUMN_ROUNDS : (rs.count + round_rows - 1) / round_rows;
-    if (!rs.column_rounds || rounds < KIR_SPLIT_COLUMN_ROUNDS || (rows + block - 1) / block >= KIR_SPLIT_COLUMN_BLOCKS) return false;
-  } else if (rows > KIR_SPLIT_MAX_ROWS || !rs.groups) {
+    /* few column blocks over many rounds (one block walking f32 [524288, 256] read at 4%
+     * of copy), the columns a constant count; where the length is symbolic, the length
+     * bound at run time chooses (kir_split_when): wanted unless the constant sizes already
+     * rule the split out */
+    if (!rs.column_rounds || !sym_is_const(k->syms, k->launch_numel, &rows)) return false;
+    sym_id long_enough, few_blocks;
+    kir_split_column_terms(k, &rs, &long_enough, &few_blocks);
+    int64_t v = 0;
+    if ((sym_is_const(k->syms, long_enough, &v) && v == 0) || (sym_is_const(k->syms, few_blocks, &v) && v == 0)) return false;
+  } else if (!sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS || !rs.groups) {
     return false; /* rs.groups: more than one lane group possible */
   }
   /* every store is a row store: the combine stage does them */

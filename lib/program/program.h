@@ -35,6 +35,7 @@ typedef struct program_step {
   int32_t buffer; /* OUTPUT, ALLOC, FREE */
   int32_t kernel; /* LAUNCH */
   sym_id grid;    /* LAUNCH: blocks */
+  sym_id when;    /* LAUNCH: SYM_NONE, or 0 or 1 at run time (kir_split_when), the grid's factor */
   bool reuse;     /* ALLOC: the slot's memory is already held (freed by an earlier temp) */
   bool release;   /* FREE: no later temporary reuses the slot: give the memory back */
 } program_step;

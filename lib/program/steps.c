@@ -17,7 +17,7 @@ static int32_t program_add_buffer(ic_program *p, program_buffer_kind kind, int32
 }
 
 static bool program_add_step(ic_program *p, program_step_kind kind, int32_t buffer, int32_t kernel) {
-  program_step st = {.kind = kind, .buffer = buffer, .kernel = kernel, .grid = SYM_NONE};
+  program_step st = {.kind = kind, .buffer = buffer, .kernel = kernel, .grid = SYM_NONE, .when = SYM_NONE};
   return VEC_PUSH(p->steps, st);
 }
 
@@ -88,23 +88,29 @@ static ic_status program_push_stage(ic_program *p, const kir_kernel *k, int32_t 
   return program_push_kernel(p, &s, group);
 }
 
+/* Marks the last step, a launch, as run only where when is 1 (SYM_NONE: always). */
+static void program_launch_when(ic_program *p, sym_id when) { p->steps.items[p->steps.count - 1].when = when; }
+
 /* Reduction kernel k as two (kir_split_wanted): the workspace, the partial and the
- * combine stage, the workspace freed. k stays the caller's. */
-static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t group, int32_t *temps) {
+ * combine stage, the workspace freed; when (SYM_NONE: always) is 1 where the stages run, 0
+ * where they launch nothing and the workspace is empty. k stays the caller's. */
+static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t group, sym_id when, int32_t *temps) {
   const kir_instr *reduce = NULL;
   for (int32_t i = 0; i < k->instrs.count; i++)
     if (k->instrs.items[i].kind == KIR_REDUCE) reduce = &k->instrs.items[i];
   if (!reduce) return error_set(IC_ERR_INTERNAL, "%s: a two-stage split of a kernel without a reduction", k->name);
   ic_dtype acc = kir_reduce_acc_dtype(reduce->reduce, k->instrs.items[reduce->args[0]].dtype);
   bool arg = reduce->reduce == IC_REDUCE_ARGMAX || reduce->reduce == IC_REDUCE_ARGMIN;
-  sym_id dims[2] = {k->launch_numel, kir_split_units(k)};
+  sym_id dims[2] = {when == SYM_NONE ? k->launch_numel : sym_mul(p->syms, k->launch_numel, when), kir_split_units(k)};
   int32_t values = program_add_buffer(p, PROGRAM_TEMP, (*temps)++, acc, 2, dims);
   int32_t indices = arg ? program_add_buffer(p, PROGRAM_TEMP, (*temps)++, IC_I64, 2, dims) : -1;
   if (values < 0 || (arg && indices < 0) || !program_add_step(p, PROGRAM_STEP_ALLOC, values, -1) ||
       (arg && !program_add_step(p, PROGRAM_STEP_ALLOC, indices, -1)))
     return IC_ERR_OUT_OF_MEMORY;
   ic_status st = program_push_stage(p, k, group, KIR_STAGE_PARTIAL, values, indices, kir_split_partial_numel(k));
-  if (!st) st = program_push_stage(p, k, group, KIR_STAGE_COMBINE, values, indices, dims[0]);
+  if (!st) program_launch_when(p, when);
+  if (!st) st = program_push_stage(p, k, group, KIR_STAGE_COMBINE, values, indices, k->launch_numel);
+  if (!st) program_launch_when(p, when);
   if (!st && (!program_add_step(p, PROGRAM_STEP_FREE, values, -1) ||
               (arg && !program_add_step(p, PROGRAM_STEP_FREE, indices, -1))))
     st = IC_ERR_OUT_OF_MEMORY;
@@ -128,8 +134,16 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
     if (p->backend->two_stage_reductions && kir_split_wanted(&k)) {
-      st = program_push_split(p, &k, g, &temps);
-      kir_kernel_free(&k);
+      /* split always, or only where the sizes bound at run time ask for it (the one
+       * kernel launched where they do not: the same bits either way) */
+      sym_id when = kir_split_when(&k);
+      st = program_push_split(p, &k, g, when, &temps);
+      if (!st && when != SYM_NONE) {
+        st = program_push_kernel(p, &k, g);
+        if (!st) program_launch_when(p, sym_sub(p->syms, sym_const(p->syms, 1), when));
+      } else {
+        kir_kernel_free(&k);
+      }
     } else {
       st = program_push_kernel(p, &k, g);
     }
@@ -246,6 +260,7 @@ ic_status program_finish(ic_program *p) {
                                                    : (int64_t)k->compiled->block * k->compiled->per_thread;
     st->grid = sym_ceildiv(p->syms, k->kir.launch_numel, sym_const(p->syms, per_block));
     if (k->compiled->cluster > 1) st->grid = sym_mul(p->syms, st->grid, sym_const(p->syms, k->compiled->cluster));
+    if (st->when != SYM_NONE) st->grid = sym_mul(p->syms, st->grid, st->when);
   }
   program_layout_run(p);
   return sym_arena_failed(p->syms) ? error_set(IC_ERR_OUT_OF_MEMORY, "program: out of memory") : IC_OK;

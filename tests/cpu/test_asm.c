@@ -292,12 +292,13 @@ START_TEST(test_asm_in_reductions) {
       {"symbol n\ninput x : f32[n, 1000]\na = abs(x)\nm = max(a, [1], keepdim)\nv = div(x, m)\n"
        "q = inline_asm(\"cvt.rn.satfinite.e4m3x2.f32 $0, $2, $1;\", \"=h,f,f\", [v], [f8e4m3], pack=2)\noutput q\noutput m\n", 1},
       /* pack 2 over a column reduction: its groups cross the kernel's rows (the asm a
-       * kernel, then the column sum of a symbolic length in two stages, kir.h) */
+       * kernel, then the column sum of a symbolic length: one kernel or two stages, chosen
+       * at run time, kir.h) */
       {"symbol n\ninput x : f16[n, 64]\nd = inline_asm(\"add.f16x2 $0, $1, $1;\", \"=r,r\", [x], [f16], pack=2)\n"
-       "s = sum(d, [0])\noutput s\n", 3},
-      /* pack 1 over a column reduction: fine (in its partial stage) */
+       "s = sum(d, [0])\noutput s\n", 4},
+      /* pack 1 over a column reduction: fine (in the one kernel and the partial stage) */
       {"symbol n\ninput x : f32[n, 64]\nd = inline_asm(\"add.f32 $0, $1, $1;\", \"=f,f\", [x], [f32])\n"
-       "s = sum(d, [0])\noutput s\n", 2},
+       "s = sum(d, [0])\noutput s\n", 3},
       /* impure: runs once, in a kernel of its own */
       {"symbol n\ninput x : f32[n, 64]\nd = inline_asm(\"add.f32 $0, $1, $1;\", \"=f,f\", [x], [f32], pack=1, impure)\n"
        "s = sum(d, [1])\noutput s\n", 2},

@@ -1065,8 +1065,8 @@ START_TEST(test_two_stage_split) {
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 64]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", NULL), 1);
-  /* columns of a symbolic length split by rounds instead (test_column_split) */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 2);
+  /* columns of a symbolic length split by rounds instead, chosen at run time (test_column_split) */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 3);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
   /* NVRTC: the stages of every accepted reduction of every dtype (eager: a kernel each) */
   for (int di = 0; di < RC_NDTYPES; di++) {
@@ -1089,30 +1089,35 @@ END_TEST
 
 /* Light column reductions of few columns over many rows split by rounds (kir.h): the
  * partial stage a block a column block and round (1024 threads), the combine a thread a
- * column (256); U = the rounds over the lanes in use. A symbolic length splits. Not split:
- * 3 rounds, an index (heavy), 64 column blocks, a symbolic column count, element stores. */
-static void column_split_launches(ic_context *ctx, const char *text, int64_t r, int64_t partial_grid, int64_t combine_grid,
-                                  int64_t temp_bytes) {
+ * column (256); U = the rounds over the lanes in use. Where the length is symbolic the
+ * program also holds the one kernel (1024 threads), launched last, and the length bound
+ * at run time launches either it (whole_grid > 0, the stages' grids and the workspace 0)
+ * or the stages; whole_grid < 0: no such kernel. Not split: 3 rounds, an index (heavy), 64
+ * column blocks, a symbolic column count, element stores. r: the value of the graph's one
+ * symbol, if it has one. */
+static void column_split_launches(ic_context *ctx, const char *text, int64_t r, int64_t whole_grid, int64_t partial_grid,
+                                  int64_t combine_grid, int64_t temp_bytes) {
   ic_program *p;
-  ck_assert_int_eq(kernels_of(ctx, NULL, text, &p), 2);
+  const int64_t grids[3] = {partial_grid, combine_grid, whole_grid};
+  const int32_t blocks[3] = {1024, 256, 1024};
+  ck_assert_int_eq(kernels_of(ctx, NULL, text, &p), whole_grid < 0 ? 2 : 3);
   int32_t launches = 0;
-  int64_t none = r; /* the value of the graph's one symbol, if it has one */
   for (int32_t i = 0; i < ic_program_step_count(p); i++) {
     ic_step st;
     IC_OK_OR_FAIL(ic_program_step(p, i, &st));
     if (st.kind != IC_STEP_LAUNCH) continue;
     int64_t grid;
-    IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, &none, &grid));
-    ck_assert_int_eq(grid, launches == 0 ? partial_grid : combine_grid);
-    ck_assert_int_eq(st.block, launches++ == 0 ? 1024 : 256);
+    IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, &r, &grid));
+    ck_assert_msg(grid == grids[launches], "%s, %lld: launch %d grid %lld", text, (long long)r, (int)launches, (long long)grid);
+    ck_assert_int_eq(st.block, blocks[launches++]);
   }
-  ck_assert_int_eq(launches, 2);
+  ck_assert_int_eq(launches, whole_grid < 0 ? 2 : 3);
   for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
     ic_buffer_info bi;
     IC_OK_OR_FAIL(ic_program_buffer(p, b, &bi));
     if (bi.kind != IC_BUFFER_TEMP) continue;
     int64_t bytes;
-    IC_OK_OR_FAIL(ic_program_eval(p, bi.bytes_expr, &none, &bytes));
+    IC_OK_OR_FAIL(ic_program_eval(p, bi.bytes_expr, &r, &bytes));
     ck_assert_int_eq(bytes, temp_bytes);
   }
   char *dump = NULL;
@@ -1128,17 +1133,21 @@ START_TEST(test_column_split) {
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
   /* 2048 chunks: 1024 lanes, 32 rounds; 2 column blocks */
-  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, 64, 2, 300 * 32 * 4);
-  /* the same rows as a symbol r: U from r at run time; r = 100 is one round */
-  column_split_launches(ctx, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", 16384, 64, 2, 300 * 32 * 4);
-  column_split_launches(ctx, "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n", 100, 2, 2, 300 * 1 * 4);
+  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 64, 2, 300 * 32 * 4);
+  /* the same rows as a symbol r: split at r = 16384 (U from r); r = 1024 is 4 rounds (split),
+   * r = 768 3 and r = 100 one (the one kernel, no workspace) */
+  const char *rows_r = "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n";
+  column_split_launches(ctx, rows_r, 16384, 0, 64, 2, 300 * 32 * 4);
+  column_split_launches(ctx, rows_r, 1024, 0, 8, 2, 300 * 4 * 4);
+  column_split_launches(ctx, rows_r, 768, 2, 0, 0, 0);
+  column_split_launches(ctx, rows_r, 100, 2, 0, 0, 0);
   /* 37501 chunks: G = 2, 2048 lanes, 64 rounds (the last ragged) */
-  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, 64, 1, 33 * 64 * 4);
+  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, -1, 64, 1, 33 * 64 * 4);
   /* 4 rounds, with a prologue and an epilogue of column values */
   column_split_launches(ctx,
                         "input x : f32[1024, 40]\ninput s : f32[1, 40]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\n"
                         "y = mul(r, s)\noutput y\n",
-                        0, 4, 1, 40 * 4 * 4);
+                        0, -1, 4, 1, 40 * 4 * 4);
   static const struct { const char *text; int32_t kernels; } plans[] = {
       /* 63 column blocks split, 64 do not */
       {"input x : f32[4096, 16128]\ny = sum(x, [0])\noutput y\n", 2},
@@ -1146,11 +1155,13 @@ START_TEST(test_column_split) {
       {"input x : f32[768, 40]\ny = sum(x, [0])\noutput y\n", 1}, /* 3 rounds */
       {"input x : f32[16384, 300]\ny = argmax(x, [0])\noutput y\n", 1},
       {"input x : f64[16384, 300]\ny = sum(x, [0])\noutput y\n", 1},
-      /* a symbolic length splits (it may be long); a symbolic column count does not */
-      {"symbol r\ninput x : bf16[r, 16128]\ny = max(x, [0])\noutput y\n", 2},
+      /* a symbolic length: both sides, unless the constant columns rule the split out; a
+       * symbolic column count: the one kernel */
+      {"symbol r\ninput x : bf16[r, 16128]\ny = max(x, [0])\noutput y\n", 3},
       {"symbol r\ninput x : f32[r, 16384]\ny = sum(x, [0])\noutput y\n", 1},
+      {"symbol c\ninput x : f32[4096, c]\ny = sum(x, [0])\noutput y\n", 1},
+      {"symbol r\nsymbol c\ninput x : f32[r, c]\ny = sum(x, [0])\noutput y\n", 1},
       {"symbol r\ninput x : f32[r, 300]\ny = argmax(x, [0])\noutput y\n", 1},
-      {"symbol n\ninput x : f32[16384, n]\ny = sum(x, [0])\noutput y\n", 1},
       {"input x : f32[16384, 300]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", 1}, /* element stores */
   };
   for (size_t i = 0; i < sizeof plans / sizeof *plans; i++)
@@ -1165,12 +1176,13 @@ START_TEST(test_column_split_cases_ref) {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
       {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
-    rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, false, true);
-    rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, false, true);
-    rc_column_split_case(cases[c].dt, cases[c].op, 5, 40, true, true);
-    rc_column_split_case(cases[c].dt, cases[c].op, 70001, 3, true, true);
+    rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, 0, 2);
+    rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, 0, 2);
+    rc_column_split_case(cases[c].dt, cases[c].op, 5, 40, RC_SYM_ROWS, 3);
+    rc_column_split_case(cases[c].dt, cases[c].op, 70001, 3, RC_SYM_ROWS, 3);
+    rc_column_split_case(cases[c].dt, cases[c].op, 2048, 5, RC_SYM_ROWS | RC_SYM_COLS, 1);
     if (cases[c].op == IC_REDUCE_SUM || cases[c].op == IC_REDUCE_ANY) /* an empty max is refused at run time */
-      rc_column_split_case(cases[c].dt, cases[c].op, 0, 40, true, true);
+      rc_column_split_case(cases[c].dt, cases[c].op, 0, 40, RC_SYM_ROWS, 3);
   }
 }
 END_TEST
