@@ -446,13 +446,16 @@ sym_id kir_split_partial_numel(const kir_kernel *k) {
 /* A light column kernel's split conditions, rounds >= KIR_SPLIT_COLUMN_ROUNDS and column
  * blocks < KIR_SPLIT_COLUMN_BLOCKS, as expressions of 0 or 1 (constants where the sizes
  * are). */
+static sym_id kir_sym_positive(sym_arena *a, sym_id x) { /* 1 where x > 0, else 0 (x an integer) */
+  return sym_min(a, sym_const(a, 1), sym_max(a, sym_const(a, 0), x));
+}
+
 static void kir_split_column_terms(const kir_kernel *k, const kir_reduce_strategy *rs, sym_id *long_enough, sym_id *few_blocks) {
   sym_arena *a = k->syms;
-  sym_id zero = sym_const(a, 0), one = sym_const(a, 1);
   sym_id rounds = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, (int64_t)KIR_REDUCE_CHUNK * 8 * rs->threads));
   sym_id blocks = sym_ceildiv(a, k->launch_numel, sym_const(a, (int64_t)32 * rs->column_groups));
-  *long_enough = sym_min(a, one, sym_max(a, zero, sym_sub(a, rounds, sym_const(a, KIR_SPLIT_COLUMN_ROUNDS - 1))));
-  *few_blocks = sym_min(a, one, sym_max(a, zero, sym_sub(a, sym_const(a, KIR_SPLIT_COLUMN_BLOCKS), blocks)));
+  *long_enough = kir_sym_positive(a, sym_sub(a, rounds, sym_const(a, KIR_SPLIT_COLUMN_ROUNDS - 1)));
+  *few_blocks = kir_sym_positive(a, sym_sub(a, sym_const(a, KIR_SPLIT_COLUMN_BLOCKS), blocks));
 }
 
 sym_id kir_split_when(const kir_kernel *k) {

@@ -270,6 +270,21 @@ START_TEST(test_disk_cache_reads) {
 }
 END_TEST
 
+/* A column reduction of a symbolic length: its program holds the one kernel and the two
+ * stages (a workspace, launches chosen at run time, steps.c). Every allocation of the
+ * program build fails cleanly; the kernels come from the disk cache, so each point
+ * costs no NVRTC. */
+START_TEST(test_split_program_build) {
+  make_cache_root();
+  seq_env env = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = cache_root, .backend = "cuda",
+                 .mode = IC_MODE_FUSED, .text = "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n"};
+  ck_assert_int_eq(run_sequence(&env), IC_OK);
+  sweep_result r = sweep("cuda compile of a run-time column split", run_sequence, &env, "alloc", ENOMEM, NULL);
+  ck_assert_int_gt(r.failed, 0);
+  remove_tree(cache_root);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("faults");
   CHECK_CASE(s, test_point_table, 30, NULL, NULL);
@@ -278,6 +293,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_cuda_cold_compile, 600, NULL, NULL);
   CHECK_CASE(s, test_disk_cache_writes, 600, NULL, NULL);
   CHECK_CASE(s, test_disk_cache_reads, 600, NULL, NULL);
+  CHECK_CASE(s, test_split_program_build, 600, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

@@ -1226,6 +1226,15 @@ static int32_t red_round_height(int32_t w) {
   return height;
 }
 
+/* Joins a round's W warp subtrees (am[0] of each warp; light kernels, no index) through
+ * shared memory xa at slot offset buf ("" or "buf + "): wv[0] is the round's subtree. */
+static void red_column_join_warps(sbuf *o, const kir_instr *in, ic_dtype dt, const char *t, int32_t w, const char *buf) {
+  sbuf_printf(o, "    xa[%scbase + coly][colx] = am[0];\n    __syncthreads();\n", buf);
+  sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
+  sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[%scbase + q][colx]; wvi[q] = 0; }\n", w, buf);
+  red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+}
+
 /* Light column kernels: rounds of 8 W lanes, the group's W warps side by side in each
  * (warp y lanes r 8W + 8y .. + 7): the device reads one band of rows at a time, as a
  * row-order sweep does (four bands, one a warp's quarter of the lanes, read 90.6% of copy
@@ -1236,22 +1245,16 @@ static int32_t red_round_height(int32_t w) {
  * changes no bits. */
 static void red_column_rounds(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
   sbuf *o = &rg->cg->out;
+  /* light kernels only (kir_reduce_strategy: column_rounds): no index to carry */
   const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups;
-  const bool arg = red_arg(in->reduce);
   const int32_t height = red_round_height(w);
   sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
   if (w > 1) sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
-  if (w > 1 && arg) sbuf_printf(o, "  ic_i64 (*const xai)[32] = (ic_i64 (*)[32])(ic_smem + %" PRId32 ");\n", 2 * slots * 32);
   sbuf_printf(o, "  for (ic_i64 r8 = 0; r8 < rounds; r8++) {\n    const ic_i64 j = r8 * %" PRId32 " + coly * 8;\n", 8 * w);
   red_column_round(rg, p, reduce, in, dt, t, "live ? j : C");
   if (w > 1) {
-    sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n    xa[buf + cbase + coly][colx] = am[0];\n", slots);
-    if (arg) sbuf_puts(o, "    xai[buf + cbase + coly][colx] = ami[0];\n");
-    sbuf_puts(o, "    __syncthreads();\n");
-    sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
-    sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[buf + cbase + q][colx]; wvi[q] = %s; }\n", w,
-                arg ? "xai[buf + cbase + q][colx]" : "0");
-    red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+    sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n", slots);
+    red_column_join_warps(o, in, dt, t, w, "buf + ");
     sbuf_printf(o, "    const %s a = wv[0];\n    const ic_i64 ai = wvi[0];\n", t);
   } else {
     sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
@@ -1309,10 +1312,8 @@ static void red_column_partial(red_gen *rg, int32_t reduce, const kir_instr *in,
   sbuf_printf(o, "    const ic_i64 j = u * %" PRId32 " + coly * 8;\n", 8 * w);
   red_column_round(rg, 0, reduce, in, dt, t, "live ? j : C");
   if (w > 1) {
-    sbuf_printf(o, "    %s (*const xa)[32] = (%s (*)[32])ic_smem;\n    xa[cbase + coly][colx] = am[0];\n    __syncthreads();\n", t, t);
-    sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
-    sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[cbase + q][colx]; wvi[q] = 0; }\n", w);
-    red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+    sbuf_printf(o, "    %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
+    red_column_join_warps(o, in, dt, t, w, "");
     sbuf_printf(o, "    const %s a = wv[0];\n", t);
   } else {
     sbuf_printf(o, "    const %s a = am[0];\n", t);
