@@ -1294,10 +1294,9 @@ static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows
  * combine a column: x * s reduced over dim 0 and multiplied by s again (a prologue and an
  * epilogue with column values), checked as rc_check checks (on cuda: against the ref
  * backend bit for bit, twice, eager == fused where rc_eager). symbolic: RC_SYM_ROWS and
- * RC_SYM_COLS make those dims symbols bound at run time (a symbolic length: the program
- * holds the one kernel and the two stages, kir_split_when choosing; symbolic columns: one
- * kernel). kernels: what cuda must compile (1, 2 or 3; test_reduce.test_column_split
- * checks which of them the sizes launch). */
+ * RC_SYM_COLS make those dims symbols bound at run time (the program then holds the one
+ * kernel and the two stages, kir_split_when choosing). kernels: what cuda must compile
+ * (1, 2 or 3; test_reduce.test_column_split checks which of them the sizes launch). */
 enum { RC_SYM_ROWS = 1, RC_SYM_COLS = 2 };
 static inline void rc_column_split_case(ic_dtype dt, ic_reduce_op op, int64_t rows, int64_t ncols, int symbolic, int32_t kernels) {
   ic_graph *g;

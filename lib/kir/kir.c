@@ -476,10 +476,9 @@ bool kir_split_wanted(const kir_kernel *k) {
   kir_reduce_strategy_of(k, &rs);
   if (rs.columns) {
     /* few column blocks over many rounds (one block walking f32 [524288, 256] read at 4%
-     * of copy), the columns a constant count; where the length is symbolic, the length
-     * bound at run time chooses (kir_split_when): wanted unless the constant sizes already
-     * rule the split out */
-    if (!rs.column_rounds || !sym_is_const(k->syms, k->launch_numel, &rows)) return false;
+     * of copy); where a size is symbolic, the sizes bound at run time choose
+     * (kir_split_when): wanted unless the constant ones already rule the split out */
+    if (!rs.column_rounds) return false;
     sym_id long_enough, few_blocks;
     kir_split_column_terms(k, &rs, &long_enough, &few_blocks);
     int64_t v = 0;

@@ -219,10 +219,10 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
  *   combine  (KIR_STAGE_COMBINE) a block a row: the row's U partials in the pairwise tree,
  *            then the row values after the REDUCE and the stores
  * Light column kernels (rounds side by side) of at least KIR_SPLIT_COLUMN_ROUNDS rounds,
- * whose constant columns fill fewer than KIR_SPLIT_COLUMN_BLOCKS blocks (the rows of a
- * tall, narrow input: one block of 256 columns walking 524288 rows read at 4% of copy)
- * split by rounds instead; of a symbolic length, the program holds the one kernel too
- * and the length bound at run time launches one side (kir_split_when):
+ * whose columns fill fewer than KIR_SPLIT_COLUMN_BLOCKS blocks (the rows of a tall,
+ * narrow input: one block of 256 columns walking 524288 rows read at 4% of copy) split by
+ * rounds instead; where the length or the column count is symbolic, the program holds
+ * the one kernel too and the sizes bound at run time launch one side (kir_split_when):
  *   partial  block (b, u) of the column blocks x U: round u of its 256 columns (lanes
  *            [8Wu, 8Wu + 8W), W warps a group), the round's subtree into partial
  *            u * columns + column; U the rounds in use
@@ -234,8 +234,8 @@ enum { KIR_SPLIT_LANES = 256, KIR_SPLIT_MAX_ROWS = 256, KIR_SPLIT_COLUMN_ROUNDS 
 bool kir_split_wanted(const kir_kernel *k);
 /* Where kir_split_wanted: SYM_NONE when the kernel always splits, else an expression of
  * the symbols that is 1 where the sizes bound at run time split it and 0 where its one
- * kernel runs (a column split of a symbolic length: short columns keep one launch and no
- * workspace). */
+ * kernel runs (a column split of a symbolic length or column count: short columns keep
+ * one launch and no workspace, many columns the one kernel that fills the device). */
 sym_id kir_split_when(const kir_kernel *k);
 /* U, the partials a row (a column), as an expression of the kernel's symbols. */
 sym_id kir_split_units(const kir_kernel *k);

@@ -89,10 +89,10 @@ END_TEST
 
 /* Few columns over many rows as two kernels (a partial stage a round, a combine a column)
  * against the ref backend bit for bit: light accumulators of every kind; 4 rounds (split)
- * and 3 (not); G = 1 and 2 (300001 rows: a ragged last round). A symbolic length, whose
- * program chooses at run time: bound to 0 (sums) and 5 (the one kernel) and 70001
- * (split). A symbolic column count (one kernel): [4096, 300], and [3000, 70] with both
- * dims symbols. */
+ * and 3 (not); G = 1 and 2 (300001 rows: a ragged last round). Symbolic sizes, whose
+ * programs choose at run time: a length bound to 0 (sums) and 5 (the one kernel) and
+ * 70001 (split); column counts bound to 300 (split) and 16500 (65 column blocks: the one
+ * kernel); both bound to [3000, 70] (split). */
 START_TEST(test_column_split) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
@@ -100,7 +100,8 @@ START_TEST(test_column_split) {
   static const struct { int64_t rows, cols; int symbolic, kernels; } shapes[] = {
       {16384, 300, 0, 2},           {300001, 33, 0, 2},          {1024, 40, 0, 2},
       {768, 40, 0, 1},              {0, 40, RC_SYM_ROWS, 3},     {5, 300, RC_SYM_ROWS, 3},
-      {70001, 33, RC_SYM_ROWS, 3},  {4096, 300, RC_SYM_COLS, 1}, {3000, 70, RC_SYM_ROWS | RC_SYM_COLS, 1}};
+      {70001, 33, RC_SYM_ROWS, 3},  {4096, 300, RC_SYM_COLS, 3}, {4096, 16500, RC_SYM_COLS, 3},
+      {3000, 70, RC_SYM_ROWS | RC_SYM_COLS, 3}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
     rc_eager = c < 2;
     for (int z = 0; z < RC_COUNT(shapes); z++)
