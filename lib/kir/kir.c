@@ -132,7 +132,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
                        " u, %" PRId32 " u + %" PRId32 ")) into partial u of U a row",
                   rs.threads, 32 * rs.column_groups, 8 * rs.threads, 8 * rs.threads, 8 * rs.threads);
     else if (k->stage == KIR_STAGE_COMBINE && rs.columns)
-      sbuf_printf(out, "]\n  strategy column combine: a thread a row over its U partials, %" PRId32 " rows a block", 32 * rs.column_groups);
+      sbuf_printf(out, "]\n  strategy column combine: a thread a row over its U partials, 32 at a time, %" PRId32 " rows a block", 32 * rs.column_groups);
     else if (k->stage == KIR_STAGE_PARTIAL)
       sbuf_printf(out, "]\n  strategy partials: %d threads a block, lanes [%d u, %d u + %d) into partial u of U = 4 G a row",
                   KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES, KIR_SPLIT_LANES);
@@ -381,6 +381,7 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     bool light = kir_column_kernel_light(k);
     out->threads = light ? COLUMN_WARPS : HEAVY_COLUMN_WARPS;
     out->column_groups = light ? COLUMN_GROUPS : HEAVY_COLUMN_GROUPS;
+    if (k->stage == KIR_STAGE_PARTIAL) out->column_groups = KIR_PARTIAL_COLUMN_GROUPS;
     /* rounds side by side, but for kernels that store elements: a column mean subtracted
      * back read 3% slower in rounds than in shares at f32 [4096, 16384], the same at
      * [4096, 32768] (H100) */
@@ -437,7 +438,7 @@ sym_id kir_split_partial_numel(const kir_kernel *k) {
   kir_reduce_strategy_of(k, &rs);
   sym_id points = k->launch_numel;
   if (rs.columns) {
-    sym_id block = sym_const(a, (int64_t)32 * rs.column_groups);
+    sym_id block = sym_const(a, (int64_t)32 * KIR_PARTIAL_COLUMN_GROUPS);
     points = sym_mul(a, sym_ceildiv(a, points, block), block);
   }
   return sym_mul(a, points, kir_split_units(k));

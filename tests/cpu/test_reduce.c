@@ -1091,8 +1091,8 @@ START_TEST(test_two_stage_split) {
 END_TEST
 
 /* Light column reductions of few columns over many rows split by rounds (kir.h): the
- * partial stage a block a column block and round (1024 threads), the combine a thread a
- * column (256); U = the rounds over the lanes in use. Where a size is symbolic the program
+ * partial stage a block a column block of 128 and round (512 threads), the combine a
+ * thread a column (256); U = the rounds over the lanes in use. Where a size is symbolic the program
  * also holds the one kernel (1024 threads), launched last, and the sizes bound at run
  * time launch either it (whole_grid > 0, the stages' grids and the workspace 0) or the
  * stages; whole_grid < 0: no such kernel. Not split: 3 rounds, an index (heavy), 64
@@ -1101,7 +1101,7 @@ static void column_split_launches(ic_context *ctx, const char *text, int64_t r, 
                                   int64_t combine_grid, int64_t temp_bytes) {
   ic_program *p;
   const int64_t grids[3] = {partial_grid, combine_grid, whole_grid};
-  const int32_t blocks[3] = {1024, 256, 1024};
+  const int32_t blocks[3] = {512, 256, 1024};
   ck_assert_int_eq(kernels_of(ctx, NULL, text, &p), whole_grid < 0 ? 2 : 3);
   int32_t launches = 0;
   for (int32_t i = 0; i < ic_program_step_count(p); i++) {
@@ -1124,7 +1124,7 @@ static void column_split_launches(ic_context *ctx, const char *text, int64_t r, 
   }
   char *dump = NULL;
   IC_OK_OR_FAIL(ic_program_dump(p, &dump));
-  ck_assert_ptr_nonnull(strstr(dump, "strategy column partials: 4 warps a row, 256 rows a block, round u (lanes [32 u, 32 u + 32))"));
+  ck_assert_ptr_nonnull(strstr(dump, "strategy column partials: 4 warps a row, 128 rows a block, round u (lanes [32 u, 32 u + 32))"));
   ck_assert_ptr_nonnull(strstr(dump, "strategy column combine: a thread a row over its U partials"));
   ic_string_free(dump);
   ic_program_release(p);
@@ -1134,18 +1134,19 @@ START_TEST(test_column_split) {
   ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
-  /* 2048 chunks: 1024 lanes, 32 rounds; 2 column blocks */
-  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 64, 2, 300 * 32 * 4);
+  /* 2048 chunks: 1024 lanes, 32 rounds; 3 partial column blocks, 2 combine blocks */
+  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 96, 2, 300 * 32 * 4);
   /* the same rows as a symbol r: split at r = 16384 (U from r); r = 1024 is 4 rounds (split),
    * r = 768 3 and r = 100 one (the one kernel, no workspace) */
   const char *rows_r = "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n";
-  column_split_launches(ctx, rows_r, 16384, 0, 64, 2, 300 * 32 * 4);
-  column_split_launches(ctx, rows_r, 1024, 0, 8, 2, 300 * 4 * 4);
+  column_split_launches(ctx, rows_r, 16384, 0, 96, 2, 300 * 32 * 4);
+  column_split_launches(ctx, rows_r, 1024, 0, 12, 2, 300 * 4 * 4);
   column_split_launches(ctx, rows_r, 768, 2, 0, 0, 0);
   column_split_launches(ctx, rows_r, 100, 2, 0, 0, 0);
-  /* the columns a symbol c: 63 column blocks split, 64 launch the one kernel */
+  /* the columns a symbol c: 63 column blocks (of the one kernel's 256) split, 64 launch the
+   * one kernel */
   const char *cols_c = "symbol c\ninput x : f32[4096, c]\ny = sum(x, [0])\noutput y\n";
-  column_split_launches(ctx, cols_c, 16128, 0, 63 * 16, 63, 16128 * 16 * 4);
+  column_split_launches(ctx, cols_c, 16128, 0, 126 * 16, 63, 16128 * 16 * 4);
   column_split_launches(ctx, cols_c, 16384, 64, 0, 0, 0);
   /* 37501 chunks: G = 2, 2048 lanes, 64 rounds (the last ragged) */
   column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, -1, 64, 1, 33 * 64 * 4);

@@ -1322,15 +1322,26 @@ static void red_column_partial(red_gen *rg, int32_t reduce, const kir_instr *in,
               rg->k->partials, reduce);
 }
 
-/* A split column reduction's combine stage: a thread a column pushes its U partials on
- * the binary counter at the height of a round, as the one kernel pushes its rounds. */
+/* A split column reduction's combine stage: a thread a column loads its U partials 32 at a
+ * time, joins each batch in the pairwise tree (partials past U hold the identity, as lanes
+ * past the last chunk do) and pushes the batch's subtree on the binary counter at the
+ * height of 32 rounds. Batches start at multiples of 32, so each is the counter's own
+ * subtree and the bits are those of pushing the partials one by one; the 32 loads are in
+ * flight together (one at a time, a column of 32 partials had waited out 32 latencies). */
 static void red_column_combine(red_gen *rg, const kir_instr *in, ic_dtype dt, const char *t) {
   sbuf *o = &rg->cg->out;
-  /* rolled: with U a constant the counter's unrolled pushes took NVRTC 7 s (U = 64) */
-  sbuf_puts(o, "#pragma unroll 1\n  for (ic_i64 u = 0; u < U; u++) {\n");
-  sbuf_printf(o, "    const %s a = ((const %s *)b%" PRId32 ")[u * rows + (live ? row_in : 0)];\n    const ic_i64 ai = 0;\n", t, t,
+  enum { BATCH = 32, BATCH_LOG2 = 5 };
+  /* the batches rolled: with U a constant the counter's unrolled pushes took NVRTC 7 s (U = 64) */
+  sbuf_printf(o, "#pragma unroll 1\n  for (ic_i64 u0 = 0; u0 < U; u0 += %d) {\n    %s pa[%d]; ic_i64 pai[%d];\n", BATCH, t,
+              BATCH, BATCH);
+  sbuf_printf(o, "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      pai[q] = 0;\n", BATCH);
+  sbuf_printf(o, "      pa[q] = u0 + q < U ? ((const %s *)b%" PRId32 ")[(u0 + q) * rows + (live ? row_in : 0)] : ", t,
               rg->k->partials);
-  red_counter_push(o, in->reduce, dt, red_round_height(rg->round_warps));
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n    }\n#pragma unroll\n");
+  red_pairwise(o, in->reduce, dt, "pa", "pai", BATCH);
+  sbuf_printf(o, "    const %s a = pa[0];\n    const ic_i64 ai = 0;\n", t);
+  red_counter_push(o, in->reduce, dt, red_round_height(rg->round_warps) + BATCH_LOG2);
   sbuf_puts(o, "  }\n");
   red_counter_collapse(o, in->reduce, dt);
   red_acc_decl(o, "  ", in->reduce, dt);
@@ -1589,11 +1600,13 @@ static void red_kernel(red_gen *rg) {
   const kir_kernel *k = rg->k;
   codegen *cg = rg->cg;
   sbuf *o = &cg->out;
-  /* a column kernel says one block a multiprocessor: ptxas then takes the registers that
-   * keep a round's loads in flight (light kernels: 64 registers, 46 of the 64 loads before
-   * the first add; without the bound it picked 32 for two blocks, 15 in flight, and read at
-   * 88% of copy where 38 in flight read at 92%, H100) */
-  cg_kernel_head(cg, rg->block, rg->columns ? 1 : rg->min_blocks > 1 ? rg->min_blocks : 0, rg->cluster);
+  /* a column kernel says one block of 1024 threads a multiprocessor (a split's partial two
+   * of 512): ptxas then takes the registers that keep a round's loads in flight (light
+   * kernels: 64 registers, 46 of the 64 loads before the first add; without the bound it
+   * picked 32 for two blocks, 15 in flight, and read at 88% of copy where 38 in flight read
+   * at 92%, H100) */
+  const int32_t column_blocks = rg->block < 1024 && k->stage == KIR_STAGE_PARTIAL ? 1024 / rg->block : 1;
+  cg_kernel_head(cg, rg->block, rg->columns ? column_blocks : rg->min_blocks > 1 ? rg->min_blocks : 0, rg->cluster);
   sbuf_puts(o, "  const ic_i64 R = (ic_i64)1");
   for (int32_t d = 0; d < k->ndim; d++)
     if (red_reduced(k, d)) sbuf_printf(o, " * d%" PRId32, d);
