@@ -1013,7 +1013,7 @@ typedef enum red_kind {
   RED_FP8_QUANT_TORCH, /* torch_compare.py's formulation: x * (448 / amax), clamped, a plain cast */
   RED_ROW_SUM,
   RED_COL_SUM,
-  RED_BIAS_GRAD, /* a sum over the rows n (a column reduction of a symbolic length) */
+  RED_BIAS_GRAD, /* a sum over the rows n (a column reduction of a symbolic length; the tall sum too) */
   RED_FULL_SUM,
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
   RED_CAST_FP8,
@@ -1045,6 +1045,7 @@ static const red_case red_cases[] = {
     {"row sum", RED_ROW_SUM, IC_F32, 32768, 4096, 1024},
     {"column sum", RED_COL_SUM, IC_F32, 32768, 4096, 1024},
     {"bias gradient: bf16 [n, 4096] summed over its n rows", RED_BIAS_GRAD, IC_BF16, 65536, 4096, 1024},
+    {"tall column sum: f32 [n, 256] summed over its n rows", RED_BIAS_GRAD, IC_F32, 524288, 256, 8192},
     {"full sum", RED_FULL_SUM, IC_F32, INT64_C(1) << 28, 0, INT64_C(1) << 22},
     {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
     {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
@@ -1563,8 +1564,9 @@ done:
 
 /* The fused cuda outputs (eager: the eager ones) against the ref backend (the oracle,
  * the same graph), bit for bit, on the first RED_CHECK_N rows (column sum: columns; the
- * full sum and the bias gradient, which reduce over n: all of it). Rows are independent and the summation order depends only on the
- * reduced size, so those rows of the timed run must equal ref's. */
+ * full sum, the bias gradient and the tall column sum, which reduce over n: all of it).
+ * Rows are independent and the summation order depends only on the reduced size, so those
+ * rows of the timed run must equal ref's. */
 static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t nin,
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
   int64_t k = c->kind == RED_FULL_SUM || c->kind == RED_BIAS_GRAD || n < RED_CHECK_N ? n : RED_CHECK_N;
@@ -1886,7 +1888,7 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
          "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
          "%d runs after %d warm-up%s (%s); kernels = launches per run, fused / eager; fused\n"
          "compiles are strict (no eager fallback). Bitwise: fused against eager over every output,\n"
-         "and against the ref backend on the first %d rows (column sum: columns; full sum, bias gradient: all).\n\n",
+         "and against the ref backend on the first %d rows (column sum: columns; full sum, bias gradient, tall column sum: all).\n\n",
          reps, warm, warm == 1 ? "" : "s", b->ref ? "host clock" : "CUDA events", RED_CHECK_N);
   printf("| workload | x | moved | fused | fused GB/s | of copy | eager | eager / fused | kernels | == eager "
          "| == ref | notes |\n");

@@ -219,6 +219,17 @@ def bias_grad() -> Workload:
                     lambda x: x.sum(0), graph)
 
 
+def tall_col_sum() -> Workload:
+    """A sum of few columns over many rows (n symbolic): ic's column split."""
+    def graph(ins: List[Any]) -> ic.Graph:
+        g, x, _ = row_graph(ins, ic.f32)
+        g.output("y", ic.sum(x, 0))
+        return g
+
+    return Workload("tall_col_sum", "f32 [524288, 256] over dim 0",
+                    lambda q: [randn((rows(q, 524288), 256), torch.float32)], lambda x: x.sum(0), graph)
+
+
 def layer_norm() -> Workload:
     def make(quick: bool) -> List[Any]:
         return [randn((rows(quick, 32768), 4096), torch.float32), randn((4096,), torch.float32),
@@ -373,7 +384,7 @@ def launch_chain() -> Workload:
 
 
 WORKLOADS = [gelu_bias, swiglu, adam, softmax, log_softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, col_sum, bias_grad,
-             full_sum, add_transposed, rope, scale_fp8, outer_add, launch_chain]
+             tall_col_sum, full_sum, add_transposed, rope, scale_fp8, outer_add, launch_chain]
 
 
 # ---------------------------------------------------------------- measuring
