@@ -1013,7 +1013,7 @@ typedef enum red_kind {
   RED_FP8_QUANT_TORCH, /* torch_compare.py's formulation: x * (448 / amax), clamped, a plain cast */
   RED_ROW_SUM,
   RED_COL_SUM,
-  RED_BIAS_GRAD, /* a sum over the rows n (a column reduction of a symbolic length; the tall sum too) */
+  RED_SUM_OVER_N, /* a sum over the rows n, a column reduction of a symbolic length (bias gradient, tall sum) */
   RED_FULL_SUM,
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
   RED_CAST_FP8,
@@ -1044,8 +1044,8 @@ static const red_case red_cases[] = {
      16384, 8192, 512},
     {"row sum", RED_ROW_SUM, IC_F32, 32768, 4096, 1024},
     {"column sum", RED_COL_SUM, IC_F32, 32768, 4096, 1024},
-    {"bias gradient: bf16 [n, 4096] summed over its n rows", RED_BIAS_GRAD, IC_BF16, 65536, 4096, 1024},
-    {"tall column sum: f32 [n, 256] summed over its n rows", RED_BIAS_GRAD, IC_F32, 524288, 256, 8192},
+    {"bias gradient: bf16 [n, 4096] summed over its n rows", RED_SUM_OVER_N, IC_BF16, 65536, 4096, 1024},
+    {"tall column sum: f32 [n, 256] summed over its n rows", RED_SUM_OVER_N, IC_F32, 524288, 256, 8192},
     {"full sum", RED_FULL_SUM, IC_F32, INT64_C(1) << 28, 0, INT64_C(1) << 22},
     {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
     {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
@@ -1225,7 +1225,7 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
     return g;
   }
-  if (c->kind == RED_BIAS_GRAD) { /* x [n, len], summed over dim 0 */
+  if (c->kind == RED_SUM_OVER_N) { /* x [n, len], summed over dim 0 */
     ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
     red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){n, len}, 0, -1, 1);
     ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
@@ -1396,12 +1396,11 @@ static bool red_dtoh(const bench *b, void *dst, CUdeviceptr src, size_t bytes, c
  * launch one side). Graphs here have the one symbol n. */
 static int32_t red_launches(const ic_program *p, int64_t n) {
   int32_t count = 0;
-  const bool just_n = ic_program_symbol_count(p) == 0 || (ic_program_symbol_count(p) == 1 && !strcmp(ic_program_symbol_name(p, 0), "n"));
   for (int32_t i = 0; i < ic_program_step_count(p); i++) {
     ic_step s;
-    int64_t grid = 1;
+    int64_t grid = 1; /* counted where it cannot be evaluated */
     if (ic_program_step(p, i, &s) != IC_OK || s.kind != IC_STEP_LAUNCH) continue;
-    if (just_n && ic_program_eval(p, s.grid_expr, &n, &grid) != IC_OK) grid = 1;
+    if (ic_program_symbol_count(p) <= 1 && ic_program_eval(p, s.grid_expr, &n, &grid) != IC_OK) grid = 1;
     count += grid > 0;
   }
   return count;
@@ -1569,7 +1568,7 @@ done:
  * rows of the timed run must equal ref's. */
 static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t nin,
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
-  int64_t k = c->kind == RED_FULL_SUM || c->kind == RED_BIAS_GRAD || n < RED_CHECK_N ? n : RED_CHECK_N;
+  int64_t k = c->kind == RED_FULL_SUM || c->kind == RED_SUM_OVER_N || n < RED_CHECK_N ? n : RED_CHECK_N;
   snprintf(row->same_ref, sizeof row->same_ref, "not checked");
   if (c->kind == RED_ASM_FP8 || c->kind == RED_ASM_ROWQUANT) {
     snprintf(row->same_ref, sizeof row->same_ref, "no ref (PTX)");

@@ -359,10 +359,12 @@ static bool kir_stores_elements(const kir_kernel *k) {
   return false;
 }
 
-void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
+/* The strategy of kernel k as stage `stage` of it (a split's partial stage is planned on
+ * the whole kernel before the stage exists). */
+static void kir_reduce_strategy_at(const kir_kernel *k, kir_stage stage, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
          LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 4, COLUMN_GROUPS = 8,
-         HEAVY_COLUMN_WARPS = 8, HEAVY_COLUMN_GROUPS = 2 };
+         HEAVY_COLUMN_WARPS = 8, HEAVY_COLUMN_GROUPS = 2, PARTIAL_COLUMN_GROUPS = 4 };
   *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .groups = true, .count = -1};
   sym_id count = kir_reduced_count(k);
   int32_t inner = -1;
@@ -381,7 +383,10 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     bool light = kir_column_kernel_light(k);
     out->threads = light ? COLUMN_WARPS : HEAVY_COLUMN_WARPS;
     out->column_groups = light ? COLUMN_GROUPS : HEAVY_COLUMN_GROUPS;
-    if (k->stage == KIR_STAGE_PARTIAL) out->column_groups = KIR_PARTIAL_COLUMN_GROUPS;
+    /* a split's partial stage: 128 columns of 512 threads, two blocks a multiprocessor
+     * (H100, ic bench, against 8 groups: f32 [524288, 256] over 0 2998 -> 3063 GB/s,
+     * [4096, c = 4096] 2340 -> 2435, bf16 [65536, 4096] level at 2795; 2 groups: bf16 2678) */
+    if (stage == KIR_STAGE_PARTIAL) out->column_groups = PARTIAL_COLUMN_GROUPS;
     /* rounds side by side, but for kernels that store elements: a column mean subtracted
      * back read 3% slower in rounds than in shares at f32 [4096, 16384], the same at
      * [4096, 32768] (H100) */
@@ -407,6 +412,8 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) {
     out->lanes_per_thread = LANES / LONG_ROW_THREADS;
   }
 }
+
+void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out) { kir_reduce_strategy_at(k, k->stage, out); }
 
 /* ---------------------------------------------------------------- two stages */
 
@@ -435,10 +442,10 @@ sym_id kir_split_units(const kir_kernel *k) {
 sym_id kir_split_partial_numel(const kir_kernel *k) {
   sym_arena *a = k->syms;
   kir_reduce_strategy rs;
-  kir_reduce_strategy_of(k, &rs);
+  kir_reduce_strategy_at(k, KIR_STAGE_PARTIAL, &rs);
   sym_id points = k->launch_numel;
   if (rs.columns) {
-    sym_id block = sym_const(a, (int64_t)32 * KIR_PARTIAL_COLUMN_GROUPS);
+    sym_id block = sym_const(a, (int64_t)32 * rs.column_groups);
     points = sym_mul(a, sym_ceildiv(a, points, block), block);
   }
   return sym_mul(a, points, kir_split_units(k));

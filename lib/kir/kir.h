@@ -232,11 +232,6 @@ void kir_reduce_strategy_of(const kir_kernel *k, kir_reduce_strategy *out);
  * Each partial is an aligned subtree of the lanes' tree (lanes past the last chunk hold the
  * identity, which changes no bits), so two stages give the bits of one; no atomics. */
 enum { KIR_SPLIT_LANES = 256, KIR_SPLIT_MAX_ROWS = 256, KIR_SPLIT_COLUMN_ROUNDS = 4, KIR_SPLIT_COLUMN_BLOCKS = 64 };
-/* A column split's partial stage: blocks of 4 column groups (128 columns, 512 threads), two
- * a multiprocessor, where the one kernel has 8 (one). Measured against 8 on an H100 (ic
- * bench): f32 [524288, 256] over 0 2998 -> 3063 GB/s, [4096, c = 4096] 2340 -> 2435,
- * bf16 [65536, 4096] level (2795); 2 groups were no better (bf16 2678). */
-enum { KIR_PARTIAL_COLUMN_GROUPS = 4 };
 bool kir_split_wanted(const kir_kernel *k);
 /* Where kir_split_wanted: SYM_NONE when the kernel always splits, else an expression of
  * the symbols that is 1 where the sizes bound at run time split it and 0 where its one

@@ -1332,14 +1332,13 @@ static void red_column_combine(red_gen *rg, const kir_instr *in, ic_dtype dt, co
   sbuf *o = &rg->cg->out;
   enum { BATCH = 32, BATCH_LOG2 = 5 };
   /* the batches rolled: with U a constant the counter's unrolled pushes took NVRTC 7 s (U = 64) */
-  sbuf_printf(o, "#pragma unroll 1\n  for (ic_i64 u0 = 0; u0 < U; u0 += %d) {\n    %s pa[%d]; ic_i64 pai[%d];\n", BATCH, t,
-              BATCH, BATCH);
-  sbuf_printf(o, "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n      pai[q] = 0;\n", BATCH);
+  sbuf_printf(o, "#pragma unroll 1\n  for (ic_i64 u0 = 0; u0 < U; u0 += %d) {\n    %s pa[%d];\n", BATCH, t, BATCH);
+  sbuf_printf(o, "#pragma unroll\n    for (int q = 0; q < %d; q++) {\n", BATCH);
   sbuf_printf(o, "      pa[q] = u0 + q < U ? ((const %s *)b%" PRId32 ")[(u0 + q) * rows + (live ? row_in : 0)] : ", t,
               rg->k->partials);
   red_identity(o, in->reduce, dt);
   sbuf_puts(o, ";\n    }\n#pragma unroll\n");
-  red_pairwise(o, in->reduce, dt, "pa", "pai", BATCH);
+  red_pairwise(o, in->reduce, dt, "pa", "pai", BATCH); /* light: no index, pai never named */
   sbuf_printf(o, "    const %s a = pa[0];\n    const ic_i64 ai = 0;\n", t);
   red_counter_push(o, in->reduce, dt, red_round_height(rg->round_warps) + BATCH_LOG2);
   sbuf_puts(o, "  }\n");
