@@ -591,7 +591,10 @@ IC_API ic_value ic_graph_mean_correction(ic_graph *graph, ic_value a, int32_t na
  *                then y * w if w is given, then + b if b is given (w, b: the normalized
  *                shape, broadcast); IC_INVALID_VALUE for no weight or no bias
  *   rms_norm(a, nlast, w, eps): a * rsqrt(mean(a * a) + eps) [* w]
- * eps is a constant of a's dtype. */
+ * eps is a constant of a's dtype. Work repeated inside one fused kernel (mean(x) beside
+ * var(x) and std(x) of the same x and axes, or any op applied twice to the same operands)
+ * is done once: the kernel makes one pass over the rows for each distinct reduction, and
+ * the results have the bits each copy would have had (eager kernels agree). */
 IC_API ic_value ic_graph_var(ic_graph *graph, ic_value a, int32_t naxes, const int32_t *axes, double correction,
                              int keepdim);
 IC_API ic_value ic_graph_std(ic_graph *graph, ic_value a, int32_t naxes, const int32_t *axes, double correction,

@@ -334,11 +334,15 @@ bool kir_shared_loads(const kir_kernel *k, const kir_pointwise_strategy *ps, int
  * marked). */
 bool kir_exact_unrounded(const kir_kernel *k, bool *unrounded);
 
-/* Passes (coalesce.c, fold.c), for kernels of any length. */
+/* Passes (coalesce.c, fold.c, share.c), for kernels of any length. */
 kir_pass_result kir_coalesce_dims(kir_kernel *k);
 kir_pass_result kir_generalize_sizes(kir_kernel *k);
 /* Casts to fp8 of values clamped into its finite range become saturating casts (one cvt,
  * the same bits), and a saturating cast absorbs a clamp to that range (fold.c). */
 kir_pass_result kir_fold_clamped_casts(kir_kernel *k);
+/* A value computed twice (the same op, dtype and attributes over the same arguments;
+ * stores and asm statements aside) is computed once, its later copies' uses renamed to the
+ * first (share.c). */
+kir_pass_result kir_share_equal_values(kir_kernel *k);
 
 #endif

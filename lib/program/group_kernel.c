@@ -177,6 +177,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     k->launch_numel = padded;
   }
   if (!kir_fold_clamped_casts(k)) goto oom;
+  if (!kir_share_equal_values(k)) goto oom;
   if (!(k->coalesced = kir_coalesce_dims(k))) goto oom;
   if (!k->reduces && pack == 1) { /* a tiled kernel's launch covers its padded tiles */
     kir_pointwise_strategy ps;

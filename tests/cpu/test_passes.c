@@ -495,6 +495,54 @@ START_TEST(test_fold_clamped_casts) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- share */
+
+static int32_t kinds_in(const kir_kernel *k, kir_kind kind, ic_op op) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    n += k->instrs.items[i].kind == kind && (kind != KIR_OP || k->instrs.items[i].op == op);
+  return n;
+}
+
+/* mean, var and std of one x, and exp(x) twice: fused, the means and the squared
+ * deviations are computed once each (var and std share their reduction: both take the
+ * correction 1), exp once with two stores; the correction-0 var keeps its own reduction.
+ * Eager: one op a kernel, nothing to share, as many reductions as the graph asks. */
+START_TEST(test_share_equal_values) {
+  for (int eager = 0; eager < 2; eager++) {
+    ic_graph *g = fresh();
+    ic_dim dims[2] = {ic_graph_symbol(g, "n"), 64};
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, dims, IC_LAYOUT_CONTIGUOUS);
+    const int32_t axis = 1;
+    OK(ic_graph_output(g, "m", ic_graph_reduce(g, IC_REDUCE_MEAN, x, 1, &axis, 1)));
+    OK(ic_graph_output(g, "v", ic_graph_var(g, x, 1, &axis, 1, 1)));
+    OK(ic_graph_output(g, "s", ic_graph_std(g, x, 1, &axis, 1, 1)));
+    OK(ic_graph_output(g, "v0", ic_graph_var(g, x, 1, &axis, 0, 1)));
+    OK(ic_graph_output(g, "e1", ic_graph_op(g, IC_OP_EXP, 1, &x)));
+    OK(ic_graph_output(g, "e2", ic_graph_op(g, IC_OP_EXP, 1, &x)));
+    pipeline p = run_passes(g, eager);
+    int32_t reduces = 0, exps = 0, stores = 0, subs = 0;
+    for (int32_t k = 0; k < p.s.count; k++) {
+      reduces += kinds_in(&p.kernels[k], KIR_REDUCE, IC_OP_COUNT);
+      exps += kinds_in(&p.kernels[k], KIR_OP, IC_OP_EXP);
+      subs += kinds_in(&p.kernels[k], KIR_OP, IC_OP_SUB);
+      stores += kinds_in(&p.kernels[k], KIR_STORE, IC_OP_COUNT);
+    }
+    if (!eager) {
+      ck_assert_int_eq(p.s.count, 1); /* the exps are element stores of the reduction kernel */
+      ck_assert_int_eq(reduces, 3);   /* mean; mean of the squares with correction 1, and 0 */
+      ck_assert_int_eq(exps, 1);
+      ck_assert_int_eq(subs, 1);
+      ck_assert_int_eq(stores, 6);
+    } else {
+      ck_assert_int_eq(reduces, 7); /* mean, then two a var or std */
+      ck_assert_int_eq(exps, 2);
+    }
+    pipeline_free(&p);
+  }
+}
+END_TEST
+
 /* An exact op (abs of bf16) feeding only ops that make their own NaN, a reduction among
  * them, is left unrounded; one whose bits are stored is not. */
 START_TEST(test_exact_ops_before_reductions) {
@@ -563,6 +611,7 @@ int main(void) {
   tcase_add_test(tc, test_collect_params_refuses_out_of_range);
   tcase_add_test(tc, test_pass_results);
   tcase_add_test(tc, test_fold_clamped_casts);
+  tcase_add_test(tc, test_share_equal_values);
   tcase_add_test(tc, test_exact_ops_before_reductions);
   tcase_add_test(tc, test_skipped_pass_is_logged);
   suite_add_tcase(s, tc);
