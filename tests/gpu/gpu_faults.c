@@ -131,10 +131,10 @@ START_TEST(test_shared_memory_opt_in) {
 }
 END_TEST
 
-START_TEST(test_alloc_and_nvrtc) {
-  sweep("device sequence", device_sequence, NULL, "alloc", ENOMEM, NULL);
-  sweep("device sequence", device_sequence, NULL, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
-}
+START_TEST(test_alloc_points) { sweep("device sequence", device_sequence, NULL, "alloc", ENOMEM, NULL); }
+END_TEST
+
+START_TEST(test_nvrtc_points) { sweep("device sequence", device_sequence, NULL, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL); }
 END_TEST
 
 int main(int argc, char **argv) {
@@ -142,7 +142,8 @@ int main(int argc, char **argv) {
   /* a case each: ctest and scripts/gpu-sanitize.sh take them one at a time (under the
    * sanitizers the allocation sweep alone outlasts a device session's call) */
   CHECK_CASE(s, test_driver_points, 600, NULL, NULL);
-  CHECK_CASE(s, test_alloc_and_nvrtc, 600, NULL, NULL);
+  CHECK_CASE(s, test_alloc_points, 600, NULL, NULL);
+  CHECK_CASE(s, test_nvrtc_points, 600, NULL, NULL);
   CHECK_CASE(s, test_shared_memory_opt_in, 600, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
