@@ -717,6 +717,33 @@ static ic_graph *reduction_graph(void) {
   return g;
 }
 
+/* Every reduction of one dt tensor [a, b, c] over its middle axis as an output: sum, mean,
+ * prod, max, min, argmax, argmin, any, all, var and std with corrections 0 and 1 (the GPU
+ * suite's heaviest kernel: a column kernel of 17 passes, 11 once var and std share their
+ * means and squares). */
+static ic_graph *all_reductions_graph(ic_dtype dt) {
+  ic_graph *g;
+  BENCH_CHECK(ic_graph_create(&g));
+  ic_dim dims[3] = {ic_graph_symbol(g, "a"), ic_graph_symbol(g, "b"), ic_graph_symbol(g, "c")};
+  ic_value x = ic_graph_input(g, "x", dt, 3, dims, IC_LAYOUT_CONTIGUOUS);
+  const int32_t axis = 1;
+  static const ic_reduce_op ops[] = {IC_REDUCE_SUM,    IC_REDUCE_MEAN,   IC_REDUCE_PROD, IC_REDUCE_MAX, IC_REDUCE_MIN,
+                                     IC_REDUCE_ARGMAX, IC_REDUCE_ARGMIN, IC_REDUCE_ANY,  IC_REDUCE_ALL};
+  char name[16];
+  int n = 0;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+    snprintf(name, sizeof name, "o%d", n++);
+    BENCH_CHECK(ic_graph_output(g, name, ic_graph_reduce(g, ops[i], x, 1, &axis, 0)));
+  }
+  for (int correction = 0; correction < 2; correction++) {
+    snprintf(name, sizeof name, "o%d", n++);
+    BENCH_CHECK(ic_graph_output(g, name, ic_graph_var(g, x, 1, &axis, correction, 0)));
+    snprintf(name, sizeof name, "o%d", n++);
+    BENCH_CHECK(ic_graph_output(g, name, ic_graph_std(g, x, 1, &axis, correction, 0)));
+  }
+  return g;
+}
+
 /* Milliseconds a run of p takes on x [SCALING_ROWS, 1024] and w [1024] f32 (the scaling
  * graphs' inputs), the output allocated once: host time of 10 runs after 2, synchronized,
  * over 10. */
@@ -871,6 +898,15 @@ static void bench_compile_scaling(const char *arch) {
   printf("| 25 x (softmax, mul, sub): 200 ops, 50 reductions | %d | %.1f ms | %.1f ms | %.1f ms (%d) | %s |\n",
          (int)kernels, ms, raw, whole, (int)whole_kernels, rt);
   ic_graph_destroy(g);
+  static const ic_dtype heavy[] = {IC_F32, IC_F8E4M3};
+  for (size_t i = 0; i < sizeof heavy / sizeof heavy[0]; i++) {
+    g = all_reductions_graph(heavy[i]);
+    ms = cold_compile_ms(g, IC_MODE_FUSED, 0, &kernels, &raw, NULL);
+    printf("| every reduction of %s [a, b, c] over axis 1: 13 outputs | %d | %.1f ms | %.1f ms | | - | - |\n",
+           ic_dtype_name(heavy[i]), (int)kernels, ms, raw);
+    fflush(stdout);
+    ic_graph_destroy(g);
+  }
   /* eager: many small kernels, the missing ones compiled as parallel batch parts */
   g = chain_graph(100);
   double te[5];
