@@ -7,8 +7,10 @@
  *   ic-bench compile     compile cost: raw NVRTC per kernel of the pointwise graph, ic cold
  *                        (empty kernel cache), ic warm from the disk cache in a new process,
  *                        a program-cache hit for a 10-node graph rebuilt from scratch, and
- *                        separate vs batched NVRTC calls for the eager kernels. Runs
- *                        without a GPU too (compile-only for IC_ARCH or sm_90a).
+ *                        separate vs batched NVRTC calls for the eager kernels; compile
+ *                        time against graph size (fused chains, softmax rounds, every
+ *                        reduction of one 3-d tensor over its middle axis). Runs without
+ *                        a GPU too (compile-only for IC_ARCH or sm_90a).
  *   ic-bench reductions  softmax, log_softmax, layer and RMS norm, FP8 row quantization,
  *                        row, column and full sums, softmax over short and long rows:
  *                        fused and eager times against cuMemcpyDtoD measured in the same
