@@ -21,26 +21,22 @@ static void teardown(void) {
   rc_ctx = NULL;
 }
 
-/* The matrix over symbolic dims (rc_sym_cases), every op of each dtype in one graph
- * (split in cases that ctest runs in parallel). */
-START_TEST(test_matrix_f32_f64) { rc_sym_matrix((const ic_dtype[]){IC_F32, IC_F64}, 2, 1000000); }
-END_TEST
-
-START_TEST(test_matrix_f16_bf16) { rc_sym_matrix((const ic_dtype[]){IC_F16, IC_BF16}, 2, 1000000); }
-END_TEST
-
-/* f8e4m3 and i32 apart: together they were the suite's longest test (over four minutes
- * beside the others on an H100), which a device session's time cut off twice. */
-START_TEST(test_matrix_f8e4m3) { rc_sym_matrix((const ic_dtype[]){IC_F8E4M3}, 1, 1000000); }
-END_TEST
-
-START_TEST(test_matrix_i32) { rc_sym_matrix((const ic_dtype[]){IC_I32}, 1, 1000000); }
-END_TEST
-
-START_TEST(test_matrix_i64_u8_i8_bool) {
-  rc_sym_matrix((const ic_dtype[]){IC_I64, IC_U8, IC_I8, IC_BOOL}, 4, 1000000);
-}
-END_TEST
+/* The matrix over symbolic dims (rc_sym_cases), every op of the dtype in one graph: a
+ * case a dtype, which ctest runs in parallel (two or four dtypes a case took 90-144 s
+ * each beside the others on an H100, the suite's longest cases). */
+#define GPU_MATRIX_CASE(name, dt) \
+  START_TEST(test_matrix_##name) { rc_sym_matrix((const ic_dtype[]){dt}, 1, 1000000); } \
+  END_TEST
+GPU_MATRIX_CASE(f32, IC_F32)
+GPU_MATRIX_CASE(f64, IC_F64)
+GPU_MATRIX_CASE(f16, IC_F16)
+GPU_MATRIX_CASE(bf16, IC_BF16)
+GPU_MATRIX_CASE(f8e4m3, IC_F8E4M3)
+GPU_MATRIX_CASE(i32, IC_I32)
+GPU_MATRIX_CASE(i64, IC_I64)
+GPU_MATRIX_CASE(u8, IC_U8)
+GPU_MATRIX_CASE(i8, IC_I8)
+GPU_MATRIX_CASE(bool, IC_BOOL)
 
 /* eager == fused on cuda, bit for bit: f32, bf16 and i32 over the 1-d and 2-d sets. */
 START_TEST(test_eager_equals_fused) {
@@ -365,11 +361,16 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_reduce");
-  CHECK_CASE(s, test_matrix_f32_f64, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_f16_bf16, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_f32, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_f64, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_f16, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_bf16, 1500, setup, teardown);
   CHECK_CASE(s, test_matrix_f8e4m3, 1500, setup, teardown);
   CHECK_CASE(s, test_matrix_i32, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_i64_u8_i8_bool, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_i64, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_u8, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_i8, 1500, setup, teardown);
+  CHECK_CASE(s, test_matrix_bool, 1500, setup, teardown);
   CHECK_CASE(s, test_eager_equals_fused, 1500, setup, teardown);
   CHECK_CASE(s, test_strided_and_broadcast, 1500, setup, teardown);
   CHECK_CASE(s, test_special_values, 1500, setup, teardown);
