@@ -76,29 +76,8 @@ __global__ void __launch_bounds__(32 * WARPS * GROUPS, MINB) partial(const unsig
         for (int q = 0; q < COLS; q++) am[k][q] += v[e][q];
     }
   }
-#pragma unroll
-  for (int s = 1; s < 8; s <<= 1)
-#pragma unroll
-    for (int k = 0; k + s < 8; k += 2 * s)
-#pragma unroll
-      for (int q = 0; q < COLS; q++) am[k][q] += am[k + s][q];
-  __shared__ float sa[WARPS * GROUPS][32 * COLS];
-#pragma unroll
-  for (int q = 0; q < COLS; q++) sa[g * WARPS + y][colx * COLS + q] = am[0][q];
-  __syncthreads();
-  if (y == 0) {
-#pragma unroll
-    for (int q = 0; q < COLS; q++) {
-      float wv[WARPS];
-#pragma unroll
-      for (int i = 0; i < WARPS; i++) wv[i] = sa[g * WARPS + i][colx * COLS + q];
-#pragma unroll
-      for (int s = 1; s < WARPS; s <<= 1)
-#pragma unroll
-        for (int i = 0; i + s < WARPS; i += 2 * s) wv[i] += wv[i + s];
-      part[(long)u * N + col + q] = wv[0];
-    }
-  }
+  pairwise(am);
+  join_warps<WARPS, GROUPS, COLS>(am[0], part + (long)u * N + col);
 }
 
 // A column's U partials pairwise, rounded to bf16 once (cvt.rn).
@@ -108,10 +87,7 @@ __global__ void combine(const float *__restrict__ part, unsigned short *__restri
   float v[U];
 #pragma unroll
   for (int s = 0; s < U; s++) v[s] = part[(long)s * N + col];
-#pragma unroll
-  for (int s = 1; s < U; s <<= 1)
-#pragma unroll
-    for (int i = 0; i + s < U; i += 2 * s) v[i] += v[i + s];
+  pairwise(v);
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v[0]));
   out[col] = h;

@@ -79,12 +79,7 @@ __global__ void __launch_bounds__(WARPS * GROUPS * 32, MINB) colsum(const float 
 #pragma unroll
       for (int e = 0; e < 8; e++) addv(am[k], v[e]);
     }
-#pragma unroll
-    for (int s = 1; s < ROUND; s <<= 1)
-#pragma unroll
-      for (int k = 0; k + s < ROUND; k += 2 * s)
-#pragma unroll
-        for (int q = 0; q < VEC; q++) am[k][q] += am[k + s][q];
+    pairwise(am);
 #pragma unroll
     for (int q = 0; q < VEC; q++) st[n][q] = am[0][q];
     sh[n] = 0; n++;
@@ -99,23 +94,7 @@ __global__ void __launch_bounds__(WARPS * GROUPS * 32, MINB) colsum(const float 
     for (int q = 0; q < VEC; q++) st[n - 2][q] += st[n - 1][q];
     n--;
   }
-  __shared__ float sa[WARPS * GROUPS][32 * VEC];
-#pragma unroll
-  for (int q = 0; q < VEC; q++) sa[g * WARPS + y][colx * VEC + q] = st[0][q];
-  __syncthreads();
-  if (y == 0) {
-#pragma unroll
-    for (int q = 0; q < VEC; q++) {
-      float wv[WARPS];
-#pragma unroll
-      for (int i = 0; i < WARPS; i++) wv[i] = sa[g * WARPS + i][colx * VEC + q];
-#pragma unroll
-      for (int s = 1; s < WARPS; s <<= 1)
-#pragma unroll
-        for (int i = 0; i + s < WARPS; i += 2 * s) wv[i] += wv[i + s];
-      out[(long)blockIdx.y * N + col + q] = wv[0];
-    }
-  }
+  join_warps<WARPS, GROUPS, VEC>(st[0], out + (long)blockIdx.y * N + col);
 }
 template <int S> __global__ void combine(const float *__restrict__ part, float *__restrict__ out, long N) {
   long col = (long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -123,10 +102,7 @@ template <int S> __global__ void combine(const float *__restrict__ part, float *
   float v[S];
 #pragma unroll
   for (int s = 0; s < S; s++) v[s] = part[(long)s * N + col];
-#pragma unroll
-  for (int s = 1; s < S; s <<= 1)
-#pragma unroll
-    for (int i = 0; i + s < S; i += 2 * s) v[i] += v[i + s];
+  pairwise(v);
   out[col] = v[0];
 }
 
