@@ -26,9 +26,7 @@ static bool kir_reads_last(const kir_kernel *k, sym_id offset) {
   return k->ndim > 0 && sym_depends_on(k->syms, offset, SYM_VAR, k->ndim - 1);
 }
 
-/* offset = sum of coeff[d] * i<d> + rest, every coefficient and rest free of vars; false
- * when offset is not of that form. */
-static bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest) {
+bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest) {
   *rest = offset;
   for (int32_t d = k->ndim - 1; d >= 0; d--) {
     sym_id r;

@@ -130,7 +130,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     if (k->stage == KIR_STAGE_PARTIAL && rs.columns)
       sbuf_printf(out, "]\n  strategy column partials: %" PRId32 " warps a row, %" PRId32 " rows a block, round u (lanes [%" PRId32
                        " u, %" PRId32 " u + %" PRId32 ")) into partial u of U a row",
-                  rs.threads, 32 * rs.column_groups, 8 * rs.threads, 8 * rs.threads, 8 * rs.threads);
+                  rs.threads, 32 * rs.column_groups * rs.column_pack, 8 * rs.threads, 8 * rs.threads, 8 * rs.threads);
     else if (k->stage == KIR_STAGE_COMBINE && rs.columns)
       sbuf_printf(out, "]\n  strategy column combine: a thread a row over its U partials, 32 at a time, %" PRId32 " rows a block", 32 * rs.column_groups);
     else if (k->stage == KIR_STAGE_PARTIAL)
@@ -142,7 +142,9 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
       sbuf_printf(out, "]\n  strategy %s: %" PRId32 " %s a row", rs.columns ? "columns" : "rows", rs.threads,
                 rs.columns ? "warps" : "threads");
     if (k->stage == KIR_STAGE_WHOLE && rs.columns)
-      sbuf_printf(out, ", %" PRId32 " rows a block%s", 32 * rs.column_groups, rs.column_rounds ? ", warps in rounds" : "");
+      sbuf_printf(out, ", %" PRId32 " rows a block%s", 32 * rs.column_groups * rs.column_pack, rs.column_rounds ? ", warps in rounds" : "");
+    if (rs.columns && rs.column_pack > 1 && k->stage != KIR_STAGE_COMBINE)
+      sbuf_printf(out, ", %" PRId32 " neighbouring rows a thread", rs.column_pack);
     if (k->stage == KIR_STAGE_WHOLE && rs.lanes_per_thread > 1)
       sbuf_printf(out, ", %" PRId32 " lanes a thread", rs.lanes_per_thread);
     if (k->stage == KIR_STAGE_WHOLE && rs.groups) sbuf_puts(out, ", lane groups in turn");
@@ -359,13 +361,45 @@ static bool kir_stores_elements(const kir_kernel *k) {
   return false;
 }
 
+/* The columns a thread of a light column kernel holds (kir_reduce_strategy's
+ * column_pack): 4 / w where the loads along its rows are w < 4 bytes wide and contiguous
+ * across the columns, so that a thread's load is 4 bytes (2 for bytes under 2-byte
+ * values) and a warp's reads 128 bytes of a row, not 64 or 32 (bf16 column sums read at
+ * 91% of copy where f32 read at 100%: a warp's 64 bytes are two sectors, twice f32's L2
+ * requests a byte, with the L2 saturated; H100, bench/results/2026-12-06-session13.md).
+ * Only kernels whose columns differ in those loads alone: every load reads the columns
+ * contiguously (the coefficient of the innermost kept var 1) or no kept var, no range
+ * reads a kept var, no asm; their rows' values after the REDUCE are computed a column at a
+ * time. 1 for every other kernel. */
+static int32_t kir_column_pack_of(const kir_kernel *k) {
+  const int32_t last = k->ndim - 1;
+  size_t wide = 0;
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind == KIR_REDUCE) break; /* what follows is computed a column at a time */
+    if (in->kind == KIR_ASM || in->kind == KIR_ASM_RESULT) return 1;
+    if (in->kind != KIR_LOAD && in->kind != KIR_RANGE) continue;
+    bool kept = false;
+    for (int32_t d = 0; d < k->ndim; d++)
+      kept = kept || (!((k->axes >> d) & 1u) && sym_depends_on(k->syms, in->offset, SYM_VAR, d));
+    if (!kept) continue;
+    sym_id coeff[IC_MAX_DIMS], rest;
+    int64_t c = 0;
+    if (in->kind == KIR_RANGE || kir_is_guarded_load(in) || ic_dtype_size(in->dtype) > 2 || !kir_reads_reduced_var(k, in->offset) ||
+        !kir_affine_coeffs(k, in->offset, coeff, &rest) || !sym_is_const(k->syms, coeff[last], &c) || c != 1)
+      return 1;
+    if (ic_dtype_size(in->dtype) > wide) wide = ic_dtype_size(in->dtype);
+  }
+  return wide == 0 ? 1 : (int32_t)(4 / wide);
+}
+
 /* The strategy of kernel k as stage `stage` of it (a split's partial stage is planned on
  * the whole kernel before the stage exists). */
 static void kir_reduce_strategy_at(const kir_kernel *k, kir_stage stage, kir_reduce_strategy *out) {
   enum { CHUNK = KIR_REDUCE_CHUNK, LANES = KIR_REDUCE_LANES, ROW_THREADS = 128, NARROW_ROW_THREADS = 64,
          LONG_ROW_THREADS = 512, LONG_ROW_CHUNKS = 8, COLUMN_WARPS = 4, COLUMN_GROUPS = 8,
          HEAVY_COLUMN_WARPS = 8, HEAVY_COLUMN_GROUPS = 2, PARTIAL_COLUMN_GROUPS = 4 };
-  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .groups = true, .count = -1};
+  *out = (kir_reduce_strategy){.threads = LANES, .lanes_per_thread = 1, .column_groups = 1, .column_pack = 1, .groups = true, .count = -1};
   sym_id count = kir_reduced_count(k);
   int32_t inner = -1;
   for (int32_t d = 0; d < k->ndim; d++)
@@ -391,6 +425,7 @@ static void kir_reduce_strategy_at(const kir_kernel *k, kir_stage stage, kir_red
      * back read 3% slower in rounds than in shares at f32 [4096, 16384], the same at
      * [4096, 32768] (H100) */
     out->column_rounds = light && !kir_stores_elements(k);
+    if (stage != KIR_STAGE_COMBINE && (out->column_rounds || stage == KIR_STAGE_PARTIAL)) out->column_pack = kir_column_pack_of(k);
     if (out->column_rounds && chunks >= 0)
       /* rounds of 8 lanes a warp: no more warps than the first round gives lanes to (a
        * round of 4 warps over 8 chunks left 3 idle: max over f32 [64, 2^21] -11%) */
@@ -445,7 +480,7 @@ sym_id kir_split_partial_numel(const kir_kernel *k) {
   kir_reduce_strategy_at(k, KIR_STAGE_PARTIAL, &rs);
   sym_id points = k->launch_numel;
   if (rs.columns) {
-    sym_id block = sym_const(a, (int64_t)32 * rs.column_groups);
+    sym_id block = sym_const(a, (int64_t)32 * rs.column_groups * rs.column_pack);
     points = sym_mul(a, sym_ceildiv(a, points, block), block);
   }
   return sym_mul(a, points, kir_split_units(k));
@@ -461,7 +496,7 @@ static sym_id kir_sym_positive(sym_arena *a, sym_id x) { /* 1 where x > 0, else 
 static void kir_split_column_terms(const kir_kernel *k, const kir_reduce_strategy *rs, sym_id *long_enough, sym_id *few_blocks) {
   sym_arena *a = k->syms;
   sym_id rounds = sym_ceildiv(a, kir_reduced_count(k), sym_const(a, (int64_t)KIR_REDUCE_CHUNK * 8 * rs->threads));
-  sym_id blocks = sym_ceildiv(a, k->launch_numel, sym_const(a, (int64_t)32 * rs->column_groups));
+  sym_id blocks = sym_ceildiv(a, k->launch_numel, sym_const(a, (int64_t)32 * rs->column_groups * rs->column_pack));
   *long_enough = kir_sym_positive(a, sym_sub(a, rounds, sym_const(a, KIR_SPLIT_COLUMN_ROUNDS - 1)));
   *few_blocks = kir_sym_positive(a, sym_sub(a, sym_const(a, KIR_SPLIT_COLUMN_BLOCKS), blocks));
 }

@@ -178,7 +178,7 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            lanes_per_thread lanes of the order (threads < 32: rows share a warp); a
  *            thread holds 128 bytes of the widest load along the row where it can (f32
  *            rows of 4096: 128 threads of 4 lanes; bf16: 64 of 8)
- *   columns  the innermost dim is kept: a group of 32 neighbouring rows is `threads` warps;
+ *   columns  the innermost dim is kept: a group of 32 (x column_pack) neighbouring rows is `threads` warps;
  *            a block is column_groups groups side by side. A light kernel (one REDUCE,
  *            an accumulator of at most 4 bytes, no index) is 4 warps x 8 groups: 1024
  *            threads of at most 64 registers, whose warps take rounds of 8 lanes side by
@@ -195,7 +195,11 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            quarter of the threads, as many bytes in flight each). Rounds side by side
  *            rather than shares (bench/results/2026-12-06-session10.md): the f32 sum 95%
  *            of copy on a re-allocated input where shares read 90%, bf16 +5%; argmax
- *            (heavy) -9%, so heavy kernels keep their shares
+ *            (heavy) -9%, so heavy kernels keep their shares. A light kernel (whole in
+ *            rounds, or a split's partial stage) whose loads along its rows are narrower
+ *            than 4 bytes and read the rows contiguously gives each thread column_pack
+ *            neighbouring rows (2 for 16-bit loads, 4 for bytes): one 4-byte load for all
+ *            of them, so a warp reads 128 bytes of an input row (kir_column_pack_of)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
@@ -203,6 +207,7 @@ typedef struct kir_reduce_strategy {
   int32_t threads;
   int32_t column_groups; /* columns: groups of 32 rows a block; 1 otherwise */
   bool column_rounds;    /* columns: the warps take rounds of 8 lanes side by side (light, no element stores) */
+  int32_t column_pack;   /* columns: neighbouring rows a thread (1, 2, 4): its loads along them one 4-byte word */
   int32_t lanes_per_thread;
   bool groups;
   int64_t count; /* the elements a row reduces, -1 when symbolic */
@@ -303,6 +308,10 @@ int32_t kir_tile_load_width(const kir_kernel *k, int32_t i, int32_t tile_dim);
 /* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / TL) TL
  * times the other dims (T = KIR_TILE, TL = ps->tile_last). */
 sym_id kir_tile_points(const kir_kernel *k, const kir_pointwise_strategy *ps);
+
+/* offset = sum of coeff[d] * i<d> + rest (coeff: k->ndim entries), every coefficient and
+ * rest free of vars; false when offset is not of that form. */
+bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest);
 
 /* How an access at element offset `offset` (elements of `elem` bytes) moves a slot of vec
  * points: one vector (its offset is the last var plus multiples of vec: those that are

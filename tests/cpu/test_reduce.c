@@ -926,7 +926,7 @@ START_TEST(test_column_rounds) {
     snprintf(bounds, sizeof bounds, "void __launch_bounds__(%d, 1) ic_", 32 * cases[i].warps * (heavy ? 2 : 8));
     ck_assert_ptr_nonnull(strstr(src, bounds));
     /* light kernels join a round's warps through shared memory, heavy ones their shares at the end */
-    ck_assert_int_eq(strstr(src, "xa[buf + cbase + coly][colx] = am[0];") != NULL, !shares && cases[i].warps > 1);
+    ck_assert_int_eq(strstr(src, "xa[buf + cbase + coly][cp * 32 + colx] = am[cp][0];") != NULL, !shares && cases[i].warps > 1);
     ck_assert_int_eq(strstr(src, "    sa[cbase + coly][colx] = a;") != NULL, shares);
     ic_program_release(p);
     ic_graph_destroy(g);
@@ -1097,6 +1097,76 @@ END_TEST
  * time launch either it (whole_grid > 0, the stages' grids and the workspace 0) or the
  * stages; whole_grid < 0: no such kernel. Not split: 3 rounds, an index (heavy), 64
  * column blocks, element stores. r: the value of the graph's one symbol, if it has one. */
+/* Neighbouring columns a thread (kir_column_pack_of): light column kernels whose loads
+ * along the columns are narrower than 4 bytes read them a word at a time, 2 columns of
+ * 16-bit values and 4 of bytes (a warp's load 128 bytes of a row), whole kernels in rounds
+ * and a split's partial stage alike; a column-at-a-time copy serves odd and misaligned
+ * launches (pack_ok); the rows' values after the REDUCE are computed a column at a time.
+ * Kernels whose columns differ otherwise (a value a column before the REDUCE, a load
+ * across the columns, element stores, an index) and 4-byte loads keep a column a thread.
+ * Strict compiles for sm_90a and sm_80 (NVRTC and ptxas). */
+START_TEST(test_column_pack) {
+  static const struct {
+    const char *text;
+    int32_t pack;  /* 1: a column a thread */
+    const char *word; /* the load of a packed thread's columns */
+  } cases[] = {
+      {"symbol n\ninput x : bf16[4096, n]\ny = sum(x, [0])\noutput y\n", 2, "ic_ld_na_s32("},
+      {"symbol n\ninput x : f16[n, 64]\ny = max(x, [0])\noutput y\n", 2, "ic_ld_na_s32("},
+      {"symbol n\ninput x : f8e4m3[4096, n]\ny = min(x, [0])\noutput y\n", 4, "ic_ld_na_s32("},
+      {"symbol n\ninput x : bool[4096, n]\ny = any(x, [0])\noutput y\n", 4, "ic_ld_na_s32("},
+      /* bytes beside 16-bit values: 2 columns, the bytes' word 2 bytes */
+      {"symbol n\ninput x : bf16[4096, n]\ninput m : u8[4096, n]\nf = cast(m, bf16)\nq = mul(x, f)\ny = sum(q, [0])\noutput y\n", 2,
+       "ic_ld_na_s16("},
+      /* a middle axis (33 columns a run: odd, the column-at-a-time copy at run time) */
+      {"symbol n\ninput x : bf16[n, 7, 33]\ny = sum(x, [1])\noutput y\n", 2, "ic_ld_na_s32("},
+      /* a load free of the columns (one a row of x), an epilogue of column values */
+      {"symbol n\ninput x : bf16[4096, n]\ninput s : bf16[4096, 1]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\ninput w : f32[1, n]\n"
+       "c = cast(r, f32)\ny = mul(c, w)\noutput y\n",
+       2, "ic_ld_na_s32("},
+      {"symbol n\ninput x : f32[4096, n]\ny = sum(x, [0])\noutput y\n", 1, NULL},
+      /* a value a column before the REDUCE */
+      {"symbol n\ninput x : bf16[4096, n]\ninput w : bf16[1, n]\nq = mul(x, w)\ny = sum(q, [0])\noutput y\n", 1, NULL},
+      /* a transposed read: the columns are not contiguous */
+      {"symbol n\ninput x : bf16[n, 4096]\nt = permute(x, [1, 0])\ny = sum(t, [0])\noutput y\n", 1, NULL},
+      {"symbol n\ninput x : bf16[4096, n]\ny = argmax(x, [0])\noutput y\n", 1, NULL},
+      {"symbol n\ninput x : bf16[4096, n]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", 1, NULL},
+  };
+  static const char *const arches[] = {"sm_90a", "sm_80"};
+  for (int a = 0; a < 2; a++) {
+    ic_context_options co = {.struct_size = sizeof co, .arch = arches[a], .flags = IC_CONTEXT_COMPILE_ONLY};
+    ic_context *ctx;
+    IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+      ic_program *p;
+      const int32_t kernels = kernels_of(ctx, NULL, cases[i].text, &p);
+      /* the reduction is the last kernel (a symbolic column count: the one kernel beside
+       * the split's stages) */
+      const int32_t w = kernels - 1;
+      const char *ir = ic_program_kernel_ir(p, w), *src = ic_program_kernel_source(p, w);
+      ck_assert_msg(strstr(ir, "strategy columns") != NULL, "%s: %s", cases[i].text, ir);
+      char says[64];
+      snprintf(says, sizeof says, ", %d neighbouring rows a thread", (int)cases[i].pack);
+      ck_assert_msg((strstr(ir, says) != NULL) == (cases[i].pack > 1), "%s: %s", cases[i].text, ir);
+      ck_assert_int_eq(strstr(src, "const bool pack_ok = ") != NULL, cases[i].pack > 1);
+      if (cases[i].pack > 1) {
+        char first[96];
+        snprintf(first, sizeof first, " + colg * 32 + colx) * %d;", (int)cases[i].pack);
+        ck_assert_msg(strstr(src, first) != NULL, "%s", cases[i].text);
+        ck_assert_msg(strstr(src, cases[i].word) != NULL, "%s: no %s", cases[i].text, cases[i].word);
+        ck_assert_ptr_nonnull(strstr(src, "    if (pack_ok) {\n"));
+        ck_assert_ptr_nonnull(strstr(src, "if (row_in + cp < rows) {"));
+        for (int32_t k = 0; k + 1 < kernels; k++) /* the split's partial stage packs too */
+          if (strstr(ic_program_kernel_ir(p, k), "strategy column partials"))
+            ck_assert_msg(strstr(ic_program_kernel_ir(p, k), says) != NULL, "%s: %s", cases[i].text, ic_program_kernel_ir(p, k));
+      }
+      ic_program_release(p);
+    }
+    ic_context_destroy(ctx);
+  }
+}
+END_TEST
+
 static void column_split_launches(ic_context *ctx, const char *text, int64_t r, int64_t whole_grid, int64_t partial_grid,
                                   int64_t combine_grid, int64_t temp_bytes) {
   ic_program *p;
@@ -1124,7 +1194,11 @@ static void column_split_launches(ic_context *ctx, const char *text, int64_t r, 
   }
   char *dump = NULL;
   IC_OK_OR_FAIL(ic_program_dump(p, &dump));
-  ck_assert_ptr_nonnull(strstr(dump, "strategy column partials: 4 warps a row, 128 rows a block, round u (lanes [32 u, 32 u + 32))"));
+  /* 16-bit loads: 2 neighbouring columns a thread (kir_column_pack_of) */
+  const bool pack = strstr(text, "bf16") != NULL;
+  ck_assert_ptr_nonnull(strstr(dump, pack ? "strategy column partials: 4 warps a row, 256 rows a block, round u (lanes [32 u, 32 u + 32))"
+                                          : "strategy column partials: 4 warps a row, 128 rows a block, round u (lanes [32 u, 32 u + 32))"));
+  ck_assert_int_eq(strstr(dump, "into partial u of U a row, 2 neighbouring rows a thread") != NULL, pack);
   ck_assert_ptr_nonnull(strstr(dump, "strategy column combine: a thread a row over its U partials"));
   ic_string_free(dump);
   ic_program_release(p);
@@ -1148,6 +1222,8 @@ START_TEST(test_column_split) {
   const char *cols_c = "symbol c\ninput x : f32[4096, c]\ny = sum(x, [0])\noutput y\n";
   column_split_launches(ctx, cols_c, 16128, 0, 126 * 16, 63, 16128 * 16 * 4);
   column_split_launches(ctx, cols_c, 16384, 64, 0, 0, 0);
+  /* bf16: blocks of 256 columns (2 a thread), 2 partial column blocks where f32 has 3 */
+  column_split_launches(ctx, "input x : bf16[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 64, 2, 300 * 32 * 4);
   /* 37501 chunks: G = 2, 2048 lanes, 64 rounds (the last ragged) */
   column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, -1, 64, 1, 33 * 64 * 4);
   /* 4 rounds, with a prologue and an epilogue of column values */
@@ -1350,6 +1426,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_row_threads_from_bytes, 600, setup, teardown);
   CHECK_CASE(s, test_row_cache_tiers, 600, setup, teardown);
   CHECK_CASE(s, test_column_rounds, 600, setup, teardown);
+  CHECK_CASE(s, test_column_pack, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_ref, 600, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, 900, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm80, 900, setup, teardown);

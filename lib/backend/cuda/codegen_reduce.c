@@ -74,6 +74,12 @@ typedef struct red_gen {
   int32_t ywarps, colgroups; /* columns: warps a group of 32 rows, groups a block */
   bool column_rounds;        /* columns: the warps in rounds side by side, not in shares */
   int32_t round_warps;       /* columns: the W of the rounds (8 W lanes), the partials' in a combine */
+  /* columns: the neighbouring rows (columns of the input) a thread holds, P (1, 2, 4:
+   * kir_reduce_strategy's column_pack): row_in is the first. Its loads along the columns
+   * read one word for all P (pack_ok: aligned, the columns in one innermost run), else a
+   * load a column; each column has its own accumulators, subtrees and counter. */
+  int32_t pack;
+  bool pack_words; /* ... and the chunk at hand is pack_ok's copy */
   /* Short rows (at most 1024 chunks) spread over fewer threads, so that more rows are in
    * flight: thread t is lanes t, t + tpr, ... (lanes_per_thread of them, accumulators
    * a[k]); each lane's block combines, then they pair up (lanes t and t + tpr first).
@@ -220,6 +226,15 @@ static void red_butterflies(sbuf *o, const char *ind, ic_reduce_op op, ic_dtype 
 }
 
 /* ---------------------------------------------------------------- pieces */
+
+/* `live` and the kept vars of the row row_in (a C variable in scope). */
+static void red_kept_vars(const red_gen *rg) {
+  sbuf *o = &rg->cg->out;
+  sbuf_puts(o, "  const bool live = row_in < rows;\n  ic_i64 rem = live ? row_in : 0;\n");
+  for (int32_t d = rg->k->ndim - 1; d >= 0; d--)
+    if (!red_reduced(rg->k, d)) sbuf_printf(o, "  const ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
+  sbuf_puts(o, "  (void)rem;\n");
+}
 
 /* v<i>[e] for element values, v<i> for row values. */
 static void red_name(const red_gen *rg, int32_t i, char *buf, size_t size) {
@@ -578,6 +593,21 @@ static void red_vector_test(const red_gen *rg, sbuf *o) {
   else sbuf_printf(o, "vec_ok && %s", red_in_row(rg, "r0 + 8 <= R"));
 }
 
+/* The chunk's elements (r0 + e) of the REDUCE at `reduce` into accumulator acc/acc_i. */
+static void red_chunk_accumulate(red_gen *rg, int32_t reduce, const char *acc, const char *acc_i) {
+  const kir_instr *in = &rg->k->instrs.items[reduce];
+  const ic_dtype dt = rg->k->instrs.items[in->args[0]].dtype;
+  sbuf *o = &rg->cg->out;
+  char x[32];
+  red_name(rg, in->args[0], x, sizeof x);
+  sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        if (%s) {\n", red_in_row(rg, "r0 + e < R"));
+  sbuf_printf(o, "          const %s x = ", red_acc_type(in->reduce, dt));
+  red_lift(o, in->reduce, dt, x);
+  sbuf_puts(o, ";\n          const ic_i64 xi = r0 + e;\n          ");
+  red_combine(o, in->reduce, dt, acc, acc_i, "x", "xi");
+  sbuf_puts(o, "\n          (void)xi;\n        }\n      }\n");
+}
+
 /* The chunk at r0 of pass p: element values into arrays, then `then` (the accumulation
  * or the stores) per element. */
 static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
@@ -693,16 +723,7 @@ static void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, c
   }
   if (open) sbuf_puts(o, "      }\n");
   if (!last) {
-    const kir_instr *in = &k->instrs.items[reduce];
-    ic_dtype dt = k->instrs.items[in->args[0]].dtype;
-    char x[32];
-    red_name(rg, in->args[0], x, sizeof x);
-    sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        if (%s) {\n", red_in_row(rg, "r0 + e < R"));
-    sbuf_printf(o, "          const %s x = ", red_acc_type(in->reduce, dt));
-    red_lift(o, in->reduce, dt, x);
-    sbuf_puts(o, ";\n          const ic_i64 xi = r0 + e;\n          ");
-    red_combine(o, in->reduce, dt, acc, acc_i, "x", "xi");
-    sbuf_puts(o, "\n          (void)xi;\n        }\n      }\n");
+    red_chunk_accumulate(rg, reduce, acc, acc_i);
   } else {
     bool vstores = false;
     for (int32_t i = 0; i < k->instrs.count; i++)
@@ -1189,34 +1210,183 @@ static void red_pass_combine(red_gen *rg, int32_t reduce) {
   sbuf_puts(o, "  }\n  }\n");
 }
 
-/* A round of a column pass: the 8 lanes from j, each lane's chunks in its order, into am[]
- * and their pairwise subtree into am[0]. A round inside the row has no bounds tests, so its
- * 64 loads are in flight together. Rounds start at multiples of 8 chunks, so a constant
- * length that is a multiple of 64 has no ragged round: its guarded copy is left out (its 64
- * predicated loads, never run there, took registers from the whole round's: 42 -> 46 in
- * flight for symbolic columns of 4096 rows). The round's first chunk is `first`: in a
- * padded round (red_column_rounds) lanes past the last chunk start at C and read nothing. */
-static void red_column_round(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t,
-                             const char *first) {
+/* Whether element load i of a packed column kernel reads along the columns (a kept var:
+ * kir_column_pack_of lets only the innermost, with coefficient 1, and others alongside
+ * it): one load for the thread's P columns. The others read no kept var: one for all. */
+static bool red_pack_reads_columns(const red_gen *rg, int32_t i) {
+  const kir_kernel *k = rg->k;
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (!red_reduced(k, d) && sym_depends_on(k->syms, k->instrs.items[i].offset, SYM_VAR, d)) return true;
+  return false;
+}
+
+/* `const bool pack_ok`: a packed kernel's P columns are neighbours in one run of the
+ * innermost kept dim (its size a multiple of P) and each load along them finds its P
+ * values in one aligned word (a buffer so aligned, every other coefficient of its offset
+ * and its constant part multiples of P); uniform over the launch. */
+static void red_pack_test(red_gen *rg) {
+  const kir_kernel *k = rg->k;
+  codegen *cg = rg->cg;
+  sbuf *o = &cg->out;
+  const int32_t pk = rg->pack, last = k->ndim - 1;
+  sbuf_printf(o, "  const bool pack_ok = d%" PRId32 " %% %" PRId32 " == 0", last, pk);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (in->kind != KIR_LOAD || !rg->element[i] || !red_pack_reads_columns(rg, i)) continue;
+    sbuf_printf(o, " && ((ic_u64)b%" PRId32 " & %zu) == 0", in->buffer, (size_t)pk * ic_dtype_size(in->dtype) - 1);
+    sym_id coeff[IC_MAX_DIMS], rest;
+    if (!kir_affine_coeffs(k, in->offset, coeff, &rest)) { /* kir_column_pack_of saw it affine */
+      sbuf_puts(o, " && false");
+      continue;
+    }
+    for (int32_t d = 0; d <= k->ndim; d++) {
+      if (d == last) continue;
+      const sym_id e = d == k->ndim ? rest : coeff[d];
+      int64_t c;
+      if (sym_is_const(cg->a, e, &c)) {
+        if (c % pk != 0) sbuf_puts(o, " && false");
+        continue;
+      }
+      sbuf_puts(o, " && (");
+      cg_expr(cg, e, NULL);
+      sbuf_printf(o, ") %% %" PRId32 " == 0", pk);
+    }
+  }
+  sbuf_puts(o, ";\n");
+}
+
+/* A chunk of a packed column pass (light: one REDUCE, element loads, ranges and ops):
+ * each load along the columns once for the thread's P columns into words w<i>[e] (one
+ * load of P values in pack_ok's copy, else a load a live column at its own kept vars), loads
+ * and ranges free of the columns once, then, a column at a time, its values unpacked, its
+ * ops and its accumulation into acc (of column cp). */
+static void red_chunk_pack(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const char *acc_i) {
+  const kir_kernel *k = rg->k;
+  codegen *cg = rg->cg;
+  sbuf *o = &cg->out;
+  const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
+  const int32_t pk = rg->pack;
+  sbuf_puts(o, "    {\n      const ic_i64 r0 = c * 8;\n");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (!need[i] || (in->kind != KIR_LOAD && in->kind != KIR_RANGE)) continue;
+    if (in->kind == KIR_LOAD && red_pack_reads_columns(rg, i)) sbuf_printf(o, "      ic_u32 w%" PRId32 "[8];\n", i);
+    else sbuf_printf(o, "      %s v%" PRId32 "[8];\n", cg_ctype(in->dtype), i);
+  }
+  sbuf_printf(o, "#pragma unroll\n      for (int e = 0; e < 8; e++) {\n        const ic_i64 r = r0 + e;\n        if (%s) {\n",
+              red_in_row(rg, "r < R"));
+  red_decompose(rg, "r", "          ");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (!need[i] || (in->kind != KIR_LOAD && in->kind != KIR_RANGE)) continue;
+    char t[32];
+    snprintf(t, sizeof t, "v%" PRId32 "[e]", i);
+    sbuf_puts(o, "          ");
+    if (in->kind == KIR_RANGE) {
+      red_range(rg, i, t);
+      continue;
+    }
+    if (!red_pack_reads_columns(rg, i)) {
+      red_scalar_load(rg, i, t);
+      continue;
+    }
+    const size_t size = ic_dtype_size(in->dtype);
+    if (rg->pack_words) {
+      sbuf_printf(o, "w%" PRId32 "[e] = ic_ld_na_s%zu(", i, 8 * size * (size_t)pk);
+      cg_address(cg, in, NULL);
+      sbuf_puts(o, ");\n");
+      continue;
+    }
+    sbuf_printf(o, "w%" PRId32 "[e] = 0u;\n#pragma unroll\n          for (int cp = 0; cp < %" PRId32
+                   "; cp++)\n          if (row_in + cp < rows) {\n          const ic_i64 row_c = row_in + cp;\n          {\n"
+                   "          const ic_i64 row_in = row_c;\n",
+                i, pk);
+    red_kept_vars(rg);
+    sbuf_printf(o, "          w%" PRId32 "[e] |= ic_ld_na_s%zu(", i, 8 * size);
+    cg_address(cg, in, NULL);
+    sbuf_printf(o, ") << cp * %zu;\n          (void)live;\n          }\n          }\n", 8 * size);
+  }
+  sbuf_puts(o, "        } else {\n");
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (!need[i] || (in->kind != KIR_LOAD && in->kind != KIR_RANGE)) continue;
+    if (in->kind == KIR_LOAD && red_pack_reads_columns(rg, i)) sbuf_printf(o, "          w%" PRId32 "[e] = 0u;\n", i);
+    else sbuf_printf(o, "          v%" PRId32 "[e] = (%s)0;\n", i, cg_ctype(in->dtype));
+  }
+  sbuf_printf(o, "        }\n      }\n#pragma unroll\n      for (int cp = 0; cp < %" PRId32 "; cp++) {\n", pk);
+  for (int32_t i = 0; i < k->instrs.count; i++) {
+    const kir_instr *in = &k->instrs.items[i];
+    if (!need[i]) continue;
+    if (in->kind == KIR_LOAD && red_pack_reads_columns(rg, i)) {
+      sbuf_printf(o, "      %s v%" PRId32 "[8];\n      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ic_unpack_%s(w%" PRId32 "[e] >> cp * %zu);\n",
+                  cg_ctype(in->dtype), i, i, cg_dtname(in->dtype), i, 8 * ic_dtype_size(in->dtype));
+    } else if (in->kind == KIR_OP) {
+      sbuf_printf(o, "      %s v%" PRId32 "[8];\n#pragma unroll\n      for (int e = 0; e < 8; e++) v%" PRId32 "[e] = ", cg_ctype(in->dtype), i, i);
+      red_op_expr(rg, i);
+      sbuf_puts(o, ";\n");
+    }
+  }
+  red_chunk_accumulate(rg, reduce, acc, acc_i);
+  sbuf_puts(o, "      }\n    }\n");
+}
+
+/* A round's chunk c: a column's (red_chunk) or the thread's P columns' (red_chunk_pack). */
+static void red_round_chunk(red_gen *rg, int32_t p, int32_t reduce) {
+  if (rg->pack > 1) red_chunk_pack(rg, p, reduce, "am[cp][k]", "ami[cp][k]");
+  else red_chunk(rg, p, reduce, "am[0][k]", "ami[0][k]");
+}
+
+/* The loop over a round's chunks (from `first`, L apart), its 8 lanes' chunks unrolled. */
+static void red_column_round_chunks(red_gen *rg, int32_t p, int32_t reduce, const char *first) {
   sbuf *o = &rg->cg->out;
-  sbuf_printf(o, "    %s am[8]; ic_i64 ami[8];\n", t);
-  sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[k] = ");
-  red_identity(o, in->reduce, dt);
   const bool ragged = !red_count_multiple(rg, (int64_t)8 * KIR_REDUCE_CHUNK);
-  sbuf_printf(o, ";\n      ami[k] = (ic_i64)9223372036854775807ll;\n    }\n    for (ic_i64 c0 = %s; c0 < C; c0 += L)\n", first);
+  sbuf_printf(o, "    for (ic_i64 c0 = %s; c0 < C; c0 += L)\n", first);
   sbuf_puts(o, ragged ? "    if ((c0 + 8) * 8 <= R) {\n" : "    {\n");
   sbuf_puts(o, "#pragma unroll\n    for (int k = 0; k < 8; k++) {\n    const ic_i64 c = c0 + k;\n");
   rg->chunk_inside = true;
-  red_chunk(rg, p, reduce, "am[k]", "ami[k]");
+  red_round_chunk(rg, p, reduce);
   rg->chunk_inside = false;
   sbuf_puts(o, "    }\n    }");
   if (ragged) {
     sbuf_puts(o, " else {\n#pragma unroll\n    for (int k = 0; k < 8; k++)\n    if (c0 + k < C) {\n    const ic_i64 c = c0 + k;\n");
-    red_chunk(rg, p, reduce, "am[k]", "ami[k]");
+    red_round_chunk(rg, p, reduce);
     sbuf_puts(o, "    }\n    }");
   }
   sbuf_puts(o, "\n");
-  red_pairwise(o, in->reduce, dt, "am", "ami", 8);
+}
+
+/* A round of a column pass: the 8 lanes from j, each lane's chunks in its order, into
+ * am[cp][] for each of the thread's P columns (rg->pack), and their pairwise subtrees into
+ * am[cp][0]. A round inside the row has no bounds tests, so its 64 loads a column are in
+ * flight together. Rounds start at multiples of 8 chunks, so a constant length that is a
+ * multiple of 64 has no ragged round: its guarded copy is left out (its 64 predicated
+ * loads, never run there, took registers from the whole round's: 42 -> 46 in flight for
+ * symbolic columns of 4096 rows). The round's first chunk is `first`: in a padded round
+ * (red_column_rounds) lanes past the last chunk start at C and read nothing. */
+static void red_column_round(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t,
+                             const char *first) {
+  sbuf *o = &rg->cg->out;
+  const int32_t pk = rg->pack;
+  sbuf_printf(o, "    %s am[%" PRId32 "][8]; ic_i64 ami[%" PRId32 "][8];\n", t, pk, pk);
+  sbuf_printf(o, "#pragma unroll\n    for (int cp = 0; cp < %" PRId32 "; cp++)\n#pragma unroll\n    for (int k = 0; k < 8; k++) {\n      am[cp][k] = ", pk);
+  red_identity(o, in->reduce, dt);
+  sbuf_puts(o, ";\n      ami[cp][k] = (ic_i64)9223372036854775807ll;\n    }\n");
+  if (pk > 1) {
+    /* a copy a way of loading the columns (pack_ok is uniform): no fallback loads
+     * predicated beside the words */
+    sbuf_puts(o, "    if (pack_ok) {\n");
+    rg->pack_words = true;
+    red_column_round_chunks(rg, p, reduce, first);
+    rg->pack_words = false;
+    sbuf_puts(o, "    } else {\n");
+    red_column_round_chunks(rg, p, reduce, first);
+    sbuf_puts(o, "    }\n");
+  } else {
+    red_column_round_chunks(rg, p, reduce, first);
+  }
+  sbuf_printf(o, "#pragma unroll\n    for (int cp = 0; cp < %" PRId32 "; cp++) {\n", pk);
+  red_pairwise(o, in->reduce, dt, "am[cp]", "ami[cp]", 8);
+  sbuf_puts(o, "    }\n");
 }
 
 /* The height of a round's subtree: 8 W lanes. */
@@ -1226,13 +1396,23 @@ static int32_t red_round_height(int32_t w) {
   return height;
 }
 
-/* Joins a round's W warp subtrees (am[0] of each warp; light kernels, no index) through
- * shared memory xa at slot offset buf ("" or "buf + "): wv[0] is the round's subtree. */
-static void red_column_join_warps(sbuf *o, const kir_instr *in, ic_dtype dt, const char *t, int32_t w, const char *buf) {
-  sbuf_printf(o, "    xa[%scbase + coly][colx] = am[0];\n    __syncthreads();\n", buf);
-  sbuf_printf(o, "    %s wv[%" PRId32 "]; ic_i64 wvi[%" PRId32 "];\n", t, w, w);
-  sbuf_printf(o, "    for (int q = 0; q < %" PRId32 "; q++) { wv[q] = xa[%scbase + q][colx]; wvi[q] = 0; }\n", w, buf);
-  red_pairwise(o, in->reduce, dt, "wv", "wvi", w);
+/* Joins a round's W warp subtrees (am[cp][0] of each warp, for each of the thread's P
+ * columns; light kernels, no index) through shared memory xa (xa[slot][cp * 32 + colx]) at
+ * slot offset buf ("" or "buf + "): wv[cp][0] is column cp's round subtree. */
+static void red_column_join_warps(sbuf *o, const kir_instr *in, ic_dtype dt, const char *t, int32_t w, int32_t pk, const char *buf) {
+  sbuf_printf(o, "#pragma unroll\n    for (int cp = 0; cp < %" PRId32 "; cp++) xa[%scbase + coly][cp * 32 + colx] = am[cp][0];\n"
+                 "    __syncthreads();\n", pk, buf);
+  sbuf_printf(o, "    %s wv[%" PRId32 "][%" PRId32 "]; ic_i64 wvi[%" PRId32 "][%" PRId32 "];\n", t, pk, w, pk, w);
+  sbuf_printf(o, "#pragma unroll\n    for (int cp = 0; cp < %" PRId32 "; cp++) {\n"
+                 "    for (int q = 0; q < %" PRId32 "; q++) { wv[cp][q] = xa[%scbase + q][cp * 32 + colx]; wvi[cp][q] = 0; }\n",
+              pk, w, buf);
+  red_pairwise(o, in->reduce, dt, "wv[cp]", "wvi[cp]", w);
+  sbuf_puts(o, "    }\n");
+}
+
+/* Column cp's binary counter (red_counter_push's st/sti/sh/n) among the thread's P. */
+static void red_column_counter(sbuf *o, const char *t) {
+  sbuf_printf(o, "    %s (&st)[40] = stp[cp]; ic_i64 (&sti)[40] = stip[cp]; int (&sh)[40] = shp[cp]; int &n = np[cp];\n", t);
 }
 
 /* Light column kernels: rounds of 8 W lanes, the group's W warps side by side in each
@@ -1241,30 +1421,35 @@ static void red_column_join_warps(sbuf *o, const kir_instr *in, ic_dtype dt, con
  * on inputs allocated again where this reads 95.4%, H100:
  * bench/results/2026-12-06-session10.md). The W subtrees of a round join through shared
  * memory (double-buffered: one barrier a round) into the round's subtree, which every warp
- * pushes on its own copy of the counter. The last round is padded with the identity, which
- * changes no bits. */
+ * pushes on its own copy of column cp's counter. The last round is padded with the
+ * identity, which changes no bits. Each column's result goes to pa[cp] (pai[cp]). */
 static void red_column_rounds(red_gen *rg, int32_t p, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
   sbuf *o = &rg->cg->out;
   /* light kernels only (kir_reduce_strategy: column_rounds): no index to carry */
-  const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups;
+  const int32_t w = rg->ywarps, slots = rg->ywarps * rg->colgroups, pk = rg->pack;
   const int32_t height = red_round_height(w);
+  sbuf_printf(o, "  %s stp[%" PRId32 "][40]; ic_i64 stip[%" PRId32 "][40]; int shp[%" PRId32 "][40], np[%" PRId32 "] = {0};\n", t, pk,
+              pk, pk, pk);
   sbuf_printf(o, "  const ic_i64 rounds = (used + %" PRId32 ") / %" PRId32 ";\n", 8 * w - 1, 8 * w);
-  if (w > 1) sbuf_printf(o, "  %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
+  if (w > 1) sbuf_printf(o, "  %s (*const xa)[%" PRId32 "] = (%s (*)[%" PRId32 "])ic_smem;\n", t, 32 * pk, t, 32 * pk);
   sbuf_printf(o, "  for (ic_i64 r8 = 0; r8 < rounds; r8++) {\n    const ic_i64 j = r8 * %" PRId32 " + coly * 8;\n", 8 * w);
   red_column_round(rg, p, reduce, in, dt, t, "live ? j : C");
   if (w > 1) {
     sbuf_printf(o, "    const int buf = (int)(r8 & 1) * %" PRId32 ";\n", slots);
-    red_column_join_warps(o, in, dt, t, w, "buf + ");
-    sbuf_printf(o, "    const %s a = wv[0];\n    const ic_i64 ai = wvi[0];\n", t);
-  } else {
-    sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
+    red_column_join_warps(o, in, dt, t, w, pk, "buf + ");
   }
+  sbuf_printf(o, "#pragma unroll\n    for (int cp = 0; cp < %" PRId32 "; cp++) {\n", pk);
+  red_column_counter(o, t);
+  sbuf_printf(o, "    const %s a = %s[cp][0];\n    const ic_i64 ai = %s[cp][0];\n", t, w > 1 ? "wv" : "am", w > 1 ? "wvi" : "ami");
   red_counter_push(o, in->reduce, dt, height);
+  sbuf_puts(o, "    }\n");
   /* the next pass writes these slots again */
   sbuf_puts(o, w > 1 ? "  }\n  __syncthreads();\n" : "  }\n");
+  sbuf_printf(o, "#pragma unroll\n  for (int cp = 0; cp < %" PRId32 "; cp++) {\n", pk);
+  red_column_counter(o, t);
   red_counter_collapse(o, in->reduce, dt);
-  red_acc_decl(o, "  ", in->reduce, dt);
-  sbuf_puts(o, "  if (n > 0) { a = st[0]; ai = sti[0]; }\n  {\n");
+  red_acc_decl(o, "    ", in->reduce, dt);
+  sbuf_puts(o, "    if (n > 0) { a = st[0]; ai = sti[0]; }\n    pa[cp] = a;\n    pai[cp] = ai;\n  }\n");
 }
 
 /* Heavy column kernels (a round's side-by-side subtrees through shared memory cost argmax
@@ -1277,7 +1462,7 @@ static void red_column_shares(red_gen *rg, int32_t p, int32_t reduce, const kir_
   /* j is in the thread's share only where live: c0 = j (a test there took argmax's kernel
    * from 80 to 96 registers) */
   red_column_round(rg, p, reduce, in, dt, t, "j");
-  sbuf_printf(o, "    const %s a = am[0];\n    const ic_i64 ai = ami[0];\n", t);
+  sbuf_printf(o, "    const %s a = am[0][0];\n    const ic_i64 ai = ami[0][0];\n", t);
   red_counter_push(o, in->reduce, dt, 3);
   sbuf_puts(o, "  }\n  for (; j < lane1; j++) {\n");
   red_acc_decl(o, "    ", in->reduce, dt);
@@ -1305,21 +1490,22 @@ static void red_column_shares(red_gen *rg, int32_t p, int32_t reduce, const kir_
 }
 
 /* A split column reduction's partial stage: round u of the block's columns, the W warps'
- * subtrees joined as red_column_rounds joins them, into partial u * columns + column. */
+ * subtrees joined as red_column_rounds joins them, into partial u * columns + column for
+ * each of the thread's P columns. */
 static void red_column_partial(red_gen *rg, int32_t reduce, const kir_instr *in, ic_dtype dt, const char *t) {
   sbuf *o = &rg->cg->out;
-  const int32_t w = rg->ywarps;
+  const int32_t w = rg->ywarps, pk = rg->pack;
   sbuf_printf(o, "    const ic_i64 j = u * %" PRId32 " + coly * 8;\n", 8 * w);
   red_column_round(rg, 0, reduce, in, dt, t, "live ? j : C");
   if (w > 1) {
-    sbuf_printf(o, "    %s (*const xa)[32] = (%s (*)[32])ic_smem;\n", t, t);
-    red_column_join_warps(o, in, dt, t, w, "");
-    sbuf_printf(o, "    const %s a = wv[0];\n", t);
-  } else {
-    sbuf_printf(o, "    const %s a = am[0];\n", t);
+    sbuf_printf(o, "    %s (*const xa)[%" PRId32 "] = (%s (*)[%" PRId32 "])ic_smem;\n", t, 32 * pk, t, 32 * pk);
+    red_column_join_warps(o, in, dt, t, w, pk, "");
   }
-  sbuf_printf(o, "    if (live && coly == 0) ((%s *)b%" PRId32 ")[u * rows + row_in] = a;\n    v%" PRId32 " = a;\n  }\n", t,
-              rg->k->partials, reduce);
+  const char *sub = w > 1 ? "wv" : "am";
+  sbuf_printf(o, "#pragma unroll\n    for (int cp = 0; cp < %" PRId32 "; cp++)\n"
+                 "      if (live && coly == 0 && row_in + cp < rows) ((%s *)b%" PRId32 ")[u * rows + row_in + cp] = %s[cp][0];\n",
+              pk, t, rg->k->partials, sub);
+  sbuf_printf(o, "    v%" PRId32 " = %s[0][0];\n  }\n", reduce, sub);
 }
 
 /* A split column reduction's combine stage: a thread a column loads its U partials 32 at a
@@ -1353,13 +1539,38 @@ static void red_column_combine(red_gen *rg, const kir_instr *in, ic_dtype dt, co
 static void red_pass_columns(red_gen *rg, int32_t p, int32_t reduce) {
   ic_dtype dt;
   const char *t;
+  sbuf *o = &rg->cg->out;
+  if (rg->pack > 1) {
+    /* the pass's P columns into pa[]; then the rest of the kernel a column at a time, its
+     * kept vars those of column row_in + cp (closed by red_kernel) */
+    const kir_instr *in = &rg->k->instrs.items[reduce];
+    dt = rg->k->instrs.items[in->args[0]].dtype;
+    t = red_acc_type(in->reduce, dt);
+    sbuf_printf(o, "  /* pass %" PRId32 ": %s, %" PRId32 " neighbouring rows a thread */\n  %s pa[%" PRId32 "]; ic_i64 pai[%" PRId32 "];\n  {\n",
+                p, ic_reduce_name(in->reduce), rg->pack, t, rg->pack, rg->pack);
+    red_column_rounds(rg, p, reduce, in, dt, t);
+    sbuf_printf(o, "  }\n#pragma unroll\n  for (int cp = 0; cp < %" PRId32 "; cp++) {\n  const ic_i64 row_c = row_in + cp;\n  {\n"
+                   "  const ic_i64 row_in = row_c;\n", rg->pack);
+    red_kept_vars(rg);
+    sbuf_printf(o, "  %s v%" PRId32 ";\n  {\n    const %s a = pa[cp];\n    const ic_i64 ai = pai[cp];\n", cg_ctype(in->dtype), reduce, t);
+    red_finish(rg, reduce);
+    sbuf_puts(o, "  }\n");
+    return;
+  }
   const kir_instr *in = red_pass_begin(rg, p, reduce, &dt, &t);
-  sbuf_printf(&rg->cg->out, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
-  if (rg->k->stage == KIR_STAGE_COMBINE) red_column_combine(rg, in, dt, t);
-  else if (rg->column_rounds) red_column_rounds(rg, p, reduce, in, dt, t);
-  else red_column_shares(rg, p, reduce, in, dt, t);
+  if (rg->k->stage == KIR_STAGE_COMBINE) {
+    sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
+    red_column_combine(rg, in, dt, t);
+  } else if (rg->column_rounds) {
+    sbuf_printf(o, "  %s pa[1]; ic_i64 pai[1];\n", t);
+    red_column_rounds(rg, p, reduce, in, dt, t);
+    sbuf_printf(o, "  {\n    const %s a = pa[0];\n    const ic_i64 ai = pai[0];\n", t);
+  } else {
+    sbuf_printf(o, "  %s st[40]; ic_i64 sti[40]; int sh[40], n = 0;\n", t);
+    red_column_shares(rg, p, reduce, in, dt, t);
+  }
   red_finish(rg, reduce);
-  sbuf_puts(&rg->cg->out, "  }\n  }\n");
+  sbuf_puts(o, "  }\n  }\n");
 }
 
 /* ---------------------------------------------------------------- persistent rows */
@@ -1428,7 +1639,8 @@ static bool red_tier_take(red_gen *rg, const bool *later, int32_t per_thread, in
 /* The static shared memory of a row kernel: the combine's block (red_kernel declares it). */
 static int32_t red_static_smem(const red_gen *rg) {
   /* columns in rounds: each warp's round subtree, double-buffered, values and indices of 8
-   * bytes */
+   * bytes (light kernels: accumulators of at most 4 bytes and no index, so the P <= 4
+   * subtrees of a packed thread fit too) */
   if (rg->columns && rg->column_rounds && rg->ywarps > 1) return 2 * 2 * 32 * 8 * rg->ywarps * rg->colgroups;
   if (rg->columns) return 64 * 8 * rg->ywarps * rg->colgroups; /* red_column_shares' warps, values and indices */
   int32_t slots = rg->lanes_per_thread;
@@ -1623,11 +1835,13 @@ static void red_kernel(red_gen *rg) {
                 rg->ywarps, rg->ywarps, rg->ywarps);
     if (k->stage == KIR_STAGE_PARTIAL) {
       /* a split's partials: block (b, u), round u of column block b (kir_split_partial_numel) */
-      sbuf_printf(o, "  const ic_i64 cblocks = (rows + %" PRId32 ") / %" PRId32 ", u = (ic_i64)blockIdx.x / cblocks;\n", 32 * rg->colgroups - 1,
-                  32 * rg->colgroups);
-      sbuf_printf(o, "  const ic_i64 row_in = ((ic_i64)blockIdx.x %% cblocks) * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
+      sbuf_printf(o, "  const ic_i64 cblocks = (rows + %" PRId32 ") / %" PRId32 ", u = (ic_i64)blockIdx.x / cblocks;\n",
+                  32 * rg->colgroups * rg->pack - 1, 32 * rg->colgroups * rg->pack);
+      sbuf_printf(o, "  const ic_i64 row_in = (((ic_i64)blockIdx.x %% cblocks) * %" PRId32 " + colg * 32 + colx) * %" PRId32 ";\n",
+                  32 * rg->colgroups, rg->pack);
     } else {
-      sbuf_printf(o, "  const ic_i64 row_in = (ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx;\n", 32 * rg->colgroups);
+      sbuf_printf(o, "  const ic_i64 row_in = ((ic_i64)blockIdx.x * %" PRId32 " + colg * 32 + colx) * %" PRId32 ";\n", 32 * rg->colgroups,
+                  rg->pack);
     }
     sbuf_puts(o, "  const ic_i64 used = C < L ? C : L;\n  ic_i64 cover = 1;\n  while (cover < used) cover <<= 1;\n");
     if (k->stage != KIR_STAGE_WHOLE)
@@ -1651,10 +1865,7 @@ static void red_kernel(red_gen *rg) {
                 rg->block / rg->tpr, rg->tpr);
     sbuf_printf(o, "  const int t = (int)(threadIdx.x %% %" PRId32 ");\n", rg->tpr);
   }
-  sbuf_puts(o, "  const bool live = row_in < rows;\n  ic_i64 rem = live ? row_in : 0;\n");
-  for (int32_t d = k->ndim - 1; d >= 0; d--)
-    if (!red_reduced(k, d)) sbuf_printf(o, "  const ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
-  sbuf_puts(o, "  (void)rem;\n");
+  red_kept_vars(rg);
   /* the vector test: uniform over the launch */
   sbuf_puts(o, "  const bool vec_ok = ");
   if (!rg->any_vector) {
@@ -1677,6 +1888,7 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
   }
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
+  if (rg->pack > 1) red_pack_test(rg);
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
   sbuf_printf(o, "  __shared__ ic_u64 ic_smem[%" PRId32 "];\n  (void)ic_smem;\n", red_static_smem(rg) / 8);
@@ -1732,12 +1944,13 @@ static void red_kernel(red_gen *rg) {
       red_stores_pass(rg, p);
     }
   }
+  if (rg->pack > 1) sbuf_puts(o, "  }\n  }\n"); /* red_pass_columns' column at a time */
   sbuf_puts(o, "}\n");
 }
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res) {
   codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK, .smem = cuda_smem_of(sm), .sm = sm};
-  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e", .cluster = 1};
+  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e", .cluster = 1, .pack = 1};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
   rg.element = sys_calloc(n, sizeof(bool));
@@ -1781,6 +1994,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
     rg.colgroups = strategy.column_groups;
     rg.column_rounds = strategy.column_rounds;
     rg.round_warps = strategy.threads;
+    if (k->stage != KIR_STAGE_COMBINE) rg.pack = strategy.column_pack;
     /* a split's combine: a thread a column over its partials */
     if (k->stage == KIR_STAGE_COMBINE) rg.ywarps = 1;
     rg.block = 32 * rg.ywarps * rg.colgroups;
@@ -1814,7 +2028,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   res->per_thread = 1;
   res->block = rg.block;
   res->smem = rg.smem;
-  res->per_block = rg.columns ? 32 * rg.colgroups : rg.cluster > 1 ? 1 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
+  res->per_block = rg.columns ? 32 * rg.colgroups * rg.pack : rg.cluster > 1 ? 1 : rg.block / rg.tpr; /* stage kernels: 1 (a unit or a row a block) */
   res->cluster = rg.cluster > 1 ? rg.cluster : 1;
   if (!res->source || cg.oom || sym_arena_failed(cg.a)) {
     free(res->source);
