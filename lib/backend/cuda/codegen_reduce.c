@@ -1253,6 +1253,13 @@ static void red_pack_test(red_gen *rg) {
     }
   }
   sbuf_puts(o, ";\n");
+  /* the kept vars of the thread's columns, for the column-at-a-time copy */
+  for (int32_t d = 0; d < k->ndim; d++)
+    if (!red_reduced(k, d)) sbuf_printf(o, "  ic_i64 i%" PRId32 "_c[%" PRId32 "];\n", d, pk);
+  sbuf_printf(o, "#pragma unroll\n  for (int cp = 0; cp < %" PRId32 "; cp++) {\n    ic_i64 rem = row_in + cp;\n", pk);
+  for (int32_t d = k->ndim - 1; d >= 0; d--)
+    if (!red_reduced(k, d)) sbuf_printf(o, "    i%" PRId32 "_c[cp] = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
+  sbuf_puts(o, "  }\n");
 }
 
 /* A chunk of a packed column pass (light: one REDUCE, element loads, ranges and ops):
@@ -1297,14 +1304,13 @@ static void red_chunk_pack(red_gen *rg, int32_t p, int32_t reduce, const char *a
       sbuf_puts(o, ");\n");
       continue;
     }
-    sbuf_printf(o, "w%" PRId32 "[e] = 0u;\n#pragma unroll\n          for (int cp = 0; cp < %" PRId32
-                   "; cp++)\n          if (row_in + cp < rows) {\n          const ic_i64 row_c = row_in + cp;\n          {\n"
-                   "          const ic_i64 row_in = row_c;\n",
+    sbuf_printf(o, "w%" PRId32 "[e] = 0u;\n#pragma unroll\n          for (int cp = 0; cp < %" PRId32 "; cp++)\n          if (row_in + cp < rows) {\n",
                 i, pk);
-    red_kept_vars(rg);
-    sbuf_printf(o, "          w%" PRId32 "[e] |= ic_ld_na_s%zu(", i, 8 * size);
+    for (int32_t d = 0; d < k->ndim; d++)
+      if (!red_reduced(k, d)) sbuf_printf(o, "            const ic_i64 i%" PRId32 " = i%" PRId32 "_c[cp];\n", d, d);
+    sbuf_printf(o, "            w%" PRId32 "[e] |= ic_ld_na_s%zu(", i, 8 * size);
     cg_address(cg, in, NULL);
-    sbuf_printf(o, ") << cp * %zu;\n          (void)live;\n          }\n          }\n", 8 * size);
+    sbuf_printf(o, ") << cp * %zu;\n          }\n", 8 * size);
   }
   sbuf_puts(o, "        } else {\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
