@@ -369,16 +369,20 @@ static bool kir_stores_elements(const kir_kernel *k) {
  * requests a byte, with the L2 saturated; H100, bench/results/2026-12-06-session13.md).
  * Only kernels whose columns differ in those loads alone: every load reads the columns
  * contiguously (the coefficient of the innermost kept var 1) or no kept var, no range
- * reads a kept var, no asm; their rows' values after the REDUCE are computed a column at a
- * time. 1 for every other kernel. */
+ * reads a kept var, no asm anywhere (an epilogue's asm, copied a column at a time, would
+ * define its registers and labels P times); their rows' values after the REDUCE are
+ * computed a column at a time. P halves while a constant innermost kept size is not a
+ * multiple of it (columns of 33: every launch would take the column-at-a-time copy).
+ * 1 for every other kernel. */
 static int32_t kir_column_pack_of(const kir_kernel *k) {
   const int32_t last = k->ndim - 1;
   size_t wide = 0;
+  bool before = true; /* before the REDUCE: what follows it is computed a column at a time */
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind == KIR_REDUCE) break; /* what follows is computed a column at a time */
     if (in->kind == KIR_ASM || in->kind == KIR_ASM_RESULT) return 1;
-    if (in->kind != KIR_LOAD && in->kind != KIR_RANGE) continue;
+    before = before && in->kind != KIR_REDUCE;
+    if (!before || (in->kind != KIR_LOAD && in->kind != KIR_RANGE)) continue;
     bool kept = false;
     for (int32_t d = 0; d < k->ndim; d++)
       kept = kept || (!((k->axes >> d) & 1u) && sym_depends_on(k->syms, in->offset, SYM_VAR, d));
@@ -390,7 +394,10 @@ static int32_t kir_column_pack_of(const kir_kernel *k) {
       return 1;
     if (ic_dtype_size(in->dtype) > wide) wide = ic_dtype_size(in->dtype);
   }
-  return wide == 0 ? 1 : (int32_t)(4 / wide);
+  int32_t pack = wide == 0 ? 1 : (int32_t)(4 / wide);
+  int64_t run = 0;
+  while (pack > 1 && sym_is_const(k->syms, k->dims[last], &run) && run % pack != 0) pack /= 2;
+  return pack;
 }
 
 /* The strategy of kernel k as stage `stage` of it (a split's partial stage is planned on

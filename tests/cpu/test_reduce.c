@@ -1118,8 +1118,11 @@ START_TEST(test_column_pack) {
       /* bytes beside 16-bit values: 2 columns, the bytes' word 2 bytes */
       {"symbol n\ninput x : bf16[4096, n]\ninput m : u8[4096, n]\nf = cast(m, bf16)\nq = mul(x, f)\ny = sum(q, [0])\noutput y\n", 2,
        "ic_ld_na_s16("},
-      /* a middle axis (33 columns a run: odd, the column-at-a-time copy at run time) */
-      {"symbol n\ninput x : bf16[n, 7, 33]\ny = sum(x, [1])\noutput y\n", 2, "ic_ld_na_s32("},
+      /* a middle axis: runs of 34 columns pack, of 33 not (pack_ok would never hold);
+       * bytes in runs of 34: 2 columns, 2-byte words */
+      {"symbol n\ninput x : bf16[n, 7, 34]\ny = sum(x, [1])\noutput y\n", 2, "ic_ld_na_s32("},
+      {"symbol n\ninput x : bf16[n, 7, 33]\ny = sum(x, [1])\noutput y\n", 1, NULL},
+      {"symbol n\ninput x : u8[n, 7, 34]\ny = max(x, [1])\noutput y\n", 2, "ic_ld_na_s16("},
       /* a load free of the columns (one a row of x), an epilogue of column values */
       {"symbol n\ninput x : bf16[4096, n]\ninput s : bf16[4096, 1]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\ninput w : f32[1, n]\n"
        "c = cast(r, f32)\ny = mul(c, w)\noutput y\n",
@@ -1130,6 +1133,11 @@ START_TEST(test_column_pack) {
       /* a transposed read: the columns are not contiguous */
       {"symbol n\ninput x : bf16[n, 4096]\nt = permute(x, [1, 0])\ny = sum(t, [0])\noutput y\n", 1, NULL},
       {"symbol n\ninput x : bf16[4096, n]\ny = argmax(x, [0])\noutput y\n", 1, NULL},
+      /* asm in the epilogue (a column at a time, it would define its names twice) */
+      {"symbol n\ninput x : bf16[4096, n]\ny = sum(x, [0])\nf = cast(y, f32)\n"
+       "q = inline_asm(\".reg .pred p; setp.gt.f32 p, $1, 0f00000000; selp.f32 $0, $1, 0f00000000, p;\", \"=f,f\", [f], [f32])\n"
+       "output q\n",
+       1, NULL},
       {"symbol n\ninput x : bf16[4096, n]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", 1, NULL},
   };
   static const char *const arches[] = {"sm_90a", "sm_80"};
@@ -1194,8 +1202,8 @@ static void column_split_launches(ic_context *ctx, const char *text, int64_t r, 
   }
   char *dump = NULL;
   IC_OK_OR_FAIL(ic_program_dump(p, &dump));
-  /* 16-bit loads: 2 neighbouring columns a thread (kir_column_pack_of) */
-  const bool pack = strstr(text, "bf16") != NULL;
+  /* 16-bit loads in even runs of columns: 2 neighbouring columns a thread (kir_column_pack_of) */
+  const bool pack = strstr(text, "bf16[16384, 300]") != NULL;
   ck_assert_ptr_nonnull(strstr(dump, pack ? "strategy column partials: 4 warps a row, 256 rows a block, round u (lanes [32 u, 32 u + 32))"
                                           : "strategy column partials: 4 warps a row, 128 rows a block, round u (lanes [32 u, 32 u + 32))"));
   ck_assert_int_eq(strstr(dump, "into partial u of U a row, 2 neighbouring rows a thread") != NULL, pack);
