@@ -199,7 +199,8 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            rounds, or a split's partial stage) whose loads along its rows are narrower
  *            than 4 bytes and read the rows contiguously gives each thread column_pack
  *            neighbouring rows (2 for 16-bit loads, 4 for bytes): one 4-byte load for all
- *            of them, so a warp reads 128 bytes of an input row (kir_column_pack_of)
+ *            of them, so a warp reads 128 bytes of an input row (kir_column_pack_of;
+ *            halved while a constant innermost kept size is not a multiple of it)
  *   groups   the row may have more than one lane group (long or symbolic rows): the
  *            groups are reduced one after the other */
 typedef struct kir_reduce_strategy {
