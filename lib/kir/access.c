@@ -26,7 +26,9 @@ static bool kir_reads_last(const kir_kernel *k, sym_id offset) {
   return k->ndim > 0 && sym_depends_on(k->syms, offset, SYM_VAR, k->ndim - 1);
 }
 
-bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest) {
+/* offset = sum of coeff[d] * i<d> + rest, every coefficient and rest free of vars; false
+ * when offset is not of that form. */
+static bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest) {
   *rest = offset;
   for (int32_t d = k->ndim - 1; d >= 0; d--) {
     sym_id r;
@@ -36,26 +38,31 @@ bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id
   return true;
 }
 
+bool kir_contiguous_along(const kir_kernel *k, sym_id offset, int32_t dim, int64_t m, sym_id *checks, int32_t *nchecks) {
+  sym_arena *a = k->syms;
+  *nchecks = 0;
+  sym_id coeff[IC_MAX_DIMS], rest;
+  int64_t c;
+  if (!kir_affine_coeffs(k, offset, coeff, &rest) || !sym_is_const(a, coeff[dim], &c) || c != 1) return false;
+  for (int32_t d = 0; d <= k->ndim; d++) {
+    if (d == dim) continue;
+    const sym_id e = d == k->ndim ? rest : coeff[d];
+    if (!sym_is_const(a, e, &c)) checks[(*nchecks)++] = e;
+    else if (c % m != 0) return false;
+  }
+  return true;
+}
+
 kir_access kir_access_of(const kir_kernel *k, int32_t vec, sym_id offset, size_t elem, sym_id *checks,
                          int32_t *nchecks) {
-  sym_arena *a = k->syms;
   const int32_t last = k->ndim - 1;
   *nchecks = 0;
   if (last < 0 || vec == 1) return KIR_ACCESS_ELEMENT;
   if (!kir_reads_last(k, offset)) return KIR_ACCESS_SPLAT;
   if ((size_t)vec * elem < 4) return KIR_ACCESS_ELEMENT; /* vectors move whole 32-bit words */
-  sym_id coeff[IC_MAX_DIMS], rest;
-  if (!kir_affine_coeffs(k, offset, coeff, &rest)) return KIR_ACCESS_ELEMENT;
-  int64_t c;
-  if (!sym_is_const(a, coeff[last], &c) || c != 1) return KIR_ACCESS_ELEMENT;
   /* every other coefficient and the constant part multiples of V: at the slot's first
    * point (a multiple of V along the last dim) the address is vector aligned */
-  for (int32_t d = 0; d <= last; d++) {
-    sym_id e = d == last ? rest : coeff[d];
-    if (!sym_is_const(a, e, &c)) checks[(*nchecks)++] = e;
-    else if (c % vec != 0) return KIR_ACCESS_ELEMENT;
-  }
-  return KIR_ACCESS_VECTOR;
+  return kir_contiguous_along(k, offset, last, vec, checks, nchecks) ? KIR_ACCESS_VECTOR : KIR_ACCESS_ELEMENT;
 }
 
 /* Whether range instruction i is the same at every point of a slot whenever its two ends

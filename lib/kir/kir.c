@@ -267,11 +267,16 @@ const char *kir_pass_result_text(kir_pass_result r) {
 
 /* ---------------------------------------------------------------- reduction kernels */
 
-static bool kir_reads_reduced_var(const kir_kernel *k, sym_id e) {
+/* Whether e reads a var of dims whose reduced bit (k->axes) is `reduced`. */
+static bool kir_reads_var_of(const kir_kernel *k, sym_id e, bool reduced) {
   for (int32_t d = 0; d < k->ndim; d++)
-    if (((k->axes >> d) & 1u) && sym_depends_on(k->syms, e, SYM_VAR, d)) return true;
+    if ((((k->axes >> d) & 1u) != 0) == reduced && sym_depends_on(k->syms, e, SYM_VAR, d)) return true;
   return false;
 }
+
+static bool kir_reads_reduced_var(const kir_kernel *k, sym_id e) { return kir_reads_var_of(k, e, true); }
+
+bool kir_reads_kept_var(const kir_kernel *k, sym_id e) { return kir_reads_var_of(k, e, false); }
 
 void kir_levels(const kir_kernel *k, bool *element) {
   for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -383,14 +388,11 @@ static int32_t kir_column_pack_of(const kir_kernel *k) {
     if (in->kind == KIR_ASM || in->kind == KIR_ASM_RESULT) return 1;
     before = before && in->kind != KIR_REDUCE;
     if (!before || (in->kind != KIR_LOAD && in->kind != KIR_RANGE)) continue;
-    bool kept = false;
-    for (int32_t d = 0; d < k->ndim; d++)
-      kept = kept || (!((k->axes >> d) & 1u) && sym_depends_on(k->syms, in->offset, SYM_VAR, d));
-    if (!kept) continue;
-    sym_id coeff[IC_MAX_DIMS], rest;
-    int64_t c = 0;
+    if (!kir_reads_kept_var(k, in->offset)) continue;
+    sym_id checks[IC_MAX_DIMS + 1];
+    int32_t nchecks;
     if (in->kind == KIR_RANGE || kir_is_guarded_load(in) || ic_dtype_size(in->dtype) > 2 || !kir_reads_reduced_var(k, in->offset) ||
-        !kir_affine_coeffs(k, in->offset, coeff, &rest) || !sym_is_const(k->syms, coeff[last], &c) || c != 1)
+        !kir_contiguous_along(k, in->offset, last, 1, checks, &nchecks))
       return 1;
     if (ic_dtype_size(in->dtype) > wide) wide = ic_dtype_size(in->dtype);
   }

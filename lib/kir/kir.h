@@ -310,9 +310,13 @@ int32_t kir_tile_load_width(const kir_kernel *k, int32_t i, int32_t tile_dim);
  * times the other dims (T = KIR_TILE, TL = ps->tile_last). */
 sym_id kir_tile_points(const kir_kernel *k, const kir_pointwise_strategy *ps);
 
-/* offset = sum of coeff[d] * i<d> + rest (coeff: k->ndim entries), every coefficient and
- * rest free of vars; false when offset is not of that form. */
-bool kir_affine_coeffs(const kir_kernel *k, sym_id offset, sym_id *coeff, sym_id *rest);
+/* Whether element offset `offset` is affine in the vars with coefficient 1 on var dim
+ * (contiguous along it) and every other coefficient and its constant part multiples of m:
+ * constant ones are tested here, the others go to checks (at most IC_MAX_DIMS) to hold at
+ * run time. */
+bool kir_contiguous_along(const kir_kernel *k, sym_id offset, int32_t dim, int64_t m, sym_id *checks, int32_t *nchecks);
+/* Whether expression e reads a kept var of reduction kernel k (a dim not in k->axes). */
+bool kir_reads_kept_var(const kir_kernel *k, sym_id e);
 
 /* How an access at element offset `offset` (elements of `elem` bytes) moves a slot of vec
  * points: one vector (its offset is the last var plus multiples of vec: those that are

@@ -1175,8 +1175,9 @@ START_TEST(test_column_pack) {
 }
 END_TEST
 
+/* pack: the columns a thread of the partial stage (kir_column_pack_of) */
 static void column_split_launches(ic_context *ctx, const char *text, int64_t r, int64_t whole_grid, int64_t partial_grid,
-                                  int64_t combine_grid, int64_t temp_bytes) {
+                                  int64_t combine_grid, int64_t temp_bytes, int32_t pack) {
   ic_program *p;
   const int64_t grids[3] = {partial_grid, combine_grid, whole_grid};
   const int32_t blocks[3] = {512, 256, 1024};
@@ -1202,11 +1203,11 @@ static void column_split_launches(ic_context *ctx, const char *text, int64_t r, 
   }
   char *dump = NULL;
   IC_OK_OR_FAIL(ic_program_dump(p, &dump));
-  /* 16-bit loads in even runs of columns: 2 neighbouring columns a thread (kir_column_pack_of) */
-  const bool pack = strstr(text, "bf16[16384, 300]") != NULL;
-  ck_assert_ptr_nonnull(strstr(dump, pack ? "strategy column partials: 4 warps a row, 256 rows a block, round u (lanes [32 u, 32 u + 32))"
-                                          : "strategy column partials: 4 warps a row, 128 rows a block, round u (lanes [32 u, 32 u + 32))"));
-  ck_assert_int_eq(strstr(dump, "into partial u of U a row, 2 neighbouring rows a thread") != NULL, pack);
+  char strategy[128];
+  snprintf(strategy, sizeof strategy, "strategy column partials: 4 warps a row, %d rows a block, round u (lanes [32 u, 32 u + 32))",
+           128 * (int)pack);
+  ck_assert_ptr_nonnull(strstr(dump, strategy));
+  ck_assert_int_eq(strstr(dump, "into partial u of U a row, 2 neighbouring rows a thread") != NULL, pack == 2);
   ck_assert_ptr_nonnull(strstr(dump, "strategy column combine: a thread a row over its U partials"));
   ic_string_free(dump);
   ic_program_release(p);
@@ -1217,28 +1218,28 @@ START_TEST(test_column_split) {
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
   /* 2048 chunks: 1024 lanes, 32 rounds; 3 partial column blocks, 2 combine blocks */
-  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 96, 2, 300 * 32 * 4);
+  column_split_launches(ctx, "input x : f32[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 96, 2, 300 * 32 * 4, 1);
   /* the same rows as a symbol r: split at r = 16384 (U from r); r = 1024 is 4 rounds (split),
    * r = 768 3 and r = 100 one (the one kernel, no workspace) */
   const char *rows_r = "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n";
-  column_split_launches(ctx, rows_r, 16384, 0, 96, 2, 300 * 32 * 4);
-  column_split_launches(ctx, rows_r, 1024, 0, 12, 2, 300 * 4 * 4);
-  column_split_launches(ctx, rows_r, 768, 2, 0, 0, 0);
-  column_split_launches(ctx, rows_r, 100, 2, 0, 0, 0);
+  column_split_launches(ctx, rows_r, 16384, 0, 96, 2, 300 * 32 * 4, 1);
+  column_split_launches(ctx, rows_r, 1024, 0, 12, 2, 300 * 4 * 4, 1);
+  column_split_launches(ctx, rows_r, 768, 2, 0, 0, 0, 1);
+  column_split_launches(ctx, rows_r, 100, 2, 0, 0, 0, 1);
   /* the columns a symbol c: 63 column blocks (of the one kernel's 256) split, 64 launch the
    * one kernel */
   const char *cols_c = "symbol c\ninput x : f32[4096, c]\ny = sum(x, [0])\noutput y\n";
-  column_split_launches(ctx, cols_c, 16128, 0, 126 * 16, 63, 16128 * 16 * 4);
-  column_split_launches(ctx, cols_c, 16384, 64, 0, 0, 0);
+  column_split_launches(ctx, cols_c, 16128, 0, 126 * 16, 63, 16128 * 16 * 4, 1);
+  column_split_launches(ctx, cols_c, 16384, 64, 0, 0, 0, 1);
   /* bf16: blocks of 256 columns (2 a thread), 2 partial column blocks where f32 has 3 */
-  column_split_launches(ctx, "input x : bf16[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 64, 2, 300 * 32 * 4);
+  column_split_launches(ctx, "input x : bf16[16384, 300]\ny = sum(x, [0])\noutput y\n", 0, -1, 64, 2, 300 * 32 * 4, 2);
   /* 37501 chunks: G = 2, 2048 lanes, 64 rounds (the last ragged) */
-  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, -1, 64, 1, 33 * 64 * 4);
+  column_split_launches(ctx, "input x : bf16[300001, 33]\ny = max(x, [0])\noutput y\n", 0, -1, 64, 1, 33 * 64 * 4, 1);
   /* 4 rounds, with a prologue and an epilogue of column values */
   column_split_launches(ctx,
                         "input x : f32[1024, 40]\ninput s : f32[1, 40]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\n"
                         "y = mul(r, s)\noutput y\n",
-                        0, -1, 4, 1, 40 * 4 * 4);
+                        0, -1, 4, 1, 40 * 4 * 4, 1);
   static const struct { const char *text; int32_t kernels; } plans[] = {
       /* 63 column blocks split, 64 do not */
       {"input x : f32[4096, 16128]\ny = sum(x, [0])\noutput y\n", 2},

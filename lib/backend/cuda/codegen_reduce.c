@@ -227,12 +227,23 @@ static void red_butterflies(sbuf *o, const char *ind, ic_reduce_op op, ic_dtype 
 
 /* ---------------------------------------------------------------- pieces */
 
+/* The kept vars split off `rem` (a C variable in scope), innermost first, each into the
+ * lvalue `var` names (a format of its dim). */
+static void red_kept_split(const red_gen *rg, const char *indent, const char *var) {
+  sbuf *o = &rg->cg->out;
+  for (int32_t d = rg->k->ndim - 1; d >= 0; d--) {
+    if (red_reduced(rg->k, d)) continue;
+    sbuf_puts(o, indent);
+    sbuf_printf(o, var, d);
+    sbuf_printf(o, " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d);
+  }
+}
+
 /* `live` and the kept vars of the row row_in (a C variable in scope). */
 static void red_kept_vars(const red_gen *rg) {
   sbuf *o = &rg->cg->out;
   sbuf_puts(o, "  const bool live = row_in < rows;\n  ic_i64 rem = live ? row_in : 0;\n");
-  for (int32_t d = rg->k->ndim - 1; d >= 0; d--)
-    if (!red_reduced(rg->k, d)) sbuf_printf(o, "  const ic_i64 i%" PRId32 " = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
+  red_kept_split(rg, "  ", "const ic_i64 i%" PRId32);
   sbuf_puts(o, "  (void)rem;\n");
 }
 
@@ -271,26 +282,9 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
   codegen *cg = rg->cg;
   if (rg->inner < 0 || kir_is_guarded_load(in)) return ACCESS_ELEMENT;
   if (!sym_depends_on(cg->a, in->offset, SYM_VAR, rg->inner)) return ACCESS_SPLAT;
-  sym_id coeff[IC_MAX_DIMS], rest = in->offset;
-  for (int32_t d = k->ndim - 1; d >= 0; d--) {
-    sym_id r;
-    if (!sym_affine_in_var(cg->a, rest, d, &coeff[d], &r) || sym_depends_on(cg->a, coeff[d], SYM_VAR, -1))
-      return ACCESS_ELEMENT;
-    rest = r;
-  }
-  int64_t c;
-  if (!sym_is_const(cg->a, coeff[rg->inner], &c) || c != 1) return ACCESS_ELEMENT;
   sym_id checks[IC_MAX_DIMS + 1];
   int32_t n = 0;
-  for (int32_t d = 0; d <= k->ndim; d++) {
-    if (d == rg->inner) continue;
-    sym_id e = d == k->ndim ? rest : coeff[d];
-    if (sym_is_const(cg->a, e, &c)) {
-      if (c % KIR_REDUCE_CHUNK != 0) return ACCESS_ELEMENT;
-    } else {
-      checks[n++] = e;
-    }
-  }
+  if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) return ACCESS_ELEMENT;
   for (int32_t i = 0; i < n; i++) cg_require_aligned(cg, checks[i]);
   return ACCESS_VECTOR;
 }
@@ -1213,12 +1207,7 @@ static void red_pass_combine(red_gen *rg, int32_t reduce) {
 /* Whether element load i of a packed column kernel reads along the columns (a kept var:
  * kir_column_pack_of lets only the innermost, with coefficient 1, and others alongside
  * it): one load for the thread's P columns. The others read no kept var: one for all. */
-static bool red_pack_reads_columns(const red_gen *rg, int32_t i) {
-  const kir_kernel *k = rg->k;
-  for (int32_t d = 0; d < k->ndim; d++)
-    if (!red_reduced(k, d) && sym_depends_on(k->syms, k->instrs.items[i].offset, SYM_VAR, d)) return true;
-  return false;
-}
+static bool red_pack_reads_columns(const red_gen *rg, int32_t i) { return kir_reads_kept_var(rg->k, rg->k->instrs.items[i].offset); }
 
 /* `const bool pack_ok`: a packed kernel's P columns are neighbours in one run of the
  * innermost kept dim (its size a multiple of P) and each load along them finds its P
@@ -1234,21 +1223,12 @@ static void red_pack_test(red_gen *rg) {
     const kir_instr *in = &k->instrs.items[i];
     if (in->kind != KIR_LOAD || !rg->element[i] || !red_pack_reads_columns(rg, i)) continue;
     sbuf_printf(o, " && ((ic_u64)b%" PRId32 " & %zu) == 0", in->buffer, (size_t)pk * ic_dtype_size(in->dtype) - 1);
-    sym_id coeff[IC_MAX_DIMS], rest;
-    if (!kir_affine_coeffs(k, in->offset, coeff, &rest)) { /* kir_column_pack_of saw it affine */
-      sbuf_puts(o, " && false");
-      continue;
-    }
-    for (int32_t d = 0; d <= k->ndim; d++) {
-      if (d == last) continue;
-      const sym_id e = d == k->ndim ? rest : coeff[d];
-      int64_t c;
-      if (sym_is_const(cg->a, e, &c)) {
-        if (c % pk != 0) sbuf_puts(o, " && false");
-        continue;
-      }
+    sym_id checks[IC_MAX_DIMS + 1];
+    int32_t nchecks = 0;
+    if (!kir_contiguous_along(k, in->offset, last, pk, checks, &nchecks)) sbuf_puts(o, " && false");
+    for (int32_t c = 0; c < nchecks; c++) {
       sbuf_puts(o, " && (");
-      cg_expr(cg, e, NULL);
+      cg_expr(cg, checks[c], NULL);
       sbuf_printf(o, ") %% %" PRId32 " == 0", pk);
     }
   }
@@ -1257,8 +1237,7 @@ static void red_pack_test(red_gen *rg) {
   for (int32_t d = 0; d < k->ndim; d++)
     if (!red_reduced(k, d)) sbuf_printf(o, "  ic_i64 i%" PRId32 "_c[%" PRId32 "];\n", d, pk);
   sbuf_printf(o, "#pragma unroll\n  for (int cp = 0; cp < %" PRId32 "; cp++) {\n    ic_i64 rem = row_in + cp;\n", pk);
-  for (int32_t d = k->ndim - 1; d >= 0; d--)
-    if (!red_reduced(k, d)) sbuf_printf(o, "    i%" PRId32 "_c[cp] = rem %% d%" PRId32 "; rem /= d%" PRId32 ";\n", d, d, d);
+  red_kept_split(rg, "    ", "i%" PRId32 "_c[cp]");
   sbuf_puts(o, "  }\n");
 }
 
