@@ -876,20 +876,13 @@ static ic_value graph_red(ic_graph *g, ic_reduce_op op, ic_value a, uint32_t mas
   return a == IC_INVALID_VALUE ? IC_INVALID_VALUE : graph_reduce_mask(g, op, a, mask, true, correction);
 }
 
-/* Drops the kept size-1 dims of a keepdim reduction's result when keepdim is off. */
-static ic_value graph_drop_reduced(ic_graph *g, ic_value v, const graph_node *src, uint32_t mask, bool keepdim) {
-  if (v == IC_INVALID_VALUE || keepdim) return v;
-  sym_id dims[IC_MAX_DIMS];
-  int32_t n = 0;
-  for (int32_t d = 0; d < src->ndim; d++)
-    if (!(mask & (1u << d))) dims[n++] = src->dims[d];
-  return graph_reshape_exprs(g, v, n, dims);
-}
-
-static ic_value graph_var_mask(ic_graph *g, ic_value a, uint32_t mask, double correction) {
+/* var's nodes: the mean kept (it broadcasts back over the row), the last mean with the
+ * caller's keepdim, so that no reshape (a copy kernel of its own) drops the dims after. */
+static ic_value graph_var_mask(ic_graph *g, ic_value a, uint32_t mask, double correction, bool keepdim) {
   ic_value m = graph_red(g, IC_REDUCE_MEAN, a, mask, 0);
   ic_value d = graph_bin(g, IC_OP_SUB, a, m);
-  return graph_red(g, IC_REDUCE_MEAN, graph_bin(g, IC_OP_MUL, d, d), mask, correction);
+  ic_value sq = graph_bin(g, IC_OP_MUL, d, d);
+  return sq == IC_INVALID_VALUE ? IC_INVALID_VALUE : graph_reduce_mask(g, IC_REDUCE_MEAN, sq, mask, keepdim, correction);
 }
 
 static ic_value graph_var_or_std(ic_graph *g, const char *what, ic_value a, int32_t naxes, const int32_t *axes,
@@ -900,10 +893,8 @@ static ic_value graph_var_or_std(ic_graph *g, const char *what, ic_value a, int3
   uint32_t mask;
   if (!graph_float_operand(g, what, a, &src) || !graph_axes_mask(g, what, src->ndim, naxes, axes, &mask))
     return IC_INVALID_VALUE;
-  graph_node copy = *src; /* src moves when the node array grows */
-  ic_value v = graph_var_mask(g, a, mask, correction);
+  ic_value v = graph_var_mask(g, a, mask, correction, keepdim != 0);
   if (std) v = graph_un(g, IC_OP_SQRT, v);
-  v = graph_drop_reduced(g, v, &copy, mask, keepdim != 0);
   return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
 }
 

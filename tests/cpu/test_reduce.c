@@ -654,10 +654,10 @@ static ic_graph *grouping_graph(int which, ic_dtype dt, int64_t rows, int64_t co
     break;
   }
   case 7: y = ic_graph_rms_norm(g, x, 1, IC_INVALID_VALUE, 1e-6); break;
-  default: { /* softmax along axis 0: a column reduction with its epilogue */
-    y = ic_graph_softmax(g, x, 0);
-    break;
-  }
+  case 8: y = ic_graph_softmax(g, x, 0); break; /* a column reduction with its epilogue */
+  /* without keepdim: the last mean drops the dims itself (a reshape after it was a copy kernel) */
+  case 9: y = ic_graph_var(g, x, 1, (int32_t[]){1}, 1.0, 0); break;
+  default: y = ic_graph_std(g, x, 1, (int32_t[]){-1}, 0.0, 0); break;
   }
   IC_OK_OR_FAIL(ic_graph_output(g, "y", y));
   return g;
@@ -673,6 +673,8 @@ static const grouping groupings[] = {
     {"sum_div_mul", 3},   /* sum, div, mul */
     {"rms_norm", 5},      /* mul, mean, add, rsqrt, mul */
     {"softmax_axis0", 5},
+    {"var", 4},           /* mean, sub, mul, mean (correction 1, keepdim off) */
+    {"std", 5},           /* + sqrt */
 };
 
 static void check_groupings(ic_context *ctx, const char *be) {
