@@ -212,6 +212,15 @@ sym_id kir_row_points(const kir_kernel *k, const kir_pointwise_strategy *ps) {
   return points;
 }
 
+void kir_plan_pointwise_launch(kir_kernel *k) {
+  kir_pointwise_strategy ps;
+  kir_pointwise_strategy_of(k, &ps);
+  if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, &ps);
+  if (ps.row_dim >= 0) k->launch_numel = kir_row_points(k, &ps);
+  k->rows_fixed = true;
+  k->rows_dim = ps.row_dim;
+}
+
 void kir_pointwise_strategy_of(const kir_kernel *k, kir_pointwise_strategy *out) {
   *out = (kir_pointwise_strategy){.vec = 1, .uniform_ranges = false, .tile_dim = -1, .tile_last = 0, .row_dim = -1, .rows = 1};
   if (k->ndim == 0 || k->reduces) return;

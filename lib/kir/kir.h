@@ -244,6 +244,31 @@ bool kir_split_wanted(const kir_kernel *k);
  * kernel runs (a column split of a symbolic length or column count: short columns keep
  * one launch and no workspace, many columns the one kernel that fills the device). */
 sym_id kir_split_when(const kir_kernel *k);
+/* A kernel a pass. Few long rows (the split's: a constant count of at most
+ * KIR_SPLIT_MAX_ROWS, more than one lane group or a symbolic length; not columns, no asm
+ * pack) whose kernel has several REDUCEs or stores elements cannot split in two stages as
+ * it is: one block a row would walk it pass after pass (std over 2^28 elements, softmax
+ * of a vector: one multiprocessor's bandwidth). kir_passes_wanted says so; the program
+ * then runs kir_pass_count(k) kernels in turn (kir_pass_kernel), each reading the row
+ * values of the REDUCEs before it from a buffer of its own (row_refs[q]: the caller's
+ * buffer for REDUCE q's values, of its dtype, one a row, rows contiguous over the kept
+ * dims):
+ *   pass q < R  REDUCE q (the q-th in instruction order) and what it needs, REDUCEs before
+ *               it read back from their buffers, its value stored to row_refs[q], and the
+ *               row stores whose last REDUCE is q (those of none: pass 0): one REDUCE and
+ *               row stores, which splits in two stages (kir_split_wanted)
+ *   pass R      (where there are element stores) a pointwise kernel over the whole space:
+ *               the element stores and what they need, every REDUCE read back
+ * The values are the one kernel's (the same instructions, a REDUCE's value stored and read
+ * back exactly), so the bits are too; each pass reads the rows again, as the one kernel's
+ * passes did for rows too long to keep. */
+bool kir_passes_wanted(const kir_kernel *k);
+int32_t kir_pass_count(const kir_kernel *k);
+/* Whether a pass after q reads REDUCE q's row values (its buffer is needed: else
+ * row_refs[q] is not looked at, and pass q stores nothing for it). */
+bool kir_pass_reads_back(const kir_kernel *k, int32_t q);
+/* Pass `pass` of k into out (which owns nothing yet); false when out of memory. */
+bool kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out);
 /* U, the partials a row (a column), as an expression of the kernel's symbols. */
 sym_id kir_split_units(const kir_kernel *k);
 /* The points the partial stage is launched over: rows x U, or for columns the column
@@ -309,6 +334,10 @@ int32_t kir_tile_load_width(const kir_kernel *k, int32_t i, int32_t tile_dim);
 /* The points of the padded tiles of a tiled kernel: ceil(d_p / T) T ceil(d_last / TL) TL
  * times the other dims (T = KIR_TILE, TL = ps->tile_last). */
 sym_id kir_tile_points(const kir_kernel *k, const kir_pointwise_strategy *ps);
+/* A pointwise kernel of asm pack 1, its launch fixed: launch_numel covers its padded
+ * tiles (tiled) or its rows of rows (the rows strategy), and rows_fixed holds the rows
+ * strategy's dim, which generalized sizes must not change (the launch counts on it). */
+void kir_plan_pointwise_launch(kir_kernel *k);
 
 /* Whether element offset `offset` is affine in the vars with coefficient 1 on var dim
  * (contiguous along it) and every other coefficient and its constant part multiples of m:

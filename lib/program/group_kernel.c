@@ -179,14 +179,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
   if (!kir_fold_clamped_casts(k)) goto oom;
   if (!kir_share_equal_values(k)) goto oom;
   if (!(k->coalesced = kir_coalesce_dims(k))) goto oom;
-  if (!k->reduces && pack == 1) { /* a tiled kernel's launch covers its padded tiles */
-    kir_pointwise_strategy ps;
-    kir_pointwise_strategy_of(k, &ps);
-    if (ps.tile_dim >= 0) k->launch_numel = kir_tile_points(k, &ps);
-    if (ps.row_dim >= 0) k->launch_numel = kir_row_points(k, &ps);
-    k->rows_fixed = true; /* generalized sizes must not change it: the launch counts on it */
-    k->rows_dim = ps.row_dim;
-  }
+  if (!k->reduces && pack == 1) kir_plan_pointwise_launch(k);
   k->generalized = KIR_PASS_DONE;
   if (eager && !(k->generalized = kir_generalize_sizes(k))) goto oom;
   if (sym_arena_failed(l->syms)) goto oom;

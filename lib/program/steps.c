@@ -117,6 +117,49 @@ static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t 
   return st;
 }
 
+/* Kernel k of group `group` (taken over, freed on failure): as two stages where
+ * kir_split_wanted (always, or only where the sizes bound at run time ask for it, the one
+ * kernel launched where they do not: the same bits either way), else as it is. */
+static ic_status program_push_reduction(ic_program *p, kir_kernel *k, int32_t group, int32_t *temps) {
+  if (!p->backend->two_stage_reductions || !kir_split_wanted(k)) return program_push_kernel(p, k, group);
+  sym_id when = kir_split_when(k);
+  ic_status st = program_push_split(p, k, group, when, temps);
+  if (st || when == SYM_NONE) {
+    kir_kernel_free(k);
+    return st;
+  }
+  st = program_push_kernel(p, k, group);
+  if (!st) program_launch_when(p, sym_sub(p->syms, sym_const(p->syms, 1), when));
+  return st;
+}
+
+/* Reduction kernel k as a kernel a pass (kir_passes_wanted): a buffer of row values for
+ * each REDUCE, the passes (each REDUCE's in two stages), the buffers freed. k stays the
+ * caller's. */
+static ic_status program_push_passes(ic_program *p, const kir_kernel *k, int32_t group, int32_t *temps) {
+  const int32_t nreduce = kir_reduce_count(k), npasses = kir_pass_count(k);
+  int32_t *rows = sys_malloc(sizeof(int32_t) * ((size_t)nreduce + 1));
+  if (!rows) return IC_ERR_OUT_OF_MEMORY;
+  ic_status st = IC_OK;
+  for (int32_t i = 0, q = 0; !st && i < k->instrs.count; i++) {
+    if (k->instrs.items[i].kind != KIR_REDUCE) continue;
+    rows[q] = -1;
+    if (kir_pass_reads_back(k, q)) {
+      rows[q] = program_add_buffer(p, PROGRAM_TEMP, (*temps)++, k->instrs.items[i].dtype, 1, &k->launch_numel);
+      if (rows[q] < 0 || !program_add_step(p, PROGRAM_STEP_ALLOC, rows[q], -1)) st = IC_ERR_OUT_OF_MEMORY;
+    }
+    q++;
+  }
+  for (int32_t pass = 0; !st && pass < npasses; pass++) {
+    kir_kernel pk;
+    st = kir_pass_kernel(k, pass, rows, &pk) ? program_push_reduction(p, &pk, group, temps) : IC_ERR_OUT_OF_MEMORY;
+  }
+  for (int32_t q = 0; !st && q < nreduce; q++)
+    if (rows[q] >= 0 && !program_add_step(p, PROGRAM_STEP_FREE, rows[q], -1)) st = IC_ERR_OUT_OF_MEMORY;
+  free(rows);
+  return st;
+}
+
 static ic_status program_build_steps(ic_program *p, const lowered *l, const schedule *s, const int32_t *node_buffer,
                                      int32_t *scratch) {
   int32_t temps = 0;
@@ -133,19 +176,11 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     kir_kernel k;
     ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
-    if (p->backend->two_stage_reductions && kir_split_wanted(&k)) {
-      /* split always, or only where the sizes bound at run time ask for it (the one
-       * kernel launched where they do not: the same bits either way) */
-      sym_id when = kir_split_when(&k);
-      st = program_push_split(p, &k, g, when, &temps);
-      if (!st && when != SYM_NONE) {
-        st = program_push_kernel(p, &k, g);
-        if (!st) program_launch_when(p, sym_sub(p->syms, sym_const(p->syms, 1), when));
-      } else {
-        kir_kernel_free(&k);
-      }
+    if (kir_passes_wanted(&k)) {
+      st = program_push_passes(p, &k, g, &temps);
+      kir_kernel_free(&k);
     } else {
-      st = program_push_kernel(p, &k, g);
+      st = program_push_reduction(p, &k, g, &temps);
     }
     if (st) return st;
     for (int32_t n = 0; n < l->nodes.count; n++) {

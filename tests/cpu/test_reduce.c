@@ -105,6 +105,9 @@ START_TEST(test_shorthands) {
     rc_column_prologue_case(dts[i], 5, 30, 2);
   }
   rc_shorthand_case(IC_F32, 2, 5000, false);
+  /* rows too long for a lane group: a kernel a pass (kir_passes_wanted) */
+  rc_shorthand_case(IC_F32, 2, 300000, false);
+  rc_shorthand_case(IC_BF16, 1, 300007, false);
 }
 END_TEST
 
@@ -629,7 +632,8 @@ END_TEST
 
 typedef struct grouping {
   const char *name;
-  int ops; /* the nodes the documented decomposition builds: eager kernels */
+  int ops;    /* the nodes the documented decomposition builds: eager kernels */
+  int passes; /* fused over one row too long for a lane group: a kernel a pass (kir_passes_wanted) */
 } grouping;
 
 static ic_graph *grouping_graph(int which, ic_dtype dt, int64_t rows, int64_t cols) {
@@ -664,17 +668,17 @@ static ic_graph *grouping_graph(int which, ic_dtype dt, int64_t rows, int64_t co
 }
 
 static const grouping groupings[] = {
-    {"softmax", 5},       /* max, sub, exp, sum, div */
-    {"log_softmax", 6},   /* max, sub, exp, sum, log, sub */
-    {"layer_norm", 7},    /* mean, sub, mul, mean, add, rsqrt, mul */
-    {"layer_norm_w", 8},  /* + mul */
-    {"layer_norm_wb", 9}, /* + mul, add */
-    {"rms_norm_w", 6},    /* mul, mean, add, rsqrt, mul, mul */
-    {"sum_div_mul", 3},   /* sum, div, mul */
-    {"rms_norm", 5},      /* mul, mean, add, rsqrt, mul */
-    {"softmax_axis0", 5},
-    {"var", 4},           /* mean, sub, mul, mean (correction 1, keepdim off) */
-    {"std", 5},           /* + sqrt */
+    {"softmax", 5, 3},       /* max, sub, exp, sum, div; passes: max, sum, the elements */
+    {"log_softmax", 6, 3},   /* max, sub, exp, sum, log, sub */
+    {"layer_norm", 7, 3},    /* mean, sub, mul, mean, add, rsqrt, mul */
+    {"layer_norm_w", 8, 3},  /* + mul */
+    {"layer_norm_wb", 9, 3}, /* + mul, add */
+    {"rms_norm_w", 6, 2},    /* mul, mean, add, rsqrt, mul, mul */
+    {"sum_div_mul", 3, 2},   /* sum, div, mul */
+    {"rms_norm", 5, 2},      /* mul, mean, add, rsqrt, mul */
+    {"softmax_axis0", 5, 1}, /* columns: no passes */
+    {"var", 4, 2},           /* mean, sub, mul, mean (correction 1, keepdim off); no element stores */
+    {"std", 5, 2},           /* + sqrt */
 };
 
 static void check_groupings(ic_context *ctx, const char *be) {
@@ -695,7 +699,7 @@ static void check_groupings(ic_context *ctx, const char *be) {
           ic_status s = ic_compile(ctx, g, &o, &p);
           ck_assert_msg(s == IC_OK, "%s %s %s [%lld, %lld]: %s", groupings[gi].name, be ? be : "cuda",
                         ic_dtype_name(dts[di]), (long long)shapes[si][0], (long long)shapes[si][1], ic_last_error());
-          int32_t want = mode ? groupings[gi].ops : 1;
+          int32_t want = mode ? groupings[gi].ops : shapes[si][1] > 262144 ? groupings[gi].passes : 1;
           ck_assert_msg(ic_program_kernel_count(p) == want, "%s (%s, %s, %s, [%lld, %lld]): %d kernels, want %d",
                         groupings[gi].name, mode ? "eager" : "fused", be ? be : "cuda", ic_dtype_name(dts[di]),
                         (long long)shapes[si][0], (long long)shapes[si][1], (int)ic_program_kernel_count(p), (int)want);
@@ -981,6 +985,17 @@ END_TEST
  * row (values, and indices for the arg reductions) allocated before the two launches and
  * freed after them, a block a partial and then a block a row. The ref backend never
  * splits. */
+/* The temporaries of a program (workspaces, row values, materialized nodes). */
+static int32_t program_temps(const ic_program *p) {
+  int32_t temps = 0;
+  for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
+    ic_buffer_info bi;
+    IC_OK_OR_FAIL(ic_program_buffer(p, b, &bi));
+    temps += bi.kind == IC_BUFFER_TEMP;
+  }
+  return temps;
+}
+
 static int32_t kernels_of(ic_context *ctx, const char *be, const char *text, ic_program **keep) {
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_parse(text, &g));
@@ -1068,8 +1083,29 @@ START_TEST(test_two_stage_split) {
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1, 262144]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = sum(x, [1])\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 64]\ny = sum(x, [1])\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", NULL), 1);
+  /* a kernel a pass (kir_passes_wanted), each REDUCE's in two stages: two reductions
+   * side by side (nothing read back); a sum divided back (its partial, combine and the
+   * pointwise divide); softmax of a vector (max, then the sum of exp(x - max) reading the
+   * max back, then the divide reading both); std over everything (the mean read back) */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", &p), 4);
+  ck_assert_int_eq(program_temps(p), 2);
+  ic_program_release(p);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", &p), 3);
+  ck_assert_int_eq(program_temps(p), 2); /* the workspace and the sums */
+  ck_assert_int_eq(p->kernels.items[2].kir.reduces, false);
+  ic_program_release(p);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", &p), 5);
+  ck_assert_int_eq(program_temps(p), 4);
+  IC_OK_OR_FAIL(ic_program_dump(p, &dump));
+  ck_assert_ptr_nonnull(strstr(dump, "ic_k0_p1_partial"));
+  ck_assert_ptr_nonnull(strstr(dump, "kernel ic_k0_p2 [n]\n  strategy vector"));
+  ic_string_free(dump);
+  ic_program_release(p);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1000, 1000]\ny = std(x, [0, 1])\noutput y\n", NULL), 4);
+  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", NULL), 3);
+  /* not for rows of one lane group, nor for many rows */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[2, 262144]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
   /* columns of a symbolic length split by rounds instead, chosen at run time (test_column_split) */
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 3);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", NULL), 1);

@@ -154,6 +154,12 @@ START_TEST(test_shorthands) {
    * row of 262144 f32, 4 of 100003 f32 or 262144 bf16) */
   rc_shorthand_case(IC_F32, 2, 262144, false);
   rc_shorthand_case(IC_BF16, 2, 262144, false);
+  /* rows too long for a lane group: a kernel a pass, each REDUCE's in two stages
+   * (kir_passes_wanted), eager == fused */
+  rc_eager = true;
+  rc_shorthand_case(IC_F32, 2, 300000, false);
+  rc_eager = false;
+  rc_shorthand_case(IC_BF16, 1, 1000003, false);
   rc_softmax_axes_case(IC_F32);
   rc_softmax_axes_case(IC_BF16);
   rc_cross_ref = cross;
