@@ -12,7 +12,8 @@
  *                        reduction of one 3-d tensor over its middle axis). Runs without
  *                        a GPU too (compile-only for IC_ARCH or sm_90a).
  *   ic-bench reductions  softmax, log_softmax, layer and RMS norm, FP8 row quantization,
- *                        row, column and full sums, softmax over short and long rows:
+ *                        row, column and full sums, softmax over short and long rows,
+ *                        softmax of a vector and std of every element (a kernel a pass):
  *                        fused and eager times against cuMemcpyDtoD measured in the same
  *                        run, kernels per run, and bitwise checks (fused against eager and
  *                        against the ref backend). A workload that fails prints its row
@@ -1053,6 +1054,8 @@ typedef enum red_kind {
   RED_COL_SUM,
   RED_SUM_OVER_N, /* a sum over the rows n, a column reduction of a symbolic length (bias gradient, tall sum) */
   RED_FULL_SUM,
+  RED_VEC_SOFTMAX, /* softmax of a vector x [n]: a kernel a pass (kir_passes_wanted) */
+  RED_FULL_STD,    /* std of every element of x [n]: the mean, then the squares about it */
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
   RED_CAST_FP8,
   RED_ASM_ROWQUANT, /* RED_FP8_QUANT with the values packed by the asm */
@@ -1085,6 +1088,10 @@ static const red_case red_cases[] = {
     {"bias gradient: bf16 [n, 4096] summed over its n rows", RED_SUM_OVER_N, IC_BF16, 65536, 4096, 1024},
     {"tall column sum: f32 [n, 256] summed over its n rows", RED_SUM_OVER_N, IC_F32, 524288, 256, 8192},
     {"full sum", RED_FULL_SUM, IC_F32, INT64_C(1) << 28, 0, INT64_C(1) << 22},
+    {"softmax of a vector (3 reads of x a run: max, sum, divide)", RED_VEC_SOFTMAX, IC_F32, INT64_C(1) << 26, 0,
+     INT64_C(1) << 20},
+    {"std of every element (2 reads of x a run: mean, squares)", RED_FULL_STD, IC_F32, INT64_C(1) << 27, 0,
+     INT64_C(1) << 21},
     {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
     {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
     {"softmax, rows of 262144", RED_SOFTMAX, IC_F32, 256, 262144, 8},
@@ -1269,10 +1276,13 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
     return g;
   }
-  if (c->kind == RED_FULL_SUM) { /* x [n], summed over every dim: a scalar */
+  if (c->kind == RED_FULL_SUM || c->kind == RED_VEC_SOFTMAX || c->kind == RED_FULL_STD) { /* x [n] */
     ic_value x = ic_graph_input(g, "x", dt, 1, (ic_dim[]){sym}, contig);
-    red_input(&in[(*nin)++], "x", dt, 1, (int64_t[]){n}, 0, -1, 1);
-    ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 0, NULL, 0));
+    red_input(&in[(*nin)++], "x", dt, 1, (int64_t[]){n}, 0, c->kind == RED_VEC_SOFTMAX ? -8 : -1, c->kind == RED_VEC_SOFTMAX ? 8 : 1);
+    ic_value y = c->kind == RED_FULL_SUM      ? ic_graph_reduce(g, IC_REDUCE_SUM, x, 0, NULL, 0)
+                 : c->kind == RED_VEC_SOFTMAX ? ic_graph_softmax(g, x, 0)
+                                              : ic_graph_std(g, x, 1, (int32_t[]){0}, 1.0, 0);
+    ic_graph_output(g, "y", y);
     return g;
   }
   /* x [n, len], reduced over the rows' len elements */
@@ -1546,7 +1556,7 @@ static size_t red_first_diff(const unsigned char *a, const unsigned char *b, siz
 
 /* Workloads that call exp or log. */
 static bool red_transcendental(const red_case *c) {
-  return c->kind == RED_SOFTMAX || c->kind == RED_LOG_SOFTMAX;
+  return c->kind == RED_SOFTMAX || c->kind == RED_LOG_SOFTMAX || c->kind == RED_VEC_SOFTMAX;
 }
 
 /* The largest ulp distance between two f32 arrays of `bytes` bytes (-1 for a NaN). */
@@ -1606,7 +1616,8 @@ done:
  * rows of the timed run must equal ref's. */
 static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t nin,
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
-  int64_t k = c->kind == RED_FULL_SUM || c->kind == RED_SUM_OVER_N || n < RED_CHECK_N ? n : RED_CHECK_N;
+  const bool whole = c->kind == RED_FULL_SUM || c->kind == RED_VEC_SOFTMAX || c->kind == RED_FULL_STD || c->kind == RED_SUM_OVER_N;
+  int64_t k = whole || n < RED_CHECK_N ? n : RED_CHECK_N;
   snprintf(row->same_ref, sizeof row->same_ref, "not checked");
   if (c->kind == RED_ASM_FP8 || c->kind == RED_ASM_ROWQUANT) {
     snprintf(row->same_ref, sizeof row->same_ref, "no ref (PTX)");
@@ -1925,7 +1936,8 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
          "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
          "%d runs after %d warm-up%s (%s); kernels = launches per run, fused / eager; fused\n"
          "compiles are strict (no eager fallback). Bitwise: fused against eager over every output,\n"
-         "and against the ref backend on the first %d rows (column sum: columns; full sum, bias gradient, tall column sum: all).\n\n",
+         "and against the ref backend on the first %d rows (column sum: columns; the full sum, bias gradient, tall column sum, vector softmax and full std: all).\n"
+         "The vector softmax and the full std read x 3 and 2 times a run (a kernel a pass); moved counts it once.\n\n",
          reps, warm, warm == 1 ? "" : "s", b->ref ? "host clock" : "CUDA events", RED_CHECK_N);
   printf("| workload | x | moved | fused | fused GB/s | of copy | eager | eager / fused | kernels | == eager "
          "| == ref | notes |\n");
