@@ -543,11 +543,14 @@ IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const i
  * Error bound of a sum in f32: |error| <= (k + log2(L)) * 2^-24 * sum |x_r| to first
  * order, k <= 8 * ceil(C / L) the longest lane (k <= 256 elements).
  *
- * Full reductions and other reductions of few, long rows (one reduction in the kernel,
- * at most 256 rows, more than 262144 elements a row or a symbolic count) run in two
- * stages on the cuda backend: partials over aligned blocks of 256 lanes into a workspace
- * temporary, then one block a row combining them in the same pairwise tree. Each partial
- * is a subtree of the lanes' tree, so the bits are those of one stage (no atomics).
+ * Full reductions and other reductions of few, long rows (at most 256 rows, more than
+ * 262144 elements a row or a symbolic count) run in two stages on the cuda backend:
+ * partials over aligned blocks of 256 lanes into a workspace temporary, then one block a
+ * row combining them in the same pairwise tree. Each partial is a subtree of the lanes'
+ * tree, so the bits are those of one stage (no atomics). A fused kernel of such rows with
+ * several reductions or element stores (softmax of a vector, std over every element)
+ * runs as a kernel a reduction, each reading the earlier ones' results back from a
+ * temporary, then a pointwise kernel for the element stores: the same bits again.
  *
  * Reductions fuse: the pointwise ops that feed one (a prologue), the ops on its result
  * and broadcasts of the result back over the reduced axes (an epilogue), and several
