@@ -91,6 +91,15 @@ if expect 0 "compile rope --dump kir" -- compile "$GRAPHS/rope.icg" --dump kir; 
   contains out "ranges once a slot" "rope: uniform ranges"
 fi
 
+# The reduction examples are one kernel each (their reductions and the ops around them
+# fused), a row strategy each.
+for name in softmax layer_norm rms_norm fp8_rowquant; do
+  if expect 0 "compile $name --dump kir" -- compile "$GRAPHS/$name.icg" --dump kir; then
+    contains err "1 kernel, fused" "$name: one kernel"
+    contains out "strategy rows" "$name: a row strategy"
+  fi
+done
+
 # Fused and eager results are bitwise identical: the summaries agree.
 expect 0 "run gelu fused" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 && cp "$TMP/out" "$TMP/fused"
 expect 0 "run gelu eager" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 --eager &&
