@@ -1125,6 +1125,24 @@ START_TEST(test_two_stage_split) {
     ic_graph_destroy(g);
   }
   ic_context_destroy(ctx);
+  /* NVRTC for sm_80 too: row stages (f32 sum, f64 argmax, i64 prod), column stages (f32,
+   * bf16 two columns a thread, u8 four), the one kernel in rounds beside them, and a kernel
+   * a pass (f32 softmax of a vector, bf16 std) */
+  co.arch = "sm_80";
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  static const char *const sm80[][2] = {
+      {"symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", "2"},
+      {"symbol n\ninput x : f64[3, n]\ny = argmax(x, [1])\noutput y\n", "2"},
+      {"symbol n\ninput x : i64[n]\ny = prod(x, [0])\noutput y\n", "2"},
+      {"symbol n\ninput x : f32[n, 256]\ny = sum(x, [0])\noutput y\n", "3"},
+      {"symbol n\ninput x : bf16[n, 4096]\ny = mean(x, [0])\noutput y\n", "3"},
+      {"symbol n\ninput x : u8[n, 512]\ny = max(x, [0])\noutput y\n", "3"},
+      {"symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", "5"},
+      {"symbol n\ninput x : bf16[2, n]\ny = std(x, [1])\noutput y\n", "4"},
+  };
+  for (int i = 0; i < RC_COUNT(sm80); i++)
+    ck_assert_int_eq(kernels_of(ctx, NULL, sm80[i][0], NULL), atoi(sm80[i][1]));
+  ic_context_destroy(ctx);
 }
 END_TEST
 
