@@ -267,8 +267,9 @@ int32_t kir_pass_count(const kir_kernel *k);
 /* Whether a pass after q reads REDUCE q's row values (its buffer is needed: else
  * row_refs[q] is not looked at, and pass q stores nothing for it). */
 bool kir_pass_reads_back(const kir_kernel *k, int32_t q);
-/* Pass `pass` of k into out (which owns nothing yet); false when out of memory. */
-bool kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out);
+/* Pass `pass` of k into out (which owns nothing yet); IC_ERR_OUT_OF_MEMORY (no message:
+ * the caller's), or kir_collect_params' error. */
+ic_status kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out);
 /* U, the partials a row (a column), as an expression of the kernel's symbols. */
 sym_id kir_split_units(const kir_kernel *k);
 /* The points the partial stage is launched over: rows x U, or for columns the column

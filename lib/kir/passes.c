@@ -145,7 +145,7 @@ bool kir_pass_reads_back(const kir_kernel *k, int32_t q) {
   return read;
 }
 
-bool kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out) {
+ic_status kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out) {
   const int32_t n = k->instrs.count;
   *out = *k;
   memset(&out->buffers, 0, sizeof out->buffers);
@@ -157,7 +157,7 @@ bool kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs,
   bool ok = map && kir_passes_info_of(k, &pi);
   if (!ok) {
     free(map);
-    return false;
+    return IC_ERR_OUT_OF_MEMORY;
   }
   const bool store_row = pass < pi.nreduce && kir_passes_read_back(k, pass, &pi);
   const int32_t nreduce = pi.nreduce;
@@ -195,8 +195,7 @@ bool kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs,
     out->launch_numel = out->numel;
     kir_plan_pointwise_launch(out);
   }
-  if (ok && sym_arena_failed(k->syms)) ok = false;
-  if (ok && kir_collect_params(out) == IC_OK) return true;
-  kir_kernel_free(out);
-  return false;
+  ic_status st = ok && !sym_arena_failed(k->syms) ? kir_collect_params(out) : IC_ERR_OUT_OF_MEMORY;
+  if (st) kir_kernel_free(out);
+  return st;
 }

@@ -152,7 +152,8 @@ static ic_status program_push_passes(ic_program *p, const kir_kernel *k, int32_t
   }
   for (int32_t pass = 0; !st && pass < npasses; pass++) {
     kir_kernel pk;
-    st = kir_pass_kernel(k, pass, rows, &pk) ? program_push_reduction(p, &pk, group, temps) : IC_ERR_OUT_OF_MEMORY;
+    st = kir_pass_kernel(k, pass, rows, &pk);
+    if (!st) st = program_push_reduction(p, &pk, group, temps);
   }
   for (int32_t q = 0; !st && q < nreduce; q++)
     if (rows[q] >= 0 && !program_add_step(p, PROGRAM_STEP_FREE, rows[q], -1)) st = IC_ERR_OUT_OF_MEMORY;

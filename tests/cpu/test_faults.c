@@ -214,6 +214,11 @@ START_TEST(test_ref_compile_and_run) {
                "c = clamp(v, lo, hi)\nq = cast(c, f8e4m3)\noutput q\n";
   ck_assert_int_eq(run_sequence(&quant), IC_OK);
   sweep("ref fused, clamped fp8 cast", run_sequence, &quant, "alloc", ENOMEM, NULL);
+  /* few long rows: a kernel a pass (kir_pass_kernel, program_push_passes) */
+  seq_env passes = quant;
+  passes.text = "symbol n\ninput x : f32[2, n]\ny = softmax(x, 1)\nz = std(x, [1])\noutput y\noutput z\n";
+  ck_assert_int_eq(run_sequence(&passes), IC_OK);
+  sweep("ref fused, a kernel a pass", run_sequence, &passes, "alloc", ENOMEM, NULL);
   ic_context_destroy(ctx);
 }
 END_TEST
@@ -280,6 +285,11 @@ START_TEST(test_split_program_build) {
                  .mode = IC_MODE_FUSED, .text = "symbol r\ninput x : f32[r, 300]\ny = sum(x, [0])\noutput y\n"};
   ck_assert_int_eq(run_sequence(&env), IC_OK);
   sweep_result r = sweep("cuda compile of a run-time column split", run_sequence, &env, "alloc", ENOMEM, NULL);
+  ck_assert_int_gt(r.failed, 0);
+  /* a kernel a pass, each pass's REDUCE in two stages */
+  env.text = "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n";
+  ck_assert_int_eq(run_sequence(&env), IC_OK);
+  r = sweep("cuda compile of a kernel a pass", run_sequence, &env, "alloc", ENOMEM, NULL);
   ck_assert_int_gt(r.failed, 0);
   remove_tree(cache_root);
 }
