@@ -59,6 +59,13 @@ END_TEST
 START_TEST(test_matrix_bool) { rc_matrix((const ic_dtype[]){IC_BOOL}, 1); }
 END_TEST
 
+/* the two dtypes rc_dtypes leaves out of the other tables (same code paths as i8 / f8e4m3) */
+START_TEST(test_matrix_i16) { rc_matrix((const ic_dtype[]){IC_I16}, 1); }
+END_TEST
+
+START_TEST(test_matrix_f8e5m2) { rc_matrix((const ic_dtype[]){IC_F8E5M2}, 1); }
+END_TEST
+
 /* Symbolic dims, one compile per axis set, run at many shapes up to 140000 elements (a
  * column reduction of [4096, 33], a middle axis of 1000, rows of 16384); the GPU test
  * runs the larger ones too (rows of 262144 and 300000: G = 2, 10^6 elements);
@@ -1477,6 +1484,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_matrix_u8, 900, setup, teardown);
   CHECK_CASE(s, test_matrix_i8, 900, setup, teardown);
   CHECK_CASE(s, test_matrix_bool, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_i16, 900, setup, teardown);
+  CHECK_CASE(s, test_matrix_f8e5m2, 900, setup, teardown);
   CHECK_CASE(s, test_matrix_symbolic_large, 900, setup, teardown);
   CHECK_CASE(s, test_strided_broadcast_symbolic_operands, 900, setup, teardown);
   CHECK_CASE(s, test_special_values, 900, setup, teardown);
