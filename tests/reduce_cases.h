@@ -1481,6 +1481,35 @@ static inline void rc_shorthand_case(ic_dtype dt, int64_t rows, int64_t cols, bo
   free(b);
 }
 
+/* Few rows of a symbolic length n (kir_passes_wanted): x - max(x), x / sum(x) and std(x)
+ * over the rows of x [rows, n] in one fused kernel, which runs as a kernel a pass where
+ * the n bound at run time is more than a lane group (262144) and as the one kernel where it
+ * is not (kir_passes_when): eager == fused bit for bit either way (and on cuda, with
+ * rc_cross_ref, the ref backend's bits: no transcendental op). */
+static inline void rc_passes_case(ic_dtype dt, int64_t rows, int64_t n) {
+  const int64_t numel = rows * n;
+  void *hx = rc_random_storage(dt, numel, 0);
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){rows, ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+  ic_value m = ic_graph_reduce(g, IC_REDUCE_MAX, x, 1, (int32_t[]){1}, 1);
+  ic_value s = ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){1}, 1);
+  IC_OK_OR_FAIL(ic_graph_output(g, "shifted", ic_graph_binary(g, IC_OP_SUB, x, m)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "share", ic_graph_binary(g, IC_OP_DIV, x, s)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "std", ic_graph_std(g, x, 1, (int32_t[]){1}, 1.0, 0)));
+  rc_output outs[3];
+  rc_output_init(&outs[0], "shifted", dt, 2, (int64_t[]){rows, n}, false, false);
+  rc_output_init(&outs[1], "share", dt, 2, (int64_t[]){rows, n}, false, false);
+  rc_output_init(&outs[2], "std", dt, 1, (int64_t[]){rows}, false, false);
+  rc_input in = {.dt = dt, .ndim = 2, .shape = {rows, n}, .h = hx, .storage = numel};
+  char what[80];
+  snprintf(what, sizeof what, "a kernel a pass, %s [%lld, n = %lld]", ic_dtype_name(dt), (long long)rows, (long long)n);
+  rc_check(g, &in, 1, outs, 3, what);
+  for (int k = 0; k < 3; k++) rc_output_free(&outs[k]);
+  ic_graph_destroy(g);
+  free(hx);
+}
+
 /* softmax along axis 0 of [cols, rows] (a column softmax) and along the middle of a 3-d
  * tensor: against the same reference through a gather. */
 static inline void rc_softmax_axes_case(ic_dtype dt) {

@@ -550,7 +550,8 @@ IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const i
  * tree, so the bits are those of one stage (no atomics). A fused kernel of such rows with
  * several reductions or element stores (softmax of a vector, std over every element)
  * runs as a kernel a reduction, each reading the earlier ones' results back from a
- * temporary, then a pointwise kernel for the element stores: the same bits again.
+ * temporary, then a pointwise kernel for the element stores (for a symbolic length, only
+ * where the length bound at run time is more than 262144): the same bits again.
  *
  * Reductions fuse: the pointwise ops that feed one (a prologue), the ops on its result
  * and broadcasts of the result back over the reduced axes (an epilogue), and several

@@ -263,7 +263,15 @@ sym_id kir_split_when(const kir_kernel *k);
  * back exactly), so the bits are too; each pass reads the rows again, as the one kernel's
  * passes did for rows too long to keep. */
 bool kir_passes_wanted(const kir_kernel *k);
+/* The passes of k: its REDUCEs, and one more where it stores elements; -1 when out of
+ * memory. */
 int32_t kir_pass_count(const kir_kernel *k);
+/* SYM_NONE where the reduced count is a constant (the passes always run); else an
+ * expression of the symbols, 1 where the count bound at run time is more than a lane
+ * group (the passes run) and 0 where it is not (the one kernel runs: rows that short
+ * take a launch, and the row cache, rather than 2 R + 1 launches). The program holds
+ * both, as it holds a column split beside its one kernel (kir_split_when). */
+sym_id kir_passes_when(const kir_kernel *k);
 /* Whether a pass after q reads REDUCE q's row values (its buffer is needed: else
  * row_refs[q] is not looked at, and pass q stores nothing for it). */
 bool kir_pass_reads_back(const kir_kernel *k, int32_t q);

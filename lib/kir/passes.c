@@ -37,9 +37,22 @@ bool kir_passes_wanted(const kir_kernel *k) {
 
 int32_t kir_pass_count(const kir_kernel *k) {
   bool *element = kir_passes_levels(k);
-  int32_t n = kir_reduce_count(k) + (element && kir_passes_store_elements(k, element) ? 1 : 0);
+  if (!element) return -1;
+  int32_t n = kir_reduce_count(k) + (kir_passes_store_elements(k, element) ? 1 : 0);
   free(element);
   return n;
+}
+
+sym_id kir_passes_when(const kir_kernel *k) {
+  sym_arena *a = k->syms;
+  sym_id count = sym_const(a, 1);
+  for (int32_t d = 0; d < k->ndim; d++)
+    if ((k->axes >> d) & 1u) count = sym_mul(a, count, k->dims[d]);
+  int64_t c = 0;
+  if (sym_is_const(a, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
+  /* 1 where count > one lane group's elements, else 0 */
+  const int64_t group = (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS * KIR_REDUCE_CHUNK;
+  return sym_min(a, sym_const(a, 1), sym_max(a, sym_const(a, 0), sym_sub(a, count, sym_const(a, group))));
 }
 
 /* A row's place in a buffer of one value a row: the kept vars, row-major over the kept

@@ -117,30 +117,41 @@ static ic_status program_push_split(ic_program *p, const kir_kernel *k, int32_t 
   return st;
 }
 
-/* Kernel k of group `group` (taken over, freed on failure): as two stages where
- * kir_split_wanted (always, or only where the sizes bound at run time ask for it, the one
- * kernel launched where they do not: the same bits either way), else as it is. */
-static ic_status program_push_reduction(ic_program *p, kir_kernel *k, int32_t group, int32_t *temps) {
-  if (!p->backend->two_stage_reductions || !kir_split_wanted(k)) return program_push_kernel(p, k, group);
-  sym_id when = kir_split_when(k);
-  ic_status st = program_push_split(p, k, group, when, temps);
-  if (st || when == SYM_NONE) {
+/* x and y: launched where both are 1 (SYM_NONE: always). */
+static sym_id program_when_both(sym_arena *a, sym_id x, sym_id y) {
+  return x == SYM_NONE ? y : y == SYM_NONE ? x : sym_mul(a, x, y);
+}
+
+/* Kernel k of group `group` (taken over, freed on failure), launched only where `outer`
+ * is 1 (SYM_NONE: always): as two stages where kir_split_wanted (always, or only where
+ * the sizes bound at run time ask for it, the one kernel launched where they do not: the
+ * same bits either way), else as it is. */
+static ic_status program_push_reduction(ic_program *p, kir_kernel *k, int32_t group, int32_t *temps, sym_id outer) {
+  ic_status st;
+  if (!p->backend->two_stage_reductions || !kir_split_wanted(k)) {
+    if (!(st = program_push_kernel(p, k, group))) program_launch_when(p, outer);
+    return st;
+  }
+  const sym_id split = kir_split_when(k);
+  st = program_push_split(p, k, group, program_when_both(p->syms, outer, split), temps);
+  if (st || split == SYM_NONE) {
     kir_kernel_free(k);
     return st;
   }
   st = program_push_kernel(p, k, group);
-  if (!st) program_launch_when(p, sym_sub(p->syms, sym_const(p->syms, 1), when));
+  if (!st) program_launch_when(p, program_when_both(p->syms, outer, sym_sub(p->syms, sym_const(p->syms, 1), split)));
   return st;
 }
 
-/* Reduction kernel k as a kernel a pass (kir_passes_wanted): a buffer of row values for
- * each REDUCE, the passes (each REDUCE's in two stages), the buffers freed. k stays the
- * caller's. */
-static ic_status program_push_passes(ic_program *p, const kir_kernel *k, int32_t group, int32_t *temps) {
+/* Reduction kernel k (taken over, freed on failure) as a kernel a pass (kir_passes_wanted):
+ * a buffer of row values for each REDUCE a later pass reads, the passes (each REDUCE's in
+ * two stages), the buffers freed; where the reduced count is symbolic, k itself after
+ * them, and the count bound at run time launches one side (kir_passes_when). */
+static ic_status program_push_passes(ic_program *p, kir_kernel *k, int32_t group, int32_t *temps) {
   const int32_t nreduce = kir_reduce_count(k), npasses = kir_pass_count(k);
+  const sym_id when = kir_passes_when(k);
   int32_t *rows = sys_malloc(sizeof(int32_t) * ((size_t)nreduce + 1));
-  if (!rows) return IC_ERR_OUT_OF_MEMORY;
-  ic_status st = IC_OK;
+  ic_status st = rows && npasses > 0 ? IC_OK : IC_ERR_OUT_OF_MEMORY;
   for (int32_t i = 0, q = 0; !st && i < k->instrs.count; i++) {
     if (k->instrs.items[i].kind != KIR_REDUCE) continue;
     rows[q] = -1;
@@ -153,11 +164,17 @@ static ic_status program_push_passes(ic_program *p, const kir_kernel *k, int32_t
   for (int32_t pass = 0; !st && pass < npasses; pass++) {
     kir_kernel pk;
     st = kir_pass_kernel(k, pass, rows, &pk);
-    if (!st) st = program_push_reduction(p, &pk, group, temps);
+    if (!st) st = program_push_reduction(p, &pk, group, temps, when);
   }
   for (int32_t q = 0; !st && q < nreduce; q++)
     if (rows[q] >= 0 && !program_add_step(p, PROGRAM_STEP_FREE, rows[q], -1)) st = IC_ERR_OUT_OF_MEMORY;
   free(rows);
+  if (st || when == SYM_NONE) {
+    kir_kernel_free(k);
+    return st;
+  }
+  st = program_push_kernel(p, k, group);
+  if (!st) program_launch_when(p, sym_sub(p->syms, sym_const(p->syms, 1), when));
   return st;
 }
 
@@ -177,12 +194,7 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     kir_kernel k;
     ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
-    if (kir_passes_wanted(&k)) {
-      st = program_push_passes(p, &k, g, &temps);
-      kir_kernel_free(&k);
-    } else {
-      st = program_push_reduction(p, &k, g, &temps);
-    }
+    st = kir_passes_wanted(&k) ? program_push_passes(p, &k, g, &temps) : program_push_reduction(p, &k, g, &temps, SYM_NONE);
     if (st) return st;
     for (int32_t n = 0; n < l->nodes.count; n++) {
       int32_t b = node_buffer[n];

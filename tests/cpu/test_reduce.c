@@ -115,6 +115,10 @@ START_TEST(test_shorthands) {
   /* rows too long for a lane group: a kernel a pass (kir_passes_wanted) */
   rc_shorthand_case(IC_F32, 2, 300000, false);
   rc_shorthand_case(IC_BF16, 1, 300007, false);
+  /* a symbolic length: the passes or the one kernel, chosen at run time */
+  rc_passes_case(IC_F32, 2, 300000);
+  rc_passes_case(IC_F32, 2, 1000);
+  rc_passes_case(IC_F16, 3, 262145);
 }
 END_TEST
 
@@ -1093,23 +1097,43 @@ START_TEST(test_two_stage_split) {
   /* a kernel a pass (kir_passes_wanted), each REDUCE's in two stages: two reductions
    * side by side (nothing read back); a sum divided back (its partial, combine and the
    * pointwise divide); softmax of a vector (max, then the sum of exp(x - max) reading the
-   * max back, then the divide reading both); std over everything (the mean read back) */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", &p), 4);
+   * max back, then the divide reading both); std over everything (the mean read back).
+   * A symbolic length holds the one kernel too, last, and the length bound at run time
+   * launches one side (kir_passes_when) */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1])\nz = max(x, [1])\noutput y\noutput z\n", &p), 5);
   ck_assert_int_eq(program_temps(p), 2);
   ic_program_release(p);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", &p), 3);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[2, n]\ny = sum(x, [1], keepdim)\nz = div(x, y)\noutput z\n", &p), 4);
   ck_assert_int_eq(program_temps(p), 2); /* the workspace and the sums */
   ck_assert_int_eq(p->kernels.items[2].kir.reduces, false);
   ic_program_release(p);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", &p), 5);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", &p), 6);
   ck_assert_int_eq(program_temps(p), 4);
   IC_OK_OR_FAIL(ic_program_dump(p, &dump));
   ck_assert_ptr_nonnull(strstr(dump, "ic_k0_p1_partial"));
   ck_assert_ptr_nonnull(strstr(dump, "kernel ic_k0_p2 [n]\n  strategy vector"));
   ic_string_free(dump);
+  /* the launches: max partial, combine, sum partial, combine, divide, the one kernel */
+  static const int64_t lengths[] = {1000, 262144, 262145, 1 << 26};
+  for (int li = 0; li < RC_COUNT(lengths); li++) {
+    const bool passes = lengths[li] > 262144;
+    const int64_t u = 4 * ((lengths[li] + 262143) / 262144);
+    const int64_t want[6] = {passes ? u : 0, passes, passes ? u : 0, passes, passes ? (lengths[li] + 511) / 512 : 0, !passes};
+    for (int32_t i = 0, l = 0; i < ic_program_step_count(p); i++) {
+      ic_step st;
+      IC_OK_OR_FAIL(ic_program_step(p, i, &st));
+      if (st.kind != IC_STEP_LAUNCH) continue;
+      int64_t grid;
+      IC_OK_OR_FAIL(ic_program_eval(p, st.grid_expr, &lengths[li], &grid));
+      ck_assert_msg(grid == want[l], "softmax of f32[%lld]: launch %d grid %lld, want %lld", (long long)lengths[li], (int)l,
+                    (long long)grid, (long long)want[l]);
+      l++;
+    }
+  }
   ic_program_release(p);
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1000, 1000]\ny = std(x, [0, 1])\noutput y\n", NULL), 4);
-  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", NULL), 3);
+  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", NULL), 4);
+  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "input x : f32[300000]\ny = softmax(x, 0)\noutput y\n", NULL), 3);
   /* not for rows of one lane group, nor for many rows */
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[2, 262144]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
@@ -1144,8 +1168,8 @@ START_TEST(test_two_stage_split) {
       {"symbol n\ninput x : f32[n, 256]\ny = sum(x, [0])\noutput y\n", "3"},
       {"symbol n\ninput x : bf16[n, 4096]\ny = mean(x, [0])\noutput y\n", "3"},
       {"symbol n\ninput x : u8[n, 512]\ny = max(x, [0])\noutput y\n", "3"},
-      {"symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", "5"},
-      {"symbol n\ninput x : bf16[2, n]\ny = std(x, [1])\noutput y\n", "4"},
+      {"symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", "6"},
+      {"symbol n\ninput x : bf16[2, n]\ny = std(x, [1])\noutput y\n", "5"},
   };
   for (int i = 0; i < RC_COUNT(sm80); i++)
     ck_assert_int_eq(kernels_of(ctx, NULL, sm80[i][0], NULL), atoi(sm80[i][1]));

@@ -160,6 +160,12 @@ START_TEST(test_shorthands) {
   rc_shorthand_case(IC_F32, 2, 300000, false);
   rc_eager = false;
   rc_shorthand_case(IC_BF16, 1, 1000003, false);
+  rc_cross_ref = cross;
+  rc_eager = true;
+  rc_passes_case(IC_F32, 2, 300000); /* a symbolic length: the passes, or the one kernel */
+  rc_passes_case(IC_F32, 2, 1000);
+  rc_passes_case(IC_BF16, 3, 4000000);
+  rc_cross_ref = false;
   rc_softmax_axes_case(IC_F32);
   rc_softmax_axes_case(IC_BF16);
   rc_cross_ref = cross;
