@@ -1134,6 +1134,24 @@ START_TEST(test_two_stage_split) {
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1000, 1000]\ny = std(x, [0, 1])\noutput y\n", NULL), 4);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", NULL), 4);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "input x : f32[300000]\ny = softmax(x, 0)\noutput y\n", NULL), 3);
+  /* NVRTC: the passes of every shorthand over two rows of a symbolic length, f16, bf16,
+   * f64 (f32: above) */
+  static const ic_dtype pass_dts[] = {IC_F16, IC_BF16, IC_F64};
+  for (int di = 0; di < RC_COUNT(pass_dts); di++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim len = ic_graph_symbol(g, "n");
+    ic_value x = ic_graph_input(g, "x", pass_dts[di], 2, (ic_dim[]){2, len}, IC_LAYOUT_CONTIGUOUS);
+    ic_value w = ic_graph_input(g, "w", pass_dts[di], 1, (ic_dim[]){len}, IC_LAYOUT_CONTIGUOUS);
+    for (int k = 0; k < RC_NSHORTHANDS; k++)
+      IC_OK_OR_FAIL(ic_graph_output(g, rc_shorthand_names[k], rc_build_shorthand(g, k, x, w, w, 1, 1e-5)));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_status s = ic_compile(ctx, g, &o, &p);
+    ck_assert_msg(s == IC_OK, "passes of %s: %s", ic_dtype_name(pass_dts[di]), ic_last_error());
+    ck_assert_int_gt(ic_program_kernel_count(p), 8);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
   /* not for rows of one lane group, nor for many rows */
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[2, 262144]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
   ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
