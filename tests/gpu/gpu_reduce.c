@@ -212,15 +212,19 @@ START_TEST(test_column_lengths) {
 }
 END_TEST
 
-/* g compiled three ways: p[0] fused (one kernel) and p[1] eager on cuda, both strict,
- * p[2] on the ref backend. */
-static void rc_compile_three(const ic_graph *g, ic_program *p[3]) {
+/* g compiled three ways: p[0] fused and p[1] eager on cuda, both strict, p[2] on the ref
+ * backend. The fused program is one kernel, which it returns (its index); for few rows of
+ * a symbolic length it holds a kernel a pass beside it (max partial, combine, the element
+ * stores: kir_passes_when), and the lengths these tests bind launch the one kernel, last. */
+static int32_t rc_compile_three(const ic_graph *g, ic_program *p[3]) {
   const ic_compile_options opts[3] = {
       {.struct_size = sizeof(ic_compile_options), .flags = IC_COMPILE_STRICT},
       {.struct_size = sizeof(ic_compile_options), .mode = IC_MODE_EAGER, .flags = IC_COMPILE_STRICT},
       {.struct_size = sizeof(ic_compile_options), .backend = "ref"}};
   for (int v3 = 0; v3 < 3; v3++) IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &opts[v3], &p[v3]));
-  ck_assert_int_eq(ic_program_kernel_count(p[0]), 1);
+  const int32_t kernels = ic_program_kernel_count(p[0]);
+  ck_assert_msg(kernels == 1 || kernels == 4, "%d fused kernels", (int)kernels);
+  return kernels - 1;
 }
 
 /* Runs p over inputs in (device memory, or host memory for the ref backend: host) and
@@ -259,9 +263,9 @@ START_TEST(test_narrow_epilogue_stores) {
       ic_value v = ic_graph_binary(g, IC_OP_MUL, x, m);
       IC_OK_OR_FAIL(ic_graph_output(g, "y", sat ? ic_graph_cast_saturate(g, v, dt) : ic_graph_cast(g, v, dt)));
       ic_program *p[3];
-      rc_compile_three(g, p);
+      const int32_t one = rc_compile_three(g, p);
       if (dt == IC_F8E4M3) /* the vector stores convert pairs (saturating: words of four) */
-        ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], 0), sat ? "ic_satbits_f8e4m3x4(" : "ic_rndbits_f8e4m3x2("));
+        ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], one), sat ? "ic_satbits_f8e4m3x4(" : "ic_rndbits_f8e4m3x2("));
       for (size_t ci = 0; ci < sizeof cols_list / sizeof *cols_list; ci++) {
         const int64_t cols = cols_list[ci], n = ROWS * cols;
         float *hx = malloc(sizeof(float) * (size_t)n);
