@@ -80,6 +80,17 @@ typedef struct seq_env {
   const char *text;      /* another graph to compile (with run false), NULL: GRAPH_TEXT */
 } seq_env;
 
+/* The two ic-allocated outputs of a run that returned s, freed; a failed run leaves none
+ * behind. */
+static void release_outputs(ic_status s, ic_tensor out[2]) {
+  if (s != IC_OK) {
+    ck_assert_ptr_null(out[0].data);
+    ck_assert_ptr_null(out[1].data);
+  }
+  free(out[0].data);
+  free(out[1].data);
+}
+
 /* Parse, compile, and (on ref) run with ic-allocated outputs. Returns the first failing
  * status; everything it made is released whatever happens. */
 static ic_status run_sequence(const void *arg) {
@@ -110,13 +121,8 @@ static ic_status run_sequence(const void *arg) {
     s = ic_program_run(p, in, 2, out, 2, NULL);
     if (s == IC_OK) {
       ck_assert_msg(outputs_right(out[0].data, out[1].data), "wrong results after a sweep");
-    } else {
-      /* a failed run leaves no output behind */
-      ck_assert_ptr_null(out[0].data);
-      ck_assert_ptr_null(out[1].data);
     }
-    free(out[0].data);
-    free(out[1].data);
+    release_outputs(s, out);
   }
   ic_program_release(p);
   ic_graph_destroy(g);
@@ -154,12 +160,7 @@ static ic_status run_passes(const void *arg) {
       }
       ck_assert_msg(memcmp(out[k].data, passes_want[k], bytes[k]) == 0, "a kernel a pass: output %d differs after a fault", k);
     }
-    if (s != IC_OK) {
-      ck_assert_ptr_null(out[0].data);
-      ck_assert_ptr_null(out[1].data);
-    }
-    free(out[0].data);
-    free(out[1].data);
+    release_outputs(s, out);
   }
   ic_program_release(p);
   ic_graph_destroy(g);
