@@ -290,6 +290,22 @@ void kir_levels(const kir_kernel *k, bool *element) {
   }
 }
 
+bool kir_stores_element_values(const kir_kernel *k, const bool *element) {
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_STORE && element[i]) return true;
+  return false;
+}
+
+int32_t kir_buffer_of(kir_kernel *k, int32_t ref, ic_dtype dt, bool written) {
+  for (int32_t b = 0; b < k->buffers.count; b++)
+    if (k->buffers.items[b].ref == ref) {
+      k->buffers.items[b].written |= written;
+      return b;
+    }
+  kir_buffer buf = {dt, written, ref};
+  return VEC_PUSH(k->buffers, buf) ? k->buffers.count - 1 : -1;
+}
+
 int32_t kir_reduce_count(const kir_kernel *k) {
   int32_t n = 0;
   for (int32_t i = 0; i < k->instrs.count; i++) n += k->instrs.items[i].kind == KIR_REDUCE;
@@ -324,8 +340,7 @@ void kir_pass_needs(const kir_kernel *k, const bool *element, const int32_t *kep
   kir_close_needs(k, element, kept_from, p, &need[(size_t)p * (size_t)n]);
 }
 
-/* The elements a row reduces: the product of the reduced dims. */
-static sym_id kir_reduced_count(const kir_kernel *k) {
+sym_id kir_reduced_count(const kir_kernel *k) {
   sym_id count = sym_const(k->syms, 1);
   for (int32_t d = 0; d < k->ndim; d++)
     if ((k->axes >> d) & 1u) count = sym_mul(k->syms, count, k->dims[d]);
@@ -498,7 +513,7 @@ sym_id kir_split_partial_numel(const kir_kernel *k) {
 /* A light column kernel's split conditions, rounds >= KIR_SPLIT_COLUMN_ROUNDS and column
  * blocks < KIR_SPLIT_COLUMN_BLOCKS, as expressions of 0 or 1 (constants where the sizes
  * are). */
-static sym_id kir_sym_positive(sym_arena *a, sym_id x) { /* 1 where x > 0, else 0 (x an integer) */
+sym_id kir_sym_positive(sym_arena *a, sym_id x) {
   return sym_min(a, sym_const(a, 1), sym_max(a, sym_const(a, 0), x));
 }
 
@@ -542,9 +557,7 @@ bool kir_split_wanted(const kir_kernel *k) {
   bool *element = sys_malloc(sizeof(bool) * ((size_t)k->instrs.count + 1));
   if (!element) return false; /* one stage is as right, only slower */
   kir_levels(k, element);
-  bool row_stores = true;
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    if (k->instrs.items[i].kind == KIR_STORE && element[i]) row_stores = false;
+  const bool row_stores = !kir_stores_element_values(k, element);
   free(element);
   return row_stores;
 }

@@ -127,6 +127,9 @@ typedef struct kir_kernel {
 } kir_kernel;
 
 void kir_kernel_free(kir_kernel *k);
+/* The kernel buffer for the caller's buffer `ref` (added, of dtype dt, on first use; a
+ * store marks it written); -1 when out of memory. */
+int32_t kir_buffer_of(kir_kernel *k, int32_t ref, ic_dtype dt, bool written);
 /* A deep copy of src into dst (which owns nothing yet); false when out of memory. */
 bool kir_kernel_copy(kir_kernel *dst, const kir_kernel *src);
 
@@ -157,6 +160,12 @@ void kir_levels(const kir_kernel *k, bool *element);
  * a value kept from pass kept_from[i] on (in registers, say) is read there, not
  * recomputed, in every later pass. need holds (nreduce + 1) * count entries. */
 int32_t kir_reduce_count(const kir_kernel *k);
+/* Whether a store of k is an element store (element: kir_levels'). */
+bool kir_stores_element_values(const kir_kernel *k, const bool *element);
+/* The elements a row reduces: the product of the reduced dims. */
+sym_id kir_reduced_count(const kir_kernel *k);
+/* 1 where the integer x > 0, else 0 (a constant where x is). */
+sym_id kir_sym_positive(sym_arena *a, sym_id x);
 void kir_pass_needs(const kir_kernel *k, const bool *element, const int32_t *kept_from, bool *need);
 
 /* ic.h's summation order, in numbers: elements in chunks of KIR_REDUCE_CHUNK, lane groups
@@ -249,32 +258,29 @@ sym_id kir_split_when(const kir_kernel *k);
  * pack) whose kernel has several REDUCEs or stores elements cannot split in two stages as
  * it is: one block a row would walk it pass after pass (std over 2^28 elements, softmax
  * of a vector: one multiprocessor's bandwidth). kir_passes_wanted says so; the program
- * then runs kir_pass_count(k) kernels in turn (kir_pass_kernel), each reading the row
- * values of the REDUCEs before it from a buffer of its own (row_refs[q]: the caller's
+ * then runs the passes kir_pass_plan counts in turn (kir_pass_kernel), each reading the
+ * row values of the REDUCEs before it from a buffer of its own (row_refs[q]: the caller's
  * buffer for REDUCE q's values, of its dtype, one a row, rows contiguous over the kept
- * dims):
+ * dims; -1 where no later pass reads them):
  *   pass q < R  REDUCE q (the q-th in instruction order) and what it needs, REDUCEs before
- *               it read back from their buffers, its value stored to row_refs[q], and the
- *               row stores whose last REDUCE is q (those of none: pass 0): one REDUCE and
- *               row stores, which splits in two stages (kir_split_wanted)
+ *               it read back from their buffers, its value stored to row_refs[q] (unless
+ *               -1), and the row stores whose last REDUCE is q (those of none: pass 0): one
+ *               REDUCE and row stores, which splits in two stages (kir_split_wanted)
  *   pass R      (where there are element stores) a pointwise kernel over the whole space:
  *               the element stores and what they need, every REDUCE read back
  * The values are the one kernel's (the same instructions, a REDUCE's value stored and read
  * back exactly), so the bits are too; each pass reads the rows again, as the one kernel's
  * passes did for rows too long to keep. */
 bool kir_passes_wanted(const kir_kernel *k);
-/* The passes of k: its REDUCEs, and one more where it stores elements; -1 when out of
- * memory. */
-int32_t kir_pass_count(const kir_kernel *k);
+/* The passes of k (its REDUCEs, and one more where it stores elements), and read_back[q]
+ * for each REDUCE q: whether a later pass reads its row values; -1 when out of memory. */
+int32_t kir_pass_plan(const kir_kernel *k, bool *read_back);
 /* SYM_NONE where the reduced count is a constant (the passes always run); else an
  * expression of the symbols, 1 where the count bound at run time is more than a lane
  * group (the passes run) and 0 where it is not (the one kernel runs: rows that short
  * take a launch, and the row cache, rather than 2 R + 1 launches). The program holds
  * both, as it holds a column split beside its one kernel (kir_split_when). */
 sym_id kir_passes_when(const kir_kernel *k);
-/* Whether a pass after q reads REDUCE q's row values (its buffer is needed: else
- * row_refs[q] is not looked at, and pass q stores nothing for it). */
-bool kir_pass_reads_back(const kir_kernel *k, int32_t q);
 /* Pass `pass` of k into out (which owns nothing yet); IC_ERR_OUT_OF_MEMORY (no message:
  * the caller's), or kir_collect_params' error. */
 ic_status kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out);

@@ -6,14 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether some store of k is an element store (kir_levels: its value or its address
- * varies over the reduced dims). */
-static bool kir_passes_store_elements(const kir_kernel *k, const bool *element) {
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    if (k->instrs.items[i].kind == KIR_STORE && element[i]) return true;
-  return false;
-}
-
 /* element[] of k (count + 1 entries, the caller frees); NULL when out of memory. */
 static bool *kir_passes_levels(const kir_kernel *k) {
   bool *element = sys_calloc((size_t)k->instrs.count + 1, sizeof(bool));
@@ -30,29 +22,17 @@ bool kir_passes_wanted(const kir_kernel *k) {
   if (kir_reduce_count(k) > 1) return true;
   bool *element = kir_passes_levels(k);
   if (!element) return false; /* the one kernel is as right, only slower */
-  bool stores = kir_passes_store_elements(k, element);
+  bool stores = kir_stores_element_values(k, element);
   free(element);
   return stores;
 }
 
-int32_t kir_pass_count(const kir_kernel *k) {
-  bool *element = kir_passes_levels(k);
-  if (!element) return -1;
-  int32_t n = kir_reduce_count(k) + (kir_passes_store_elements(k, element) ? 1 : 0);
-  free(element);
-  return n;
-}
-
 sym_id kir_passes_when(const kir_kernel *k) {
-  sym_arena *a = k->syms;
-  sym_id count = sym_const(a, 1);
-  for (int32_t d = 0; d < k->ndim; d++)
-    if ((k->axes >> d) & 1u) count = sym_mul(a, count, k->dims[d]);
   int64_t c = 0;
-  if (sym_is_const(a, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
-  /* 1 where count > one lane group's elements, else 0 */
+  const sym_id count = kir_reduced_count(k);
+  if (sym_is_const(k->syms, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
   const int64_t group = (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS * KIR_REDUCE_CHUNK;
-  return sym_min(a, sym_const(a, 1), sym_max(a, sym_const(a, 0), sym_sub(a, count, sym_const(a, group))));
+  return kir_sym_positive(k->syms, sym_sub(k->syms, count, sym_const(k->syms, group)));
 }
 
 /* A row's place in a buffer of one value a row: the kept vars, row-major over the kept
@@ -66,17 +46,6 @@ static sym_id kir_passes_row_offset(const kir_kernel *k) {
     stride = sym_mul(a, stride, k->dims[d]);
   }
   return offset;
-}
-
-/* The kernel buffer of out for the caller's buffer ref (added on first use). */
-static int32_t kir_passes_buffer(kir_kernel *out, int32_t ref, ic_dtype dt, bool written) {
-  for (int32_t b = 0; b < out->buffers.count; b++)
-    if (out->buffers.items[b].ref == ref) {
-      out->buffers.items[b].written |= written;
-      return b;
-    }
-  kir_buffer buf = {dt, written, ref};
-  return VEC_PUSH(out->buffers, buf) ? out->buffers.count - 1 : -1;
 }
 
 /* What the passes look at: element[i] (kir_levels); reduce_no[i], a REDUCE's number (-1
@@ -113,7 +82,7 @@ static bool kir_passes_info_of(const kir_kernel *k, kir_passes_info *pi) {
     for (int32_t a = 0; a < in->nargs && in->kind != KIR_REDUCE; a++)
       if (pi->last[in->args[a]] > pi->last[i]) pi->last[i] = pi->last[in->args[a]];
   }
-  pi->npasses = pi->nreduce + (kir_passes_store_elements(k, pi->element) ? 1 : 0);
+  pi->npasses = pi->nreduce + (kir_stores_element_values(k, pi->element) ? 1 : 0);
   return true;
 }
 
@@ -138,24 +107,19 @@ static void kir_passes_need(const kir_kernel *k, int32_t pass, kir_passes_info *
   }
 }
 
-/* Whether a pass after q reads REDUCE q back (pi->need is left as the last pass's). */
-static bool kir_passes_read_back(const kir_kernel *k, int32_t q, kir_passes_info *pi) {
-  int32_t at = -1;
-  for (int32_t i = 0; i < k->instrs.count; i++)
-    if (pi->reduce_no[i] == q) at = i;
-  for (int32_t p = q + 1; at >= 0 && p < pi->npasses; p++) {
-    kir_passes_need(k, p, pi);
-    if (pi->need[at]) return true;
-  }
-  return false;
-}
-
-bool kir_pass_reads_back(const kir_kernel *k, int32_t q) {
+int32_t kir_pass_plan(const kir_kernel *k, bool *read_back) {
   kir_passes_info pi;
-  if (!kir_passes_info_of(k, &pi)) return true; /* a buffer too many is harmless */
-  bool read = kir_passes_read_back(k, q, &pi);
+  if (!kir_passes_info_of(k, &pi)) return -1;
+  for (int32_t q = 0; q < pi.nreduce; q++) read_back[q] = false;
+  /* a pass reads back every REDUCE of another pass that it needs (kir_passes_need) */
+  for (int32_t p = 1; p < pi.npasses; p++) {
+    kir_passes_need(k, p, &pi);
+    for (int32_t i = 0; i < k->instrs.count; i++)
+      if (pi.need[i] && pi.reduce_no[i] >= 0 && pi.reduce_no[i] != p) read_back[pi.reduce_no[i]] = true;
+  }
+  const int32_t npasses = pi.npasses;
   kir_passes_info_free(&pi);
-  return read;
+  return npasses;
 }
 
 ic_status kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_refs, kir_kernel *out) {
@@ -172,7 +136,7 @@ ic_status kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_
     free(map);
     return IC_ERR_OUT_OF_MEMORY;
   }
-  const bool store_row = pass < pi.nreduce && kir_passes_read_back(k, pass, &pi);
+  const bool store_row = pass < pi.nreduce && row_refs[pass] >= 0;
   const int32_t nreduce = pi.nreduce;
   kir_passes_need(k, pass, &pi);
   const sym_id row = kir_passes_row_offset(k);
@@ -182,19 +146,19 @@ ic_status kir_pass_kernel(const kir_kernel *k, int32_t pass, const int32_t *row_
     kir_instr c = *in;
     if (pi.reduce_no[i] >= 0 && pi.reduce_no[i] != pass) {
       c = (kir_instr){.kind = KIR_LOAD, .dtype = in->dtype, .offset = row};
-      c.buffer = kir_passes_buffer(out, row_refs[pi.reduce_no[i]], in->dtype, false);
+      c.buffer = kir_buffer_of(out, row_refs[pi.reduce_no[i]], in->dtype, false);
     } else {
       for (int32_t a = 0; a < in->nargs; a++) c.args[a] = map[in->args[a]];
       if (in->kind == KIR_LOAD || in->kind == KIR_STORE)
-        c.buffer = kir_passes_buffer(out, k->buffers.items[in->buffer].ref, k->buffers.items[in->buffer].dtype,
-                                     in->kind == KIR_STORE);
+        c.buffer = kir_buffer_of(out, k->buffers.items[in->buffer].ref, k->buffers.items[in->buffer].dtype,
+                                 in->kind == KIR_STORE);
     }
     ok = (c.kind != KIR_LOAD && c.kind != KIR_STORE) || c.buffer >= 0;
     ok = ok && VEC_PUSH(out->instrs, c);
     map[i] = out->instrs.count - 1;
     if (ok && store_row && pi.reduce_no[i] == pass) { /* the pass's own REDUCE, for a pass after it */
       kir_instr st = {.kind = KIR_STORE, .dtype = in->dtype, .nargs = 1, .args = {map[i]}, .offset = row};
-      st.buffer = kir_passes_buffer(out, row_refs[pass], in->dtype, true);
+      st.buffer = kir_buffer_of(out, row_refs[pass], in->dtype, true);
       ok = st.buffer >= 0 && VEC_PUSH(out->instrs, st);
     }
   }

@@ -19,26 +19,13 @@ typedef struct kir_builder {
 /* An offset (or index) of the current node's vars in the kernel's vars. */
 static sym_id kir_map(kir_builder *b, sym_id e) { return sym_subst_vars(b->k->syms, e, b->nvars, b->vars); }
 
-/* Kernel buffer for program buffer `ref` (added on first use). */
-static int32_t kir_buffer_for(kir_builder *b, int32_t ref, ic_dtype dt, bool written) {
-  kir_kernel *k = b->k;
-  for (int32_t i = 0; i < k->buffers.count; i++) {
-    if (k->buffers.items[i].ref == ref) {
-      k->buffers.items[i].written |= written;
-      return i;
-    }
-  }
-  kir_buffer buf = {dt, written, ref};
-  return VEC_PUSH(k->buffers, buf) ? k->buffers.count - 1 : -1;
-}
-
 static int32_t kir_emit(kir_builder *b, const kir_instr *in) {
   return VEC_PUSH(b->k->instrs, *in) ? b->k->instrs.count - 1 : -1;
 }
 
 /* A load (guard: a RANGE instruction, or -1), shared with an earlier identical one. */
 static int32_t kir_emit_load(kir_builder *b, int32_t ref, ic_dtype dt, sym_id offset, int32_t guard) {
-  int32_t buf = kir_buffer_for(b, ref, dt, false);
+  int32_t buf = kir_buffer_of(b->k, ref, dt, false);
   if (buf < 0) return -1;
   int32_t nargs = guard >= 0 ? 1 : 0;
   for (int32_t i = 0; i < b->k->instrs.count; i++) {
@@ -165,7 +152,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     if ((scratch[ni] = kir_emit(&b, &op)) < 0) goto oom;
     if (s->materialize[ni]) {
       kir_instr st = {.kind = KIR_STORE, .dtype = n->dtype, .nargs = 1, .args = {scratch[ni]}, .offset = identity};
-      if ((st.buffer = kir_buffer_for(&b, buffer_of[ni], n->dtype, true)) < 0 || kir_emit(&b, &st) < 0) goto oom;
+      if ((st.buffer = kir_buffer_of(k, buffer_of[ni], n->dtype, true)) < 0 || kir_emit(&b, &st) < 0) goto oom;
     }
   }
   /* asm groups run along the last dim, each row padded to a multiple of the pack: the

@@ -148,14 +148,16 @@ static ic_status program_push_reduction(ic_program *p, kir_kernel *k, int32_t gr
  * two stages), the buffers freed; where the reduced count is symbolic, k itself after
  * them, and the count bound at run time launches one side (kir_passes_when). */
 static ic_status program_push_passes(ic_program *p, kir_kernel *k, int32_t group, int32_t *temps) {
-  const int32_t nreduce = kir_reduce_count(k), npasses = kir_pass_count(k);
+  const int32_t nreduce = kir_reduce_count(k);
   const sym_id when = kir_passes_when(k);
   int32_t *rows = sys_malloc(sizeof(int32_t) * ((size_t)nreduce + 1));
-  ic_status st = rows && npasses > 0 ? IC_OK : IC_ERR_OUT_OF_MEMORY;
+  bool *read_back = sys_malloc(sizeof(bool) * ((size_t)nreduce + 1));
+  const int32_t npasses = rows && read_back ? kir_pass_plan(k, read_back) : -1;
+  ic_status st = npasses > 0 ? IC_OK : IC_ERR_OUT_OF_MEMORY;
   for (int32_t i = 0, q = 0; !st && i < k->instrs.count; i++) {
     if (k->instrs.items[i].kind != KIR_REDUCE) continue;
     rows[q] = -1;
-    if (kir_pass_reads_back(k, q)) {
+    if (read_back[q]) {
       rows[q] = program_add_buffer(p, PROGRAM_TEMP, (*temps)++, k->instrs.items[i].dtype, 1, &k->launch_numel);
       if (rows[q] < 0 || !program_add_step(p, PROGRAM_STEP_ALLOC, rows[q], -1)) st = IC_ERR_OUT_OF_MEMORY;
     }
@@ -169,6 +171,7 @@ static ic_status program_push_passes(ic_program *p, kir_kernel *k, int32_t group
   for (int32_t q = 0; !st && q < nreduce; q++)
     if (rows[q] >= 0 && !program_add_step(p, PROGRAM_STEP_FREE, rows[q], -1)) st = IC_ERR_OUT_OF_MEMORY;
   free(rows);
+  free(read_back);
   if (st || when == SYM_NONE) {
     kir_kernel_free(k);
     return st;

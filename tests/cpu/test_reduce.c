@@ -1179,18 +1179,18 @@ START_TEST(test_two_stage_split) {
    * a pass (f32 softmax of a vector, bf16 std) */
   co.arch = "sm_80";
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
-  static const char *const sm80[][2] = {
-      {"symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", "2"},
-      {"symbol n\ninput x : f64[3, n]\ny = argmax(x, [1])\noutput y\n", "2"},
-      {"symbol n\ninput x : i64[n]\ny = prod(x, [0])\noutput y\n", "2"},
-      {"symbol n\ninput x : f32[n, 256]\ny = sum(x, [0])\noutput y\n", "3"},
-      {"symbol n\ninput x : bf16[n, 4096]\ny = mean(x, [0])\noutput y\n", "3"},
-      {"symbol n\ninput x : u8[n, 512]\ny = max(x, [0])\noutput y\n", "3"},
-      {"symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", "6"},
-      {"symbol n\ninput x : bf16[2, n]\ny = std(x, [1])\noutput y\n", "5"},
+  static const struct { const char *text; int32_t kernels; } sm80[] = {
+      {"symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", 2},
+      {"symbol n\ninput x : f64[3, n]\ny = argmax(x, [1])\noutput y\n", 2},
+      {"symbol n\ninput x : i64[n]\ny = prod(x, [0])\noutput y\n", 2},
+      {"symbol n\ninput x : f32[n, 256]\ny = sum(x, [0])\noutput y\n", 3},
+      {"symbol n\ninput x : bf16[n, 4096]\ny = mean(x, [0])\noutput y\n", 3},
+      {"symbol n\ninput x : u8[n, 512]\ny = max(x, [0])\noutput y\n", 3},
+      {"symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", 6},
+      {"symbol n\ninput x : bf16[2, n]\ny = std(x, [1])\noutput y\n", 5},
   };
   for (int i = 0; i < RC_COUNT(sm80); i++)
-    ck_assert_int_eq(kernels_of(ctx, NULL, sm80[i][0], NULL), atoi(sm80[i][1]));
+    ck_assert_int_eq(kernels_of(ctx, NULL, sm80[i].text, NULL), sm80[i].kernels);
   ic_context_destroy(ctx);
 }
 END_TEST
