@@ -433,6 +433,11 @@ IC_API ic_status ic_graph_error(const ic_graph *graph, const char **message);
 /* A named size symbol; the same name gives the same symbol. Returns a negative ic_dim,
  * or 0 after an error. */
 IC_API ic_dim ic_graph_symbol(ic_graph *graph, const char *name);
+/* The graph's symbols in the order they were made: symbol i is the ic_dim -(i + 1). The
+ * name is valid until the graph is destroyed; NULL for an i out of range. A NULL graph
+ * has none. */
+IC_API int32_t ic_graph_symbol_count(const ic_graph *graph);
+IC_API const char *ic_graph_symbol_name(const ic_graph *graph, int32_t i);
 
 /* A named input (names are unique). dims: ndim constants or symbols. */
 IC_API ic_value ic_graph_input(ic_graph *graph, const char *name, ic_dtype dtype, int32_t ndim,

@@ -191,6 +191,12 @@ ic_dim ic_graph_symbol(ic_graph *g, const char *name) {
   return -(ic_dim)(g->symbols.count - 1) - 1;
 }
 
+int32_t ic_graph_symbol_count(const ic_graph *g) { return g ? g->symbols.count : 0; }
+
+const char *ic_graph_symbol_name(const ic_graph *g, int32_t i) {
+  return g && i >= 0 && i < g->symbols.count ? g->symbols.items[i] : NULL;
+}
+
 static bool graph_check_dtype(ic_graph *g, const char *what, ic_dtype dt) {
   if (!dtype_valid(dt)) {
     graph_fail(g, "%s: invalid dtype %d", what, (int)dt);

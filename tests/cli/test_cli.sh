@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ic command-line tool (tools/ic.c) end to end, on any machine: compile every example
+# The ic command-line tool (tools/ic_cli.c) end to end, on any machine: compile every example
 # graph with every dump kind, run each on the ref backend, and check the error paths
 # (malformed graph, missing file, unknown command, missing --size, usage, bench without a
 # GPU) by exit status and message: 0 success, 1 failure, 2 bad command line, 77 skipped.
@@ -141,10 +141,32 @@ expect 2 "bad --dump" -- compile "$GRAPHS/gelu.icg" --dump nonsense
 expect 2 "option of another command" -- compile "$GRAPHS/gelu.icg" --iters 3
 expect 2 "unknown --size symbol" -- run "$GRAPHS/gelu.icg" --size n=4 --size q=2 && contains err "'q'" "unknown symbol"
 
-# Every symbol needs a size; the message names it.
+# Every symbol needs a size; the message names it. Sizes are checked before anything
+# compiles (no "compiled" line), for run and bench alike.
 if expect 2 "missing --size" -- run "$GRAPHS/gelu.icg" --backend ref; then
   contains err "missing --size for symbol 'n'" "missing --size"
+  checks=$((checks + 1))
+  ! grep -qF "compiled" "$TMP/err" || fail "missing --size: reported after compiling"
 fi
+if expect 2 "unknown --size symbol, cuda" -- run "$GRAPHS/transpose_add.icg" --size n=4 --size k=2; then
+  contains err "has no symbol 'k'" "unknown --size symbol, cuda"
+  contains err "missing --size for symbol 'm'" "unknown and missing --size"
+  checks=$((checks + 1))
+  ! grep -qF "compiled" "$TMP/err" || fail "unknown --size: reported after compiling"
+fi
+if expect 2 "bench, missing --size" -- bench "$GRAPHS/gelu.icg" --iters 1; then
+  contains err "missing --size for symbol 'n'" "bench, missing --size"
+fi
+
+# IC_LOG=info names the disk cache once, whether the target comes from IC_ARCH or the
+# tool's default (no GPU, no IC_ARCH: a probe context finds that out, silently).
+for arch_env in "IC_ARCH=sm_90a" "-u IC_ARCH"; do
+  checks=$((checks + 1))
+  # shellcheck disable=SC2086 # arch_env is an env argument list
+  env $arch_env IC_LOG=info "$IC" compile "$GRAPHS/gelu.icg" >"$TMP/out" 2>"$TMP/err"
+  lines=$(grep -cF "kernel cache: using" "$TMP/err")
+  [ "$lines" -eq 1 ] || fail "IC_LOG=info ($arch_env): 'kernel cache: using' printed $lines times"
+done
 
 # bench with no GPU is skipped like ic-bench: exit 77. ctest sets IC_ARCH only, so ask
 # the tool whether this machine has a GPU: without one, compile says so.
@@ -152,6 +174,16 @@ fi
 if grep -qF "no GPU" "$TMP/gpu"; then
   expect 77 "bench without a GPU" -- bench "$GRAPHS/gelu.icg" --size n=8 --iters 1 &&
     contains err "no GPU" "bench without a GPU"
+else
+  # On a GPU a graph with inline asm runs on cuda; ref cannot check it, and says so.
+  for g in "$GRAPHS"/asm_*.icg; do
+    name=$(basename "$g" .icg)
+    if expect 0 "run $name on a GPU" -- run "$g" --size n=3; then
+      contains out "outputs (cuda backend):" "run $name on a GPU"
+      contains out "not checked against the ref backend" "run $name on a GPU: no ref check"
+      contains out "cannot run PTX" "run $name on a GPU: why"
+    fi
+  done
 fi
 
 # Help and version; the usage text documents the exit codes.

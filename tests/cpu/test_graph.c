@@ -222,6 +222,14 @@ START_TEST(test_shapes_and_broadcasting) {
   ck_assert_int_lt(n, 0);
   ck_assert_int_eq(ic_graph_symbol(g, "n"), n);
   ck_assert_int_ne(m, n);
+  /* the symbols in order of creation: symbol i is the dim -(i + 1) */
+  ck_assert_int_eq(ic_graph_symbol_count(g), 2);
+  ck_assert_str_eq(ic_graph_symbol_name(g, (int32_t)(-n - 1)), "n");
+  ck_assert_str_eq(ic_graph_symbol_name(g, (int32_t)(-m - 1)), "m");
+  ck_assert_ptr_null(ic_graph_symbol_name(g, 2));
+  ck_assert_ptr_null(ic_graph_symbol_name(g, -1));
+  ck_assert_int_eq(ic_graph_symbol_count(NULL), 0);
+  ck_assert_ptr_null(ic_graph_symbol_name(NULL, 0));
   ic_value x = ic_graph_input(g, "x", IC_F16, 2, (ic_dim[]){n, 4}, 0);
   ic_value r = ic_graph_input(g, "r", IC_F16, 2, (ic_dim[]){n, 1}, 0);
   ic_value c = ic_graph_input(g, "c", IC_F16, 3, (ic_dim[]){1, 1, m}, 0);

@@ -100,7 +100,9 @@ static const char help_text[] =
     "            random bools) and print each output's shape, min, max, mean, NaN and inf\n"
     "            counts and first values. Every size symbol needs a --size. The backend is\n"
     "            cuda when there is a GPU, else ref; on cuda the outputs are compared with\n"
-    "            the ref backend's (max abs and ulp difference, bitwise equality).\n"
+    "            the ref backend's (max abs and ulp difference, bitwise equality); a graph\n"
+    "            with inline asm is not compared (ref cannot run PTX). --size values are\n"
+    "            checked before anything compiles.\n"
     "  bench     time the program on the GPU (needs one): wall clock of --iters back-to-back\n"
     "            runs, synchronized at the end; prints the kernels, time per run and GB/s\n"
     "            of input plus output bytes.\n"
@@ -503,20 +505,32 @@ static int load_graph(session *s) {
   return EXIT_OK;
 }
 
+/* Drops the messages of the probe context below (it would log a second time what the
+ * real context logs). */
+static void discard_log(void *user, ic_log_level level, const char *message) {
+  (void)user;
+  (void)level;
+  (void)message;
+}
+
 /* A context for the local GPU. With an explicit arch, a compile-only context for it.
  * With no GPU: for cuda_target, a compile-only context for IC_ARCH or DEFAULT_ARCH;
- * else a host-only one (the ref backend needs no target). */
+ * else a host-only one (the ref backend needs no target). Whether there is a GPU is asked
+ * of a silent probe context without disk cache, kept alive until the real one exists so
+ * that the device's primary context is not torn down and made again. */
 static int open_context(session *s, const char *arch, bool cuda_target) {
   ic_context_options o = {.struct_size = sizeof o, .arch = arch, .flags = arch ? IC_CONTEXT_COMPILE_ONLY : 0};
-  ic_status st = ic_context_create(&o, &s->ctx);
-  if (st == IC_OK && cuda_target && !arch && !ic_context_has_device(s->ctx) && !ic_context_arch(s->ctx)[0]) {
-    /* No GPU and no IC_ARCH: compile for the default target. */
-    ic_context_destroy(s->ctx);
-    s->ctx = NULL;
-    o.arch = DEFAULT_ARCH;
-    o.flags = IC_CONTEXT_COMPILE_ONLY;
-    st = ic_context_create(&o, &s->ctx);
+  ic_context *probe = NULL;
+  if (cuda_target && !arch) {
+    ic_context_options p = {.struct_size = sizeof p, .log_fn = discard_log, .flags = IC_CONTEXT_NO_DISK_CACHE};
+    if (ic_context_create(&p, &probe) == IC_OK && !ic_context_has_device(probe) && !ic_context_arch(probe)[0]) {
+      /* No GPU and no IC_ARCH: compile for the default target. */
+      o.arch = DEFAULT_ARCH;
+      o.flags = IC_CONTEXT_COMPILE_ONLY;
+    }
   }
+  ic_status st = ic_context_create(&o, &s->ctx);
+  ic_context_destroy(probe);
   return st == IC_OK ? EXIT_OK : ic_failure("creating a context", st);
 }
 
@@ -542,26 +556,37 @@ static int compile_graph(session *s, const char *backend, ic_program **out) {
 
 /* ---------------------------------------------------------------- sizes and inputs */
 
-/* True when one of the program's symbols is the --size argument's. */
-static bool size_is_used(const session *s, const size_arg *size) {
-  for (int32_t k = 0; k < ic_program_symbol_count(s->prog); k++) {
-    const char *name = ic_program_symbol_name(s->prog, k);
-    if (name && strlen(name) == size->len && strncmp(name, size->name, size->len) == 0) return true;
-  }
-  return false;
-}
-
-/* Binds every symbol of the program to its --size (each one must be given: every symbol
- * is a dim of some input) and shapes the inputs by evaluating their dims. */
-static int bind_sizes(session *s) {
+/* Every --size names a symbol of the graph and every symbol has one: checked before
+ * compiling, so a wrong command line costs no compile. */
+static int check_sizes(const session *s) {
   const options *o = s->opt;
+  int status = EXIT_OK;
   for (int32_t k = 0; k < o->nsizes; k++) {
-    if (!size_is_used(s, &o->sizes[k])) {
+    bool found = false;
+    for (int32_t j = 0; j < ic_graph_symbol_count(s->graph) && !found; j++) {
+      const char *name = ic_graph_symbol_name(s->graph, j);
+      found = strlen(name) == o->sizes[k].len && strncmp(name, o->sizes[k].name, o->sizes[k].len) == 0;
+    }
+    if (!found) {
       fprintf(stderr, "ic: --size %.*s: %s has no symbol '%.*s'\n", (int)o->sizes[k].len, o->sizes[k].name, o->file,
               (int)o->sizes[k].len, o->sizes[k].name);
-      return EXIT_USAGE;
+      status = EXIT_USAGE;
     }
   }
+  for (int32_t j = 0; j < ic_graph_symbol_count(s->graph); j++) {
+    const char *name = ic_graph_symbol_name(s->graph, j);
+    if (!find_size(o, name, strlen(name))) {
+      fprintf(stderr, "ic: missing --size for symbol '%s': give --size %s=N\n", name, name);
+      status = EXIT_USAGE;
+    }
+  }
+  return status;
+}
+
+/* Binds every symbol of the program to its --size (check_sizes made sure each has one:
+ * the program's symbols are the graph's) and shapes the inputs by evaluating their dims. */
+static int bind_sizes(session *s) {
+  const options *o = s->opt;
   int32_t n = ic_program_symbol_count(s->prog);
   s->symbols = calloc((size_t)n + 1, sizeof *s->symbols);
   if (!s->symbols) return ic_failure("binding symbols", IC_ERR_OUT_OF_MEMORY);
@@ -570,10 +595,12 @@ static int bind_sizes(session *s) {
     const char *name = ic_program_symbol_name(s->prog, k);
     const size_arg *size = name ? find_size(o, name, strlen(name)) : NULL;
     if (size) s->symbols[k] = size->value;
-    else fprintf(stderr, "ic: missing --size for symbol '%s': give --size %s=N\n", name, name);
     missing |= !size;
   }
-  if (missing) return EXIT_USAGE;
+  if (missing) {
+    fprintf(stderr, "ic: the program has a symbol the graph has not\n");
+    return EXIT_FAIL;
+  }
   for (int32_t i = 0; i < s->ninputs; i++) {
     ic_buffer_info info;
     ic_status st = ic_program_buffer(s->prog, i, &info);
@@ -823,7 +850,8 @@ static int cmd_compile(session *s) {
 }
 
 static int cmd_run(session *s) {
-  int status = open_context(s, NULL, false);
+  int status = check_sizes(s);
+  if (status == EXIT_OK) status = open_context(s, NULL, false);
   if (status != EXIT_OK) return status;
   bool gpu = ic_context_has_device(s->ctx);
   const char *backend = s->opt->backend ? s->opt->backend : gpu ? "cuda" : "ref";
@@ -839,23 +867,35 @@ static int cmd_run(session *s) {
   if (status != EXIT_OK) return status;
   print_inputs(s);
 
-  /* On cuda, the same graph on the ref backend, for comparison. */
+  /* On cuda, the same graph on the ref backend, for comparison. The ref backend cannot
+   * run PTX: a graph with inline asm (IC_ERR_UNSUPPORTED) is printed unchecked. */
   ic_program *ref = NULL;
   host_tensor *ref_out = NULL;
+  bool compare = on_device;
   if (on_device) {
     ref_out = calloc((size_t)s->noutputs + 1, sizeof *ref_out);
-    status = ref_out ? compile_graph(s, "ref", &ref) : ic_failure("allocating", IC_ERR_OUT_OF_MEMORY);
-    for (int32_t i = 0; status == EXIT_OK && i < s->noutputs; i++) {
+    status = ref_out ? EXIT_OK : ic_failure("allocating", IC_ERR_OUT_OF_MEMORY);
+    ic_compile_options co = {.struct_size = sizeof co,
+                             .mode = s->opt->eager ? IC_MODE_EAGER : IC_MODE_FUSED,
+                             .backend = "ref"};
+    ic_status st = status == EXIT_OK ? ic_compile(s->ctx, s->graph, &co, &ref) : IC_OK;
+    if (st == IC_ERR_UNSUPPORTED) {
+      printf("not checked against the ref backend: it cannot run this graph (%s)\n", ic_last_error());
+      compare = false;
+    } else if (st != IC_OK) {
+      status = ic_failure("compiling for the ref backend", st);
+    }
+    for (int32_t i = 0; compare && status == EXIT_OK && i < s->noutputs; i++) {
       ref_out[i] = s->outputs[i];
       ref_out[i].data = NULL;
       status = host_tensor_alloc(&ref_out[i]);
     }
-    if (status == EXIT_OK) status = run_program(s, ref, false, ref_out);
+    if (compare && status == EXIT_OK) status = run_program(s, ref, false, ref_out);
   }
   printf("outputs (%s backend):\n", backend);
   for (int32_t i = 0; i < s->noutputs; i++) {
     print_summary(&s->outputs[i]);
-    if (on_device && status == EXIT_OK) print_comparison(&s->outputs[i], &ref_out[i]);
+    if (compare && status == EXIT_OK) print_comparison(&s->outputs[i], &ref_out[i]);
   }
   host_tensors_free(ref_out, s->noutputs);
   ic_program_release(ref);
@@ -884,7 +924,8 @@ static int time_runs(const session *s, const device_io *io, double *ms) {
 }
 
 static int cmd_bench(session *s) {
-  int status = open_context(s, NULL, false);
+  int status = check_sizes(s);
+  if (status == EXIT_OK) status = open_context(s, NULL, false);
   if (status != EXIT_OK) return status;
   if (!ic_context_has_device(s->ctx)) {
     fprintf(stderr, "ic: no GPU: bench needs one; nothing was measured (exit 77: skipped)\n");
