@@ -258,17 +258,18 @@ START_TEST(test_symbolic_sizes_one_compile) {
   ic_program *p = compile(g, IC_MODE_FUSED);
   ic_cache_stats before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
   IC_OK_OR_FAIL(ic_cache_stats_get(ctx, &before));
-  static const int64_t sizes[] = {50, 100, 200};
+  static const size_t counts[] = {50, 100, 200};
   for (int i = 0; i < 3; i++) {
-    tensor in = {.dt = IC_F16, .ndim = 1, .shape = {sizes[i]}, .storage = sizes[i]};
-    in.host = random_host(IC_F16, sizes[i], 1.0);
-    tensor out = {.dt = IC_F16, .ndim = 1, .shape = {sizes[i]}};
-    void *want = calloc((size_t)sizes[i], 2);
+    int64_t n = (int64_t)counts[i];
+    tensor in = {.dt = IC_F16, .ndim = 1, .shape = {n}, .storage = n};
+    in.host = random_host(IC_F16, n, 1.0);
+    tensor out = {.dt = IC_F16, .ndim = 1, .shape = {n}};
+    void *want = calloc(counts[i], 2);
     const void *src[2] = {in.host, in.host};
     void *dst[1] = {want};
-    ac_reference(&ac_cases[13], 1, sizes[i], src, dst);
+    ac_reference(&ac_cases[13], 1, n, src, dst);
     run(p, &in, 1, &out, 1);
-    expect_bits("sizes", IC_F16, out.host, want, sizes[i]);
+    expect_bits("sizes", IC_F16, out.host, want, n);
     free(out.host);
     free(want);
     free(in.host);
