@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Puts revision REV's tree in ab-old/ (or DIR, an ab-old* name; ignored by git through
-# .git/info/exclude) for an A/B measurement on the GPU machine: carry it with the working
-# tree (the device tool's carry: [".gpu", "ab-old"]) and run `bash scripts/gpu-session.sh ab`
-# there, which builds each ab-old*/ beside build-gpu/ and runs the benchmark tables of all,
-# alternating.
+# .git/info/exclude) for an A/B measurement: copy it with the working tree to the GPU
+# machine and run `bash scripts/gpu-check.sh ab` there, which builds each ab-old*/ beside
+# build-gpu/ and runs the benchmark tables of all, alternating.
 #   scripts/ab-prepare.sh REV [DIR]      e.g. scripts/ab-prepare.sh HEAD~1 ab-old2
 set -euo pipefail
 cd "$(dirname "$0")/.."

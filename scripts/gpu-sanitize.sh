@@ -13,8 +13,9 @@
 # first): they are still loaded, launched and checked under the tool; only NVRTC is saved.
 # IC_FAULT_SWEEP_STRIDE=K (default 8 here, 1 in ctest) makes the fault sweeps of gpu_faults
 # try every Kth call only: under the tools a whole allocation sweep (a context and a cold
-# compile a point) outlasts a device call.
-# e.g. on the GPU machine: .gpu/gpu-run.sh -- scripts/gpu-sanitize.sh build-gpu
+# compile a point) takes far longer than the other cases.
+# e.g. on the GPU machine, after building build-gpu and running its ctest suite:
+#   scripts/gpu-sanitize.sh build-gpu
 set -uo pipefail
 build=${1:?usage: scripts/gpu-sanitize.sh BUILD_DIR [test ...]}
 shift

@@ -1,7 +1,7 @@
 """The column sum f32 [4096, 32768] over dim 0 on a series of allocations, timed for ic and
 torch.compile on the same tensor each time (back to back, the median of 7 batches, as
 bench/torch_compare.py times), with a device copy as the 100% mark. ic's column kernel
-reads 5-8% slower on some allocations (bench/results/2026-12-06-session9.md); this shows
+reads 5-8% slower on some allocations (bench/results/2026-12-06-column-reductions-h100.md); this shows
 whether torch.compile's kernel does too. Rounds alternate between a tensor from torch's
 caching allocator (the block just freed) and one after torch.cuda.empty_cache() (memory
 returned to the driver and allocated again). Run with TORCH_LOGS=output_code to see the

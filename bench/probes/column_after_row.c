@@ -1,5 +1,5 @@
 /* ic-bench's column sum reads at 101% of copy on its own and at 93-94% right after its row
- * sum (bench/results/2026-12-06-session8.md). This replays the two workloads through ic's
+ * sum (bench/results/2026-12-06-column-reductions-h100.md). This replays the two workloads through ic's
  * public API as ic-bench does (a buffer set each, random inputs uploaded from pageable
  * memory, freed after), and times the column sum three ways: an event pair around each
  * run with a sync after it (ic-bench's way; the median of 40), the host time of each

@@ -1,7 +1,7 @@
 // The bias gradient's column sum, bf16 [65536, 4096] over dim 0 (ic-bench's "bias
 // gradient"), hand-written in ic's order for a split column reduction and in several
 // widths of a thread, to find whether reading neighbouring columns a thread brings it from
-// ~91% of copy (H100, bench/results/2026-12-06-session13.md, section 2) to f32's ~100%.
+// ~91% of copy (H100, bench/results/2026-12-06-column-reductions-h100.md, section 18) to f32's ~100%.
 // ic's partial stage holds one column a thread: a warp's load is 64 bytes of one row (two
 // sectors), twice f32's L2 requests per byte, and Nsight Compute finds the L2 at 88%.
 //
@@ -11,7 +11,7 @@
 // group of 32 columns lanes 32 u + 8 y .. + 7), joins a thread's 8 lanes pairwise, then the
 // group's 4 warps pairwise through shared memory: partial u of U = 32. The combine stage
 // joins a column's 32 partials pairwise and rounds to bf16 once.
-// Measured on an H100 (bench/results/2026-12-06-session14.md, section 1): 1 column a
+// Measured on an H100 (bench/results/2026-12-06-column-reductions-h100.md, section 19): 1 column a
 // thread 95-96% of copy, 2 and 4 columns 102%, 8 columns 91%; ic with its column pack (2
 // columns, kir_column_pack_of) 101.5%, every output bit the same.
 // Parameters: COLS neighbouring columns a thread (loads of 2 COLS bytes: 1 as ic today, 2

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The column kernel of the build in $IC_GPU_BUILD_DIR (build-gpu: .gpu/gpu-run.sh builds it; a
-# branch copied by scripts/ab-prepare.sh and built beside it), measured and tested:
+# The column kernel of the build in $IC_GPU_BUILD_DIR (default build-gpu; or a branch copied
+# by scripts/ab-prepare.sh and built beside it), measured and tested:
 # ic vs torch.compile over allocations, column_after_row, ic-bench after the row sum, the hand
 # layouts (unless IC_SKIP_HAND is set), then the GPU column tests
 cd "$(dirname "$0")/../.."

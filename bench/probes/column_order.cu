@@ -12,12 +12,12 @@
 // declare 1; 0: none). Each layout can be timed two ways: back to back (20 launches between
 // two events, the best of 5) or one at a time (an event pair around each launch, a sync
 // after it, the median of 50: how ic-bench times), and on a second input allocated after
-// the others (the same bytes: a placement check). Results: bench/results/2026-12-05-session5.md,
-// 2026-12-06-session8.md.
+// the others (the same bytes: a placement check). Results: bench/results/2026-12-05-reductions-h100.md,
+// 2026-12-05-reductions-h200.md, 2026-12-06-column-reductions-h100.md.
 //   nvcc -O3 -arch=sm_90a -o column_order bench/probes/column_order.cu && ./column_order [realloc|band]
 //   (realloc with ic's kernels beside: add -DWITH_IC -Iinclude -Lbuild-gpu -lic -Xlinker -rpath=$PWD/build-gpu;
 //   with ic's dumped kernels launched directly: -DWITH_DUMPS and their objects, made as
-//   bench/results/2026-12-06-session9.md, "What was kept", says)
+//   bench/results/2026-12-06-column-reductions-h100.md, section 8, says)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -277,14 +277,14 @@ static void run_band_dumps(double) {}
 
 /* realloc: ic-bench's column sum and bench/probes/column_after_row.c read at 97-101% of copy
  * on an input allocated once and at 90-91% on one allocated again after the same bytes
- * were freed (the same address; session 9). Rounds of: the input and a 128 KiB output
+ * were freed (the same address; H100, 2026-12-06). Rounds of: the input and a 128 KiB output
  * allocated, uploaded from pageable memory, each layout timed, a streaming copy of the
  * input's first half onto its second as a sequential-read reference, both freed. The last
  * round keeps its input and allocates a second one (fresh pages) beside it. */
 static void realloc_rounds(const float *h, size_t bytes) {
   const size_t half = bytes / 2;
-  /* the process's first allocation (ic's layout read at 100.9% on one in session 8, and at
-   * 91.7-102.5% in session 9: the placement, not the order, decides) */
+  /* the process's first allocation (ic's layout read at 100.9% on one, and at 91.7-102.5%
+   * on others, H100, 2026-12-06: the placement, not the order, decides) */
   cudaMalloc(&gx2, bytes);
   cudaMemcpy(gx2, h, bytes, cudaMemcpyHostToDevice);
   float *first = gx2;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The device work of a session in one batch, for the GPU machine (see
-# ../shared/gpu/README.md): gpu-run.sh builds build-gpu/ and runs ctest (GPU suite
-# included) first, then this script runs the parts named, each logged under $OUT:
-#   .gpu/gpu-run.sh -- bash scripts/gpu-session.sh stress sanitize bench torch
+# GPU checks and measurements of a CUDA build, run from the repository root on a machine
+# with an NVIDIA GPU. It expects a configured and built tree in build-gpu/ (or
+# IC_GPU_BUILD_DIR), normally after its ctest suite has run; it builds nothing itself but
+# the A/B trees. Each part named runs in the order given, each step logged under $OUT
+# (default gpu-out/) with the log's tail printed:
+#   bash scripts/gpu-check.sh stress sanitize bench torch
 #   stress    gpu_faults and gpu_stress with their printed figures (fault points, soak memory)
 #   sanitize  scripts/gpu-sanitize.sh over the GPU tests but gpu_stress (memcheck, racecheck,
 #             initcheck; a Check case at a time, 16 at once, 400 s each at most)
 #   bench     build-gpu/bench/ic-bench all
 #   torch     bench/torch_compare.py (PyTorch eager and torch.compile on the same workloads)
-#   ab        A/B: builds each ab-old*/ (scripts/ab-prepare.sh REV [DIR], carried along) into
+#   ab        A/B: builds each ab-old*/ tree (made by scripts/ab-prepare.sh REV [DIR]) into
 #             build-<dir>/, then runs the tables IC_AB_TABLES (default "reductions patterns",
 #             --only IC_AB_ONLY if set) of build-gpu and of each old build in turn,
 #             IC_AB_RUNS times (2); logs ab-new-TABLE-I.log, ab-<dir>-TABLE-I.log
@@ -44,7 +46,7 @@ for part in "$@"; do
       run gpu_stress env CK_FORK=no "$build/tests/gpu_stress" ;;
     sanitize)
       # gpu_stress is left out: its 20 s of threads and 100 000-run soak add no kernel the
-      # others lack, and under the tools they would take the whole session.
+      # others lack, and under the tools they would run far longer than the other cases.
       mapfile -t san < <(ctest --test-dir "$build" -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p' | grep -v '^gpu_stress')
       run sanitize env OUT="$out/sanitize" IC_SANITIZE_JOBS="${IC_SANITIZE_JOBS:-16}" \
         IC_SANITIZE_TIMEOUT="${IC_SANITIZE_TIMEOUT:-400}" scripts/gpu-sanitize.sh "$build" "${san[@]}" ;;
@@ -63,7 +65,7 @@ for part in "$@"; do
       olds=()
       for d in ab-old*/; do [ -d "$d" ] && olds+=("${d%/}"); done
       if [ ${#olds[@]} -eq 0 ]; then
-        echo "gpu-session: ab needs ab-old/ (scripts/ab-prepare.sh REV, carried along)" >&2
+        echo "gpu-check: ab needs an ab-old*/ tree (scripts/ab-prepare.sh REV [DIR])" >&2
         status=2
         continue
       fi
@@ -82,7 +84,7 @@ for part in "$@"; do
           for d in "${olds[@]}"; do run "ab-${d#ab-}-$t-$i" "build-$d/bench/ic-bench" "$t" "${only[@]}"; done
         done
       done ;;
-    *) echo "gpu-session: unknown part '$part' (stress, sanitize, bench, torch, profile, ab)" >&2; status=2 ;;
+    *) echo "gpu-check: unknown part '$part' (stress, sanitize, bench, torch, profile, ab)" >&2; status=2 ;;
   esac
 done
 exit $status
