@@ -1,7 +1,7 @@
 # Run: /usr/bin/python3 bench/probes/column_order_sim.py (numpy); prints "mismatches: 0" when
 # the orders agree bit for bit on every size tried (sums of f32 with -0 identities).
 # Simulates, in f32, one column of R elements summed in the order ic.h documents and in the
-# two ways ic's column kernels walk it (lib/backend/cuda/codegen_reduce.c):
+# two ways ic's column kernels walk it (lib/backend/cuda/codegen_reduce_columns.c, _rounds.c):
 #  ref:     lanes (chunks of 8, lane j holds chunks j, j + L, ...), the pairwise tree over
 #           the power-of-two cover of the lanes in use, the identity (-0) past the last
 #  shares:  heavy kernels (red_column_shares): W warps, contiguous shares of cover / W

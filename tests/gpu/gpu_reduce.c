@@ -144,7 +144,7 @@ START_TEST(test_shorthands) {
   rc_shorthand_case(IC_F16, 7, 1000, false);
   rc_shorthand_case(IC_F64, 5, 3000, false);
   rc_shorthand_case(IC_F32, 3, 50000, false);
-  /* rows cached partly in shared memory (codegen_reduce.c, red_plan_smem_tier): two
+  /* rows cached partly in shared memory (codegen_reduce_rows.c, red_plan_smem_tier): two
    * blocks a multiprocessor (f32 rows of 32000, bf16 storage words of rows of 65531), one
    * (f64 rows of 40000; f32 rows of 50000 above) */
   rc_shorthand_case(IC_F32, 3, 32000, false);
@@ -196,7 +196,7 @@ START_TEST(test_shorthands) {
 END_TEST
 
 /* Column reductions of constant lengths: multiples of 64 (no ragged round: the kernel has
- * only its whole rounds, codegen_reduce.c) of one lane pass (64, 4096, 4160) and of two
+ * only its whole rounds, codegen_reduce_rounds.c) of one lane pass (64, 4096, 4160) and of two
  * (16384: 2048 chunks over 1024 lanes), and lengths with a ragged round (4100, 4040); a
  * sum alone (the light 4 x 8 layout) and every op in one graph (the heavy one), f32, bf16
  * and i32, bit for bit against the ref backend. */

@@ -1,5 +1,5 @@
 /* The CUDA C generator's shared pieces (codegen.c: pointwise kernels and the helpers;
- * codegen_reduce.c: reduction kernels). */
+ * codegen_reduce*.c: reduction kernels, codegen_reduce.h). */
 #ifndef IC_BACKEND_CUDA_CODEGEN_H
 #define IC_BACKEND_CUDA_CODEGEN_H
 
