@@ -216,24 +216,39 @@ void program_cache_stats(program_cache *c, ic_cache_stats *out) {
 
 /* ---------------------------------------------------------------- canonical hash */
 
-/* Dims as text with symbol names: independent of symbol creation order. */
-static void pc_feed_dims(XXH3_state_t *st, const ic_graph *g, const graph_node *n, sbuf *scratch) {
-  sym_names names = graph_symbol_names(g);
-  key_feed_i64(st, n->ndim);
-  for (int32_t d = 0; d < n->ndim; d++) {
-    scratch->len = 0;
-    sym_print(g->syms, n->dims[d], &names, scratch);
-    key_feed(st, scratch->data ? scratch->data : "", scratch->len);
+/* A dim's canonical form fed straight to the hash, symbols by name (not by index: a
+ * graph that makes its symbols in another order hashes the same where a dim names one). */
+typedef struct pc_dim_feed {
+  XXH3_state_t *st;
+  const ic_graph *g;
+} pc_dim_feed;
+
+static void pc_feed_sym(void *user, sym_kind kind, int64_t value, int32_t nops) {
+  const pc_dim_feed *f = user;
+  key_feed_i64(f->st, kind);
+  key_feed_i64(f->st, nops);
+  if (kind == SYM_SYMBOL && value >= 0 && value < f->g->symbols.count) {
+    const char *name = f->g->symbols.items[value];
+    key_feed_i64(f->st, (int64_t)strlen(name));
+    key_feed_str(f->st, name);
+  } else {
+    key_feed_i64(f->st, value);
   }
 }
 
-static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *hashes, XXH3_state_t *st,
-                         sbuf *scratch, XXH128_hash_t *out) {
+static void pc_feed_dims(XXH3_state_t *st, const ic_graph *g, const graph_node *n) {
+  pc_dim_feed f = {st, g};
+  key_feed_i64(st, n->ndim);
+  for (int32_t d = 0; d < n->ndim; d++) sym_visit(g->syms, n->dims[d], pc_feed_sym, &f);
+}
+
+static void pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *hashes, XXH3_state_t *st,
+                         XXH128_hash_t *out) {
   const graph_node *n = &g->nodes.items[v];
   XXH3_128bits_reset(st);
   key_feed_i64(st, n->kind);
   key_feed_i64(st, n->dtype);
-  pc_feed_dims(st, g, n, scratch);
+  pc_feed_dims(st, g, n);
   switch (n->kind) {
   case GRAPH_INPUT:
     key_feed_i64(st, n->input);
@@ -278,19 +293,16 @@ static bool pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
   }
   key_feed_i64(st, n->nargs);
   for (int32_t i = 0; i < n->nargs; i++) key_feed(st, &hashes[graph_node_arg(g, n, i)], sizeof hashes[0]);
-  if (scratch->oom) return false;
   *out = XXH3_128bits_digest(st);
-  return true;
 }
 
 bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const char *backend, uint64_t backend_config,
                        key128 *key) {
   XXH128_hash_t *hashes = sys_malloc(sizeof *hashes * ((size_t)g->nodes.count + 1));
   XXH3_state_t *st = XXH3_createState(), *top = XXH3_createState();
-  sbuf scratch = {0};
   bool ok = hashes && st && top;
   /* Operands precede their users in the node list, so one pass hashes every value. */
-  for (int32_t v = 0; ok && v < g->nodes.count; v++) ok = pc_hash_node(g, v, hashes, st, &scratch, &hashes[v]);
+  for (int32_t v = 0; ok && v < g->nodes.count; v++) pc_hash_node(g, v, hashes, st, &hashes[v]);
   if (ok) {
     XXH3_128bits_reset(top);
     key_feed_str(top, "ic program");
@@ -314,6 +326,5 @@ bool program_cache_key(const ic_graph *g, const ic_compile_options *o, const cha
   free(hashes);
   XXH3_freeState(st);
   XXH3_freeState(top);
-  sbuf_free(&scratch);
   return ok;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz (the fuzz preset: clang, ASan + UBSan,
-# build-fuzz/) and runs each for FUZZ_SECONDS (default 60) on a copy of its corpus
+# build-fuzz/) and runs each for FUZZ_SECONDS (default 60), FUZZ_JOBS at a time (default:
+# the number of cores), on a copy of its corpus
 # (tests/fuzz/corpus/<target>/; the text target with tests/fuzz/text.dict), then prints
 # the executions per target. A crash, leak, timeout or broken promise fails the script
 # and leaves the input in build-fuzz/fuzz-findings/<target>/: once fixed, add it to the
@@ -17,28 +18,50 @@ cmake --build --preset fuzz --target "${targets[@]}" >/dev/null
 
 export ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-status=0
-summary=()
-for t in "${targets[@]}"; do
-  work=build-fuzz/fuzz-work/$t
-  findings=build-fuzz/fuzz-findings/$t
+
+# One target: fuzz it, then write its summary line to build-fuzz/fuzz-<target>.result
+# (and its exit status as the line's first word).
+fuzz_one() {
+  local t=$1 work=build-fuzz/fuzz-work/$1 findings=build-fuzz/fuzz-findings/$1 log=build-fuzz/fuzz-$1.log
   rm -rf "$work"
   mkdir -p "$work" "$findings"
   cp tests/fuzz/corpus/"$t"/* "$work"/
-  extra=()
+  local extra=() result code=0
   [ "$t" != fuzz_text ] || extra+=(-dict=tests/fuzz/text.dict)
-  log=build-fuzz/fuzz-$t.log
   if build-fuzz/tests/"$t" "$work" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
       -artifact_prefix="$findings"/ -print_final_stats=1 "${extra[@]}" >"$log" 2>&1; then
     result=ok
   else
     result="FAILED (see $log; the input is in $findings)"
-    status=1
-    tail -40 "$log"
+    code=1
   fi
+  local runs corpus
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   corpus=$(find "$work" -type f | wc -l)
-  summary+=("$(printf '%-16s %10s executions in %ss, corpus %5s inputs: %s' "$t" "$runs" "$seconds" "$corpus" "$result")")
+  printf '%d %-16s %10s executions in %ss, corpus %5s inputs: %s\n' "$code" "$t" "$runs" "$seconds" "$corpus" \
+    "$result" >build-fuzz/fuzz-"$t".result
+}
+
+# FUZZ_JOBS targets at a time (default: one a core), so the run takes about
+# ceil(targets / jobs) * FUZZ_SECONDS.
+jobs=${FUZZ_JOBS:-$(nproc)}
+running=0
+for t in "${targets[@]}"; do
+  fuzz_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
 done
-printf '%s\n' "${summary[@]}"
+wait
+status=0
+for t in "${targets[@]}"; do
+  read -r code line <build-fuzz/fuzz-"$t".result
+  echo "$line"
+  if [ "$code" -ne 0 ]; then
+    status=1
+    tail -40 build-fuzz/fuzz-"$t".log
+  fi
+done
 exit $status

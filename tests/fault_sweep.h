@@ -52,9 +52,10 @@ typedef struct sweep_result {
   int64_t absorbed; /* injected faults the sequence survived */
 } sweep_result;
 
-/* IC_FAULT_SWEEP_STRIDE=K (environment) tries every Kth call only (1, 1 + K, ...): under
- * compute-sanitizer a whole sweep takes longer than a device session lends (scripts/
- * gpu-sanitize.sh sets it). Default 1: every call. */
+/* IC_FAULT_SWEEP_STRIDE=K (environment) tries every Kth call only (1, 1 + K, ...): a
+ * sample, for the slow builds. ctest sets it in the ASan build (tests/CMakeLists.txt),
+ * scripts/gpu-sanitize.sh under compute-sanitizer; the plain builds sweep every call
+ * (default 1). */
 static inline int64_t sweep_stride(void) {
   const char *text = getenv("IC_FAULT_SWEEP_STRIDE");
   long long k = text ? strtoll(text, NULL, 10) : 1;

@@ -965,22 +965,22 @@ END_TEST
 
 /* Adds every case to s, each a test case of its own (check_main.h: ctest runs them in
  * parallel), with the backend's fixture. */
-static void pointwise_add_cases(Suite *s, double timeout, SFun setup, SFun teardown) {
-  CHECK_CASE(s, test_unary_ops, timeout, setup, teardown);
-  CHECK_CASE(s, test_binary_ops_broadcast, timeout, setup, teardown);
-  CHECK_CASE(s, test_ternary_ops, timeout, setup, teardown);
-  CHECK_CASE(s, test_where_and_casts, timeout, setup, teardown);
-  CHECK_CASE(s, test_clamped_fp8_casts, timeout, setup, teardown);
-  CHECK_CASE(s, test_chain_eager_equals_fused, timeout, setup, teardown);
-  CHECK_CASE(s, test_layouts_and_alignment, timeout, setup, teardown);
-  CHECK_CASE(s, test_views, timeout, setup, teardown);
-  CHECK_CASE(s, test_slice_concat_pad, timeout, setup, teardown);
-  CHECK_CASE(s, test_transposes_and_rope, timeout, setup, teardown);
-  CHECK_CASE(s, test_transposes_constant_shapes, timeout, setup, teardown);
-  CHECK_CASE(s, test_write_dominated_broadcasts, timeout, setup, teardown);
-  CHECK_CASE(s, test_batched_rope, timeout, setup, teardown);
-  CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, timeout, setup, teardown);
-  CHECK_CASE(s, test_run_errors_launch_nothing, timeout, setup, teardown);
+static void pointwise_add_cases(Suite *s, SFun setup, SFun teardown) {
+  CHECK_CASE(s, test_unary_ops, setup, teardown);
+  CHECK_CASE(s, test_binary_ops_broadcast, setup, teardown);
+  CHECK_CASE(s, test_ternary_ops, setup, teardown);
+  CHECK_CASE(s, test_where_and_casts, setup, teardown);
+  CHECK_CASE(s, test_clamped_fp8_casts, setup, teardown);
+  CHECK_CASE(s, test_chain_eager_equals_fused, setup, teardown);
+  CHECK_CASE(s, test_layouts_and_alignment, setup, teardown);
+  CHECK_CASE(s, test_views, setup, teardown);
+  CHECK_CASE(s, test_slice_concat_pad, setup, teardown);
+  CHECK_CASE(s, test_transposes_and_rope, setup, teardown);
+  CHECK_CASE(s, test_transposes_constant_shapes, setup, teardown);
+  CHECK_CASE(s, test_write_dominated_broadcasts, setup, teardown);
+  CHECK_CASE(s, test_batched_rope, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes_and_allocated_outputs, setup, teardown);
+  CHECK_CASE(s, test_run_errors_launch_nothing, setup, teardown);
 }
 
 #endif

@@ -386,7 +386,7 @@ static bool kir_stores_elements(const kir_kernel *k) {
  * across the columns, so that a thread's load is 4 bytes (2 for bytes under 2-byte
  * values) and a warp's reads 128 bytes of a row, not 64 or 32 (bf16 column sums read at
  * 91% of copy where f32 read at 100%: a warp's 64 bytes are two sectors, twice f32's L2
- * requests a byte, with the L2 saturated; H100, bench/results/2026-12-06-session13.md).
+ * requests a byte, with the L2 saturated; H100, bench/results/2026-12-06-column-reductions-h100.md).
  * Only kernels whose columns differ in those loads alone: every load reads the columns
  * contiguously (the coefficient of the innermost kept var 1) or no kept var, no range
  * reads a kept var, no asm anywhere (an epilogue's asm, copied a column at a time, would

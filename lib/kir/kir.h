@@ -198,11 +198,11 @@ static inline int64_t kir_reduce_groups(int64_t count) {
  *            registers), give each warp a contiguous share of the lanes (fewer warps for
  *            short rows). Element loads skip L1 (a row's 128 bytes a warp are not read
  *            again). Measured
- *            (H100, the order's loads in a probe, bench/results/2026-12-05-session5.md):
+ *            (H100, the order's loads in a probe, bench/results/2026-12-05-reductions-h100.md):
  *            8 x 2 through L1 86%, skipping L1 91-95%, 4 x 8 skipping L1 99.6% of copy;
  *            reading 4 neighbouring rows a thread as 16-byte vectors lost (80-89%: a
  *            quarter of the threads, as many bytes in flight each). Rounds side by side
- *            rather than shares (bench/results/2026-12-06-session10.md): the f32 sum 95%
+ *            rather than shares (bench/results/2026-12-06-column-reductions-h100.md): the f32 sum 95%
  *            of copy on a re-allocated input where shares read 90%, bf16 +5%; argmax
  *            (heavy) -9%, so heavy kernels keep their shares. A light kernel (whole in
  *            rounds, or a split's partial stage) whose loads along its rows are narrower

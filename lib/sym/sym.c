@@ -869,6 +869,14 @@ static void print_expr(printer *p, sym_id e) {
   }
 }
 
+void sym_visit(const sym_arena *a, sym_id e, sym_visit_fn visit, void *user) {
+  if (!valid(a, e)) return;
+  const sym_node *nd = node(a, e);
+  bool leaf = nd->kind <= SYM_PARAM;
+  visit(user, nd->kind, leaf ? nd->value : 0, nd->nops);
+  for (int32_t i = 0; i < nops_of(a, e); i++) sym_visit(a, op_of(a, e, i), visit, user);
+}
+
 void sym_print(const sym_arena *a, sym_id e, const sym_names *names, sbuf *out) {
   if (!out) return;
   if (!valid(a, e)) {

@@ -101,6 +101,13 @@ sym_id sym_subst_vars(sym_arena *a, sym_id e, int32_t nvars, const sym_id *repl)
 /* Copies an expression of another arena into this one. */
 sym_id sym_import(sym_arena *dst, const sym_arena *src, sym_id e);
 
+/* Visits e's canonical form in prefix order: a node's kind, its value (a constant's value,
+ * a leaf's index, 0 for an operation) and operand count, then its operands in canonical
+ * order. Equal expressions give equal visits, so hashing the visits hashes the canonical
+ * form (the program cache key does, naming symbols by name). Nothing for SYM_NONE. */
+typedef void (*sym_visit_fn)(void *user, sym_kind kind, int64_t value, int32_t nops);
+void sym_visit(const sym_arena *a, sym_id e, sym_visit_fn visit, void *user);
+
 /* Evaluation. */
 typedef struct sym_env {
   const int64_t *symbols; int32_t nsymbols;

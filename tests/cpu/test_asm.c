@@ -465,17 +465,17 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("asm");
-  CHECK_CASE(s, test_builder_errors, 60, setup, teardown);
-  CHECK_CASE(s, test_register_layouts, 60, setup, teardown);
-  CHECK_CASE(s, test_text_round_trip, 60, setup, teardown);
-  CHECK_CASE(s, test_text_errors, 60, setup, teardown);
-  CHECK_CASE(s, test_fusion_and_eager, 300, setup, teardown);
-  CHECK_CASE(s, test_asm_in_reductions, 600, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_every_case, 600, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_shapes, 300, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_fp4_sm100a, 300, setup, teardown);
-  CHECK_CASE(s, test_rejected_asm_names_its_line, 300, setup, teardown);
-  CHECK_CASE(s, test_rejected_asm_no_fallback, 300, setup, teardown);
+  CHECK_CASE(s, test_builder_errors, setup, teardown);
+  CHECK_CASE(s, test_register_layouts, setup, teardown);
+  CHECK_CASE(s, test_text_round_trip, setup, teardown);
+  CHECK_CASE(s, test_text_errors, setup, teardown);
+  CHECK_CASE(s, test_fusion_and_eager, setup, teardown);
+  CHECK_CASE(s, test_asm_in_reductions, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_every_case, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_shapes, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_fp4_sm100a, setup, teardown);
+  CHECK_CASE(s, test_rejected_asm_names_its_line, setup, teardown);
+  CHECK_CASE(s, test_rejected_asm_no_fallback, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

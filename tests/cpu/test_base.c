@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_main.h"
 #include "base/base.h"
 #include "cuda/cuda_api.h"
 #include "base/dtype.h"
@@ -814,8 +815,7 @@ END_TEST
 
 static Suite *runtime_suite(void) {
   Suite *s = suite_create("base");
-  TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 120);
+  TCase *tc = check_tcase("core");
   tcase_add_test(tc, test_status_strings);
   tcase_add_test(tc, test_last_error_per_thread);
   tcase_add_test(tc, test_error_prefix);

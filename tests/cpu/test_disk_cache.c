@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "check_main.h"
 #include "cache/disk.h"
 
 /* The entry layout disk.h specifies, for tests that forge entries. */
@@ -941,9 +942,8 @@ END_TEST
 
 static Suite *disk_cache_suite(void) {
   Suite *s = suite_create("disk_cache");
-  TCase *tc = tcase_create("basics");
+  TCase *tc = check_tcase("basics");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_round_trip);
   tcase_add_test(tc, test_null_and_disabled_handles);
   tcase_add_test(tc, test_corrupted_entries);
@@ -957,9 +957,8 @@ static Suite *disk_cache_suite(void) {
   tcase_add_test(tc, test_size_cap_two_writers);
   suite_add_tcase(s, tc);
 
-  TCase *conc = tcase_create("concurrency");
+  TCase *conc = check_tcase("concurrency");
   tcase_add_checked_fixture(conc, setup, teardown);
-  tcase_set_timeout(conc, 600); /* generous for valgrind */
   tcase_add_test(conc, test_concurrent_processes);
   tcase_add_test(conc, test_concurrent_processes_with_eviction);
   tcase_add_test(conc, test_concurrent_threads);

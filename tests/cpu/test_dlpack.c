@@ -122,7 +122,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("dlpack");
-  TCase *tc = tcase_create("dlpack");
+  TCase *tc = check_tcase("dlpack");
   tcase_add_test(tc, test_dtype_mapping);
   tcase_add_test(tc, test_import_errors);
   tcase_add_test(tc, test_ref_round_trip);

@@ -234,55 +234,100 @@ START_TEST(test_context_creation) {
 }
 END_TEST
 
-START_TEST(test_ref_compile_and_run) {
-  ic_context *ctx = NULL;
+/* A context without disk cache for the ref sweeps; programs compiled uncached. */
+static ic_context *ref_ctx;
+static seq_env ref_fused;
+
+static void ref_setup(void) {
   ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_NO_DISK_CACHE};
-  OK(ic_context_create(&o, &ctx));
-  seq_env fused = {.ctx = ctx, .backend = "ref", .mode = IC_MODE_FUSED, .flags = IC_COMPILE_NO_CACHE, .run = true};
-  sweep("ref fused, uncached", run_sequence, &fused, "alloc", ENOMEM, NULL);
-  seq_env eager = fused;
+  OK(ic_context_create(&o, &ref_ctx));
+  ref_fused = (seq_env){.ctx = ref_ctx, .backend = "ref", .mode = IC_MODE_FUSED, .flags = IC_COMPILE_NO_CACHE,
+                        .run = true};
+}
+
+static void ref_teardown(void) {
+  ic_context_destroy(ref_ctx);
+  ref_ctx = NULL;
+}
+
+START_TEST(test_ref_fused_uncached) {
+  sweep("ref fused, uncached", run_sequence, &ref_fused, "alloc", ENOMEM, NULL);
+}
+END_TEST
+
+START_TEST(test_ref_eager_uncached) {
+  seq_env eager = ref_fused;
   eager.mode = IC_MODE_EAGER;
   sweep("ref eager, uncached", run_sequence, &eager, "alloc", ENOMEM, NULL);
-  /* warm: the program cache answers the compile */
-  seq_env warm = fused;
+}
+END_TEST
+
+/* warm: the program cache answers the compile */
+START_TEST(test_ref_program_cache) {
+  seq_env warm = ref_fused;
   warm.flags = 0;
   ck_assert_int_eq(run_sequence(&warm), IC_OK);
   sweep("ref fused, program cache", run_sequence, &warm, "alloc", ENOMEM, NULL);
-  /* the kernel IR passes a quantization takes: the amax of an abs left unrounded, a cast
-   * of a clamp folded into a saturating cast and the clamp dropped (kir_fold_clamped_casts) */
-  seq_env quant = fused;
+}
+END_TEST
+
+/* the kernel IR passes a quantization takes: the amax of an abs left unrounded, a cast of
+ * a clamp folded into a saturating cast and the clamp dropped (kir_fold_clamped_casts) */
+START_TEST(test_ref_clamped_fp8_cast) {
+  seq_env quant = ref_fused;
   quant.run = false; /* its inputs are not run_sequence's */
   quant.text = "symbol n\ninput x : bf16[n, 64]\nlo = const -448\nhi = const 448\nax = abs(x)\n"
                "am = max(ax, [1], keepdim)\nxf = cast(x, f32)\naf = cast(am, f32)\nv = mul(xf, af)\n"
                "c = clamp(v, lo, hi)\nq = cast(c, f8e4m3)\noutput q\n";
   ck_assert_int_eq(run_sequence(&quant), IC_OK);
   sweep("ref fused, clamped fp8 cast", run_sequence, &quant, "alloc", ENOMEM, NULL);
-  /* few long rows: a kernel a pass (kir_pass_kernel, program_push_passes), run */
-  ck_assert_int_eq(run_passes(ctx), IC_OK);
-  sweep_result r = sweep("ref fused, a kernel a pass", run_passes, ctx, "alloc", ENOMEM, NULL);
+}
+END_TEST
+
+/* few long rows: a kernel a pass (kir_pass_kernel, program_push_passes), run */
+START_TEST(test_ref_passes) {
+  ck_assert_int_eq(run_passes(ref_ctx), IC_OK);
+  sweep_result r = sweep("ref fused, a kernel a pass", run_passes, ref_ctx, "alloc", ENOMEM, NULL);
   ck_assert_int_gt(r.failed, 0);
   free(passes_want[0]);
   free(passes_want[1]);
   passes_want[0] = passes_want[1] = NULL;
-  ic_context_destroy(ctx);
 }
 END_TEST
 
-START_TEST(test_cuda_cold_compile) {
-  ic_context *ctx = NULL;
+/* A context compiling for sm_90a without disk cache, programs uncached. */
+static ic_context *cold_ctx;
+static seq_env cold_fused;
+
+static void cold_setup(void) {
   ic_context_options o = {.struct_size = sizeof o, .arch = "sm_90a", .flags = IC_CONTEXT_NO_DISK_CACHE};
-  OK(ic_context_create(&o, &ctx));
-  seq_env cold = {.ctx = ctx, .backend = "cuda", .mode = IC_MODE_FUSED, .flags = IC_COMPILE_NO_CACHE};
-  ck_assert_int_eq(run_sequence(&cold), IC_OK);
-  sweep("cuda sm_90a cold compile", run_sequence, &cold, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
-  sweep("cuda sm_90a cold compile", run_sequence, &cold, "nvrtc", NVRTC_ERROR_INTERNAL_ERROR, NULL);
-  sweep("cuda sm_90a cold compile", run_sequence, &cold, "alloc", ENOMEM, NULL);
-  /* eager, caches on in a fresh context each time: several missing kernels, compiled as
-   * parallel NVRTC batch parts on threads (a failed part: its kernels one by one) */
+  OK(ic_context_create(&o, &cold_ctx));
+  cold_fused = (seq_env){.ctx = cold_ctx, .backend = "cuda", .mode = IC_MODE_FUSED, .flags = IC_COMPILE_NO_CACHE};
+  ck_assert_int_eq(run_sequence(&cold_fused), IC_OK);
+}
+
+static void cold_teardown(void) {
+  ic_context_destroy(cold_ctx);
+  cold_ctx = NULL;
+}
+
+START_TEST(test_cuda_cold_nvrtc) {
+  sweep("cuda sm_90a cold compile", run_sequence, &cold_fused, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
+  sweep("cuda sm_90a cold compile", run_sequence, &cold_fused, "nvrtc", NVRTC_ERROR_INTERNAL_ERROR, NULL);
+}
+END_TEST
+
+START_TEST(test_cuda_cold_alloc) {
+  sweep("cuda sm_90a cold compile", run_sequence, &cold_fused, "alloc", ENOMEM, NULL);
+}
+END_TEST
+
+/* eager, caches on in a fresh context each time: several missing kernels, compiled as
+ * parallel NVRTC batch parts on threads (a failed part: its kernels one by one) */
+START_TEST(test_cuda_cold_eager_batches) {
   seq_env eager = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY | IC_CONTEXT_NO_DISK_CACHE,
                    .backend = "cuda", .mode = IC_MODE_EAGER};
   sweep("cuda sm_90a cold eager compile (batch parts)", run_sequence, &eager, "nvrtc", NVRTC_ERROR_OUT_OF_MEMORY, NULL);
-  ic_context_destroy(ctx);
 }
 END_TEST
 static void empty_cache_root(void) {
@@ -331,10 +376,18 @@ START_TEST(test_split_program_build) {
   ck_assert_int_eq(run_sequence(&env), IC_OK);
   sweep_result r = sweep("cuda compile of a run-time column split", run_sequence, &env, "alloc", ENOMEM, NULL);
   ck_assert_int_gt(r.failed, 0);
-  /* a kernel a pass, each pass's REDUCE in two stages */
-  env.text = "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n";
+  remove_tree(cache_root);
+}
+END_TEST
+
+/* A kernel a pass, each pass's REDUCE in two stages, beside the one kernel (a symbolic
+ * length): every allocation of the program build, kernels from the disk cache. */
+START_TEST(test_passes_program_build) {
+  make_cache_root();
+  seq_env env = {.own_context = true, .ctx_flags = IC_CONTEXT_COMPILE_ONLY, .cache_dir = cache_root, .backend = "cuda",
+                 .mode = IC_MODE_FUSED, .text = "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n"};
   ck_assert_int_eq(run_sequence(&env), IC_OK);
-  r = sweep("cuda compile of a kernel a pass", run_sequence, &env, "alloc", ENOMEM, NULL);
+  sweep_result r = sweep("cuda compile of a kernel a pass", run_sequence, &env, "alloc", ENOMEM, NULL);
   ck_assert_int_gt(r.failed, 0);
   remove_tree(cache_root);
 }
@@ -342,13 +395,20 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("faults");
-  CHECK_CASE(s, test_point_table, 30, NULL, NULL);
-  CHECK_CASE(s, test_context_creation, 600, NULL, NULL);
-  CHECK_CASE(s, test_ref_compile_and_run, 600, NULL, NULL);
-  CHECK_CASE(s, test_cuda_cold_compile, 600, NULL, NULL);
-  CHECK_CASE(s, test_disk_cache_writes, 600, NULL, NULL);
-  CHECK_CASE(s, test_disk_cache_reads, 600, NULL, NULL);
-  CHECK_CASE(s, test_split_program_build, 600, NULL, NULL);
+  CHECK_CASE(s, test_point_table, NULL, NULL);
+  CHECK_CASE(s, test_context_creation, NULL, NULL);
+  CHECK_CASE(s, test_ref_fused_uncached, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_ref_eager_uncached, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_ref_program_cache, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_ref_clamped_fp8_cast, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_ref_passes, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_cuda_cold_nvrtc, cold_setup, cold_teardown);
+  CHECK_CASE(s, test_cuda_cold_alloc, cold_setup, cold_teardown);
+  CHECK_CASE(s, test_cuda_cold_eager_batches, NULL, NULL);
+  CHECK_CASE(s, test_disk_cache_writes, NULL, NULL);
+  CHECK_CASE(s, test_disk_cache_reads, NULL, NULL);
+  CHECK_CASE(s, test_split_program_build, NULL, NULL);
+  CHECK_CASE(s, test_passes_program_build, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

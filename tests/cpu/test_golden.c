@@ -85,7 +85,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("golden");
-  TCase *tc = tcase_create("golden");
+  TCase *tc = check_tcase("golden");
   tcase_add_test(tc, test_golden_dumps);
   suite_add_tcase(s, tc);
   return check_run_suite(s);

@@ -319,7 +319,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("graph");
-  TCase *tc = tcase_create("builder");
+  TCase *tc = check_tcase("builder");
   tcase_add_test(tc, test_builder_errors);
   tcase_add_test(tc, test_first_error_sticks);
   tcase_add_test(tc, test_type_rules);

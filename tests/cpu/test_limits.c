@@ -204,10 +204,10 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("limits");
-  CHECK_CASE(s, test_graph_counts, 60, NULL, NULL);
-  CHECK_CASE(s, test_dims_and_nesting, 30, NULL, NULL);
-  CHECK_CASE(s, test_inline_asm_limits, 30, NULL, NULL);
-  CHECK_CASE(s, test_run_bytes, 30, NULL, NULL);
+  CHECK_CASE(s, test_graph_counts, NULL, NULL);
+  CHECK_CASE(s, test_dims_and_nesting, NULL, NULL);
+  CHECK_CASE(s, test_inline_asm_limits, NULL, NULL);
+  CHECK_CASE(s, test_run_bytes, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

@@ -598,8 +598,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("passes");
-  TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
+  TCase *tc = check_tcase("core");
   tcase_add_test(tc, test_lower_chain_and_loads);
   tcase_add_test(tc, test_lower_views_fold);
   tcase_add_test(tc, test_lower_concat_guards);

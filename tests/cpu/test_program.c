@@ -471,9 +471,8 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("program");
-  TCase *tc = tcase_create("program");
+  TCase *tc = check_tcase("program");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_memory_plan_reuses_slots);
   tcase_add_test(tc, test_step_walk);
   tcase_add_test(tc, test_step_walk_cuda);

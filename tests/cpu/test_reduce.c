@@ -1416,12 +1416,18 @@ static void compile_strict(ic_context *ctx, const ic_graph *g, ic_compile_mode m
   ic_program_release(p);
 }
 
+/* The dtypes of one test of compile_reductions: each arch's sets in two tests, so that
+ * each stays short (the heaviest kernels, every reduction of an f32 or f8e4m3 tensor over
+ * its middle axis, take NVRTC seconds each). */
+enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0 };
+
 static void compile_reductions(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
-                               uint32_t prologue_dtypes) {
+                               uint32_t prologue_dtypes, uint32_t dtypes) {
   ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
   for (int di = 0; di < RC_NDTYPES; di++) {
+    if (!(dtypes & (1u << di))) continue;
     ic_dtype dt = rc_dtypes[di];
     for (int si = 0; si < nsets; si++) {
       const nvrtc_set *set = &sets[si];
@@ -1467,86 +1473,102 @@ static void compile_reductions(const char *arch, const nvrtc_set *sets, int nset
 }
 
 
-START_TEST(test_nvrtc_sm80) {
-  static const nvrtc_set sets[] = {
-      {{1, {0}}, 0, false, 0},
-      {{1, {1}}, 1, false, DT_F32 | DT_F8E4M3 | DT_U8},
-      {{2, {0, 2}}, 0, false, DT_BF16 | DT_BOOL},
-  };
-  compile_reductions("sm_80", sets, RC_COUNT(sets), DT_BOOL, DT_F32 | DT_BOOL);
-  /* the shorthands for sm_80 (sm_90a: test_fusion_groupings_cuda_sm90a) */
+static const nvrtc_set sm80_sets[] = {
+    {{1, {0}}, 0, false, 0},
+    {{1, {1}}, 1, false, DT_F32 | DT_F8E4M3 | DT_U8},
+    {{2, {0, 2}}, 0, false, DT_BF16 | DT_BOOL},
+};
+
+START_TEST(test_nvrtc_sm80_floats) {
+  compile_reductions("sm_80", sm80_sets, RC_COUNT(sm80_sets), DT_BOOL, DT_F32 | DT_BOOL, DT_FLOATS);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm80_ints) {
+  compile_reductions("sm_80", sm80_sets, RC_COUNT(sm80_sets), DT_BOOL, DT_F32 | DT_BOOL, DT_INTS);
+}
+END_TEST
+
+/* the shorthands for sm_80 (sm_90a: test_fusion_groupings_cuda_sm90a) */
+START_TEST(test_nvrtc_sm80_shorthands) {
   ic_context_options co = {.struct_size = sizeof co, .arch = "sm_80", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
-  static const ic_dtype dts[] = {IC_F32};
-  for (int di = 0; di < 1; di++) {
-    ic_graph *g;
-    IC_OK_OR_FAIL(ic_graph_create(&g));
-    ic_dim n = ic_graph_symbol(g, "n");
-    ic_value x = ic_graph_input(g, "x", dts[di], 2, (ic_dim[]){n, 1000}, IC_LAYOUT_CONTIGUOUS);
-    ic_value w = ic_graph_input(g, "w", dts[di], 1, (ic_dim[]){1000}, IC_LAYOUT_CONTIGUOUS);
-    IC_OK_OR_FAIL(ic_graph_output(g, "softmax", ic_graph_softmax(g, x, -1)));
-    IC_OK_OR_FAIL(ic_graph_output(g, "log_softmax", ic_graph_log_softmax(g, x, 0)));
-    IC_OK_OR_FAIL(ic_graph_output(g, "ln", ic_graph_layer_norm(g, x, 1, w, w, 1e-5)));
-    IC_OK_OR_FAIL(ic_graph_output(g, "rms", ic_graph_rms_norm(g, x, 1, w, 1e-6)));
-    compile_strict(ctx, g, IC_MODE_FUSED, "sm_80 shorthands");
-    ic_graph_destroy(g);
-  }
+  ic_graph *g;
+  IC_OK_OR_FAIL(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){n, 1000}, IC_LAYOUT_CONTIGUOUS);
+  ic_value w = ic_graph_input(g, "w", IC_F32, 1, (ic_dim[]){1000}, IC_LAYOUT_CONTIGUOUS);
+  IC_OK_OR_FAIL(ic_graph_output(g, "softmax", ic_graph_softmax(g, x, -1)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "log_softmax", ic_graph_log_softmax(g, x, 0)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "ln", ic_graph_layer_norm(g, x, 1, w, w, 1e-5)));
+  IC_OK_OR_FAIL(ic_graph_output(g, "rms", ic_graph_rms_norm(g, x, 1, w, 1e-6)));
+  compile_strict(ctx, g, IC_MODE_FUSED, "sm_80 shorthands");
+  ic_graph_destroy(g);
   ic_context_destroy(ctx);
 }
 END_TEST
 
-START_TEST(test_nvrtc_sm90a) {
-  static const nvrtc_set sets[] = {
-      {{1, {2}}, 1, false, 0},
-      {{0, {0}}, 0, false, DT_F16 | DT_F8E4M3 | DT_I64 | DT_BOOL},
-      {{1, {0}}, 0, true, DT_F64 | DT_I32 | DT_I8},
-  };
-  compile_reductions("sm_90a", sets, RC_COUNT(sets), DT_F32, DT_BF16 | DT_I32);
+static const nvrtc_set sm90a_sets[] = {
+    {{1, {2}}, 1, false, 0},
+    {{0, {0}}, 0, false, DT_F16 | DT_F8E4M3 | DT_I64 | DT_BOOL},
+    {{1, {0}}, 0, true, DT_F64 | DT_I32 | DT_I8},
+};
+
+START_TEST(test_nvrtc_sm90a_floats) {
+  compile_reductions("sm_90a", sm90a_sets, RC_COUNT(sm90a_sets), DT_F32, DT_BF16 | DT_I32, DT_FLOATS);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm90a_ints) {
+  compile_reductions("sm_90a", sm90a_sets, RC_COUNT(sm90a_sets), DT_F32, DT_BF16 | DT_I32, DT_INTS);
 }
 END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("reduce");
-  CHECK_CASE(s, test_builder_errors, 600, setup, teardown);
-  CHECK_CASE(s, test_dtypes_accepted_and_results, 600, setup, teardown);
-  CHECK_CASE(s, test_result_shapes, 600, setup, teardown);
-  CHECK_CASE(s, test_empty_reductions, 600, setup, teardown);
-  CHECK_CASE(s, test_text_round_trip, 600, setup, teardown);
-  CHECK_CASE(s, test_text_parse, 600, setup, teardown);
-  CHECK_CASE(s, test_text_parse_errors, 600, setup, teardown);
-  CHECK_CASE(s, test_text_shorthands, 600, setup, teardown);
-  CHECK_CASE(s, test_matrix_f32, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_f64, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_f16, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_bf16, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_f8e4m3, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_i32, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_i64, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_u8, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_i8, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_bool, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_i16, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_f8e5m2, 900, setup, teardown);
-  CHECK_CASE(s, test_matrix_symbolic_large, 900, setup, teardown);
-  CHECK_CASE(s, test_strided_broadcast_symbolic_operands, 900, setup, teardown);
-  CHECK_CASE(s, test_special_values, 900, setup, teardown);
-  CHECK_CASE(s, test_symbolic_sizes, 900, setup, teardown);
-  CHECK_CASE(s, test_summation_order_long_rows, 900, setup, teardown);
-  CHECK_CASE(s, test_two_stage_cases_ref, 900, setup, teardown);
-  CHECK_CASE(s, test_two_stage_split, 900, setup, teardown);
-  CHECK_CASE(s, test_column_split, 900, setup, teardown);
-  CHECK_CASE(s, test_column_split_cases_ref, 900, setup, teardown);
-  CHECK_CASE(s, test_shorthands, 900, setup, teardown);
-  CHECK_CASE(s, test_sibling_reductions_fuse, 600, setup, teardown);
-  CHECK_CASE(s, test_row_threads_from_bytes, 600, setup, teardown);
-  CHECK_CASE(s, test_row_cache_tiers, 600, setup, teardown);
-  CHECK_CASE(s, test_column_rounds, 600, setup, teardown);
-  CHECK_CASE(s, test_column_pack, 600, setup, teardown);
-  CHECK_CASE(s, test_fusion_groupings_ref, 600, setup, teardown);
-  CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, 900, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_sm80, 900, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_sm90a, 900, setup, teardown);
+  CHECK_CASE(s, test_builder_errors, setup, teardown);
+  CHECK_CASE(s, test_dtypes_accepted_and_results, setup, teardown);
+  CHECK_CASE(s, test_result_shapes, setup, teardown);
+  CHECK_CASE(s, test_empty_reductions, setup, teardown);
+  CHECK_CASE(s, test_text_round_trip, setup, teardown);
+  CHECK_CASE(s, test_text_parse, setup, teardown);
+  CHECK_CASE(s, test_text_parse_errors, setup, teardown);
+  CHECK_CASE(s, test_text_shorthands, setup, teardown);
+  CHECK_CASE(s, test_matrix_f32, setup, teardown);
+  CHECK_CASE(s, test_matrix_f64, setup, teardown);
+  CHECK_CASE(s, test_matrix_f16, setup, teardown);
+  CHECK_CASE(s, test_matrix_bf16, setup, teardown);
+  CHECK_CASE(s, test_matrix_f8e4m3, setup, teardown);
+  CHECK_CASE(s, test_matrix_i32, setup, teardown);
+  CHECK_CASE(s, test_matrix_i64, setup, teardown);
+  CHECK_CASE(s, test_matrix_u8, setup, teardown);
+  CHECK_CASE(s, test_matrix_i8, setup, teardown);
+  CHECK_CASE(s, test_matrix_bool, setup, teardown);
+  CHECK_CASE(s, test_matrix_i16, setup, teardown);
+  CHECK_CASE(s, test_matrix_f8e5m2, setup, teardown);
+  CHECK_CASE(s, test_matrix_symbolic_large, setup, teardown);
+  CHECK_CASE(s, test_strided_broadcast_symbolic_operands, setup, teardown);
+  CHECK_CASE(s, test_special_values, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes, setup, teardown);
+  CHECK_CASE(s, test_summation_order_long_rows, setup, teardown);
+  CHECK_CASE(s, test_two_stage_cases_ref, setup, teardown);
+  CHECK_CASE(s, test_two_stage_split, setup, teardown);
+  CHECK_CASE(s, test_column_split, setup, teardown);
+  CHECK_CASE(s, test_column_split_cases_ref, setup, teardown);
+  CHECK_CASE(s, test_shorthands, setup, teardown);
+  CHECK_CASE(s, test_sibling_reductions_fuse, setup, teardown);
+  CHECK_CASE(s, test_row_threads_from_bytes, setup, teardown);
+  CHECK_CASE(s, test_row_cache_tiers, setup, teardown);
+  CHECK_CASE(s, test_column_rounds, setup, teardown);
+  CHECK_CASE(s, test_column_pack, setup, teardown);
+  CHECK_CASE(s, test_fusion_groupings_ref, setup, teardown);
+  CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_floats, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_ints, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_shorthands, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm90a_floats, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm90a_ints, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

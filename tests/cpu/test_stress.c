@@ -71,8 +71,8 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("stress");
-  CHECK_CASE(s, test_sixteen_threads_one_context, 300, NULL, NULL);
-  CHECK_CASE(s, test_soak_changing_sizes, 300, NULL, NULL);
+  CHECK_CASE(s, test_sixteen_threads_one_context, NULL, NULL);
+  CHECK_CASE(s, test_soak_changing_sizes, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "sym/sym.h"
 
 static sym_arena *A;
@@ -484,9 +485,8 @@ END_TEST
 
 static Suite *sym_suite(void) {
   Suite *s = suite_create("sym");
-  TCase *tc = tcase_create("core");
+  TCase *tc = check_tcase("core");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_const_fold);
   tcase_add_test(tc, test_canonical);
   tcase_add_test(tc, test_divmod_rules);

@@ -995,8 +995,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("text");
-  TCase *tc = tcase_create("text");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = check_tcase("text");
   tcase_add_test(tc, test_golden_print);
   tcase_add_test(tc, test_golden_print_dims_and_constants);
   tcase_add_test(tc, test_print_empty_and_bad_arguments);

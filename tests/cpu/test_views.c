@@ -914,9 +914,8 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("views");
-  TCase *tc = tcase_create("views");
+  TCase *tc = check_tcase("views");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_slice);
   tcase_add_test(tc, test_slice_of_views);
   tcase_add_test(tc, test_slice_symbolic);

@@ -407,12 +407,12 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_asm");
-  CHECK_CASE(s, test_every_case, 900, setup, teardown);
-  CHECK_CASE(s, test_shapes, 300, setup, teardown);
-  CHECK_CASE(s, test_symbolic_sizes_one_compile, 300, setup, teardown);
-  CHECK_CASE(s, test_asm_mul_add_not_contracted, 300, setup, teardown);
-  CHECK_CASE(s, test_fp8_between_ops, 300, setup, teardown);
-  CHECK_CASE(s, test_asm_in_reductions, 300, setup, teardown);
+  CHECK_CASE(s, test_every_case, setup, teardown);
+  CHECK_CASE(s, test_shapes, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes_one_compile, setup, teardown);
+  CHECK_CASE(s, test_asm_mul_add_not_contracted, setup, teardown);
+  CHECK_CASE(s, test_fp8_between_ops, setup, teardown);
+  CHECK_CASE(s, test_asm_in_reductions, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }

@@ -2,6 +2,7 @@
  * the PTX cvt path of sm_89+, for every one of the 2^32 f32 bit patterns: e4m3fn and e5m2,
  * plain (PyTorch's overflow rules) and saturating. The software path must be bit-exact,
  * and this is the one place it can be run on an sm_90 device. Exits 77 without a GPU. */
+#include "check_main.h"
 #include "gpu_exhaustive.h"
 
 static const char kernel_src[] =
@@ -29,8 +30,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("gpu_fp8_convert");
-  TCase *tc = tcase_create("fp8");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = check_tcase("fp8");
   tcase_add_test(tc, test_soft_fp8_matches_ptx);
   suite_add_tcase(s, tc);
   return gpu_run_suite(s);

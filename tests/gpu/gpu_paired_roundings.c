@@ -5,6 +5,7 @@
  * 1): NaNs of any sign and payload, subnormals, overflow, ties. And a probe of the
  * hardware property a packed bf16/f16 arithmetic would need (test_packed_half_arith_probe).
  * Exits 77 without a GPU. */
+#include "check_main.h"
 #include "gpu_exhaustive.h"
 
 static const char kernel_src[] =
@@ -29,7 +30,7 @@ static const char kernel_src[] =
  * the bits of ic's f32 arithmetic rounded once (ic_rndbits_(ic_mul(...)), ...): by
  * Figueroa's bound (f32 has at least 2p + 2 bits for p = 8 and 11) the values agree, and
  * the question this answers on the device is NaN: whether its packed results are the
- * canonical NaN (they are, on sm_90: bench/results/2026-12-05-h100-session4.md).
+ * canonical NaN (they are, on sm_90: bench/results/2026-12-05-gpu-tests-h100.md).
  * Counters: [op][dtype][0: a non-NaN result differs, 1: a NaN result]. */
 static const char packed_src[] =
     "__device__ __forceinline__ ic_u32 ic_fma_x2(ic_u32 a, ic_u32 b, ic_u32 c, bool f16) {\n"
@@ -84,8 +85,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("gpu_paired_roundings");
-  TCase *tc = tcase_create("rnd2");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = check_tcase("rnd2");
   tcase_add_test(tc, test_paired_roundings_match_single);
   tcase_add_test(tc, test_packed_half_arith_probe);
   suite_add_tcase(s, tc);

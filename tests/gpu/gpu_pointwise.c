@@ -22,8 +22,8 @@ static void teardown(void) {
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_pointwise");
-  pointwise_add_cases(s, 1500, setup, teardown);
-  CHECK_CASE(s, test_semantics_table, 1500, setup, teardown);
+  pointwise_add_cases(s, setup, teardown);
+  CHECK_CASE(s, test_semantics_table, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }

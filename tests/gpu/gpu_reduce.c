@@ -377,27 +377,27 @@ END_TEST
 
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_reduce");
-  CHECK_CASE(s, test_matrix_f32, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_f64, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_f16, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_bf16, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_f8e4m3, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_i32, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_i64, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_u8, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_i8, 1500, setup, teardown);
-  CHECK_CASE(s, test_matrix_bool, 1500, setup, teardown);
-  CHECK_CASE(s, test_eager_equals_fused, 1500, setup, teardown);
-  CHECK_CASE(s, test_strided_and_broadcast, 1500, setup, teardown);
-  CHECK_CASE(s, test_special_values, 1500, setup, teardown);
-  CHECK_CASE(s, test_symbolic_sizes, 1500, setup, teardown);
-  CHECK_CASE(s, test_summation_order_long_rows, 1500, setup, teardown);
-  CHECK_CASE(s, test_two_stage, 1500, setup, teardown);
-  CHECK_CASE(s, test_column_split, 1500, setup, teardown);
-  CHECK_CASE(s, test_shorthands, 1500, setup, teardown);
-  CHECK_CASE(s, test_column_lengths, 900, setup, teardown);
-  CHECK_CASE(s, test_narrow_epilogue_stores, 600, setup, teardown);
-  CHECK_CASE(s, test_division_by_row_values, 600, setup, teardown);
+  CHECK_CASE(s, test_matrix_f32, setup, teardown);
+  CHECK_CASE(s, test_matrix_f64, setup, teardown);
+  CHECK_CASE(s, test_matrix_f16, setup, teardown);
+  CHECK_CASE(s, test_matrix_bf16, setup, teardown);
+  CHECK_CASE(s, test_matrix_f8e4m3, setup, teardown);
+  CHECK_CASE(s, test_matrix_i32, setup, teardown);
+  CHECK_CASE(s, test_matrix_i64, setup, teardown);
+  CHECK_CASE(s, test_matrix_u8, setup, teardown);
+  CHECK_CASE(s, test_matrix_i8, setup, teardown);
+  CHECK_CASE(s, test_matrix_bool, setup, teardown);
+  CHECK_CASE(s, test_eager_equals_fused, setup, teardown);
+  CHECK_CASE(s, test_strided_and_broadcast, setup, teardown);
+  CHECK_CASE(s, test_special_values, setup, teardown);
+  CHECK_CASE(s, test_symbolic_sizes, setup, teardown);
+  CHECK_CASE(s, test_summation_order_long_rows, setup, teardown);
+  CHECK_CASE(s, test_two_stage, setup, teardown);
+  CHECK_CASE(s, test_column_split, setup, teardown);
+  CHECK_CASE(s, test_shorthands, setup, teardown);
+  CHECK_CASE(s, test_column_lengths, setup, teardown);
+  CHECK_CASE(s, test_narrow_epilogue_stores, setup, teardown);
+  CHECK_CASE(s, test_division_by_row_values, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_main.h"
 #include "gpu_harness.h"
 #include "host_ref.h"
 
@@ -124,9 +125,8 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("gpu_ref_vs_cuda");
-  TCase *tc = tcase_create("ref_vs_cuda");
+  TCase *tc = check_tcase("ref_vs_cuda");
   tcase_add_checked_fixture(tc, setup, teardown);
-  tcase_set_timeout(tc, 1500);
   tcase_add_test(tc, test_every_op_and_dtype);
   suite_add_tcase(s, tc);
   return gpu_run_suite(s);

@@ -8,6 +8,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include "check_main.h"
 #include "gpu_harness.h"
 #include "stress.h"
 
@@ -107,8 +108,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("gpu_stress");
-  TCase *tc = tcase_create("stress");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = check_tcase("stress");
   tcase_add_test(tc, test_sixteen_threads_own_streams);
   tcase_add_test(tc, test_soak_changing_sizes);
   suite_add_tcase(s, tc);

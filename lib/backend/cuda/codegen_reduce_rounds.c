@@ -94,7 +94,7 @@ static void red_column_counter(sbuf *o, const char *t) {
  * (warp y lanes r 8W + 8y .. + 7): the device reads one band of rows at a time, as a
  * row-order sweep does (four bands, one a warp's quarter of the lanes, read 90.6% of copy
  * on inputs allocated again where this reads 95.4%, H100:
- * bench/results/2026-12-06-session10.md). The W subtrees of a round join through shared
+ * bench/results/2026-12-06-column-reductions-h100.md). The W subtrees of a round join through shared
  * memory (double-buffered: one barrier a round) into the round's subtree, which every warp
  * pushes on its own copy of column cp's counter. The last round is padded with the
  * identity, which changes no bits. Each column's result goes to pa[cp] (pai[cp]). */

@@ -28,7 +28,7 @@ __device__ __forceinline__ void ic_ld_w2(const ic_u8 *p, ic_u32 *w) { asm("ld.gl
 __device__ __forceinline__ void ic_ld_w4(const ic_u8 *p, ic_u32 *w) { asm("ld.global.nc.v4.b32 {%0, %1, %2, %3}, [%4];" : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p)); }
 /* Column reductions' element loads (codegen_reduce.c): a warp reads 128 bytes of a row
  * and the next load another row; not allocated in L1 (measured on the H100, ic's column
- * order: 86% -> 91-95% of copy, 99.6% with 1024-thread blocks; bench/results/2026-12-05-session5.md). */
+ * order: 86% -> 91-95% of copy, 99.6% with 1024-thread blocks; bench/results/2026-12-05-reductions-h100.md). */
 __device__ __forceinline__ ic_u32 ic_ld_na_s8(const ic_u8 *p) { ic_u32 v; asm("ld.global.L1::no_allocate.u8 %0, [%1];" : "=r"(v) : "l"(p)); return v; }
 __device__ __forceinline__ ic_u32 ic_ld_na_s16(const ic_u8 *p) { ic_u16 v; asm("ld.global.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p)); return v; }
 __device__ __forceinline__ ic_u32 ic_ld_na_s32(const ic_u8 *p) { ic_u32 v; asm("ld.global.L1::no_allocate.b32 %0, [%1];" : "=r"(v) : "l"(p)); return v; }
