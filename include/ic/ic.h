@@ -105,7 +105,22 @@ typedef enum ic_status {
 IC_API const char *ic_status_string(ic_status status);
 
 /* The detailed message of the last failed call on this thread ("" if none). The string
- * stays valid until the next ic call on this thread. */
+ * stays valid until the next ic call on this thread.
+ *
+ * Dtype mismatches: where two dtypes that must agree do not, the message begins
+ *   "dtype mismatch: A vs B: "
+ * (A and B dtype names as ic_dtype_name gives them), then says where. This prefix is part
+ * of the API (bindings classify by it; the Python binding raises ic.DTypeMismatchError);
+ * the rest of the message is not. It appears in
+ *   - the graph builder (status IC_ERR_INVALID_GRAPH, also ic_graph_error's message): an
+ *     op's operands of different dtypes (A the first operand's, B the differing one's,
+ *     after IC_DTYPE_AUTO constants took theirs; the norms' weight and bias included),
+ *     where's condition not bool (A its dtype, B bool), concat's values (A value i's, B
+ *     value 0's). ic_graph_parse puts its "line L, column C: " before the prefix;
+ *   - ic_program_run and ic_program_output_shape (status IC_ERR_SHAPE_MISMATCH): an input
+ *     or output tensor whose dtype is not the compiled one (A the tensor's, B compiled).
+ * A dtype an op does not take at all (exp of an i32: "dtype i32 not accepted") is no
+ * mismatch and has no prefix. */
 IC_API const char *ic_last_error(void);
 
 /* ---------------------------------------------------------------- dtypes */
@@ -223,8 +238,9 @@ IC_API double ic_element_load(ic_dtype dtype, const void *src);
  *   bitcast      reinterprets the bits as a dtype of the same width (not bool); a NaN of
  *                f16, bf16 or fp8 comes out as that dtype's canonical NaN, every other
  *                value bit for bit
- * Binary ops need equal dtypes (a constant of IC_DTYPE_AUTO takes the tensor's) and
- * broadcast numpy-style. Constants are doubles: i64 constants beyond 2^53 are rounded.
+ * Binary ops need equal dtypes (a constant of IC_DTYPE_AUTO takes the tensor's; else
+ * "dtype mismatch: A vs B: ", see ic_last_error) and broadcast numpy-style. Constants
+ * are doubles: i64 constants beyond 2^53 are rounded.
  */
 #define IC_OP_LIST(X)                              \
   X(NEG, "neg", 1, NUM, SAME)                      \
@@ -927,7 +943,8 @@ IC_API ic_status ic_program_output_shape(const ic_program *program, int32_t outp
                                          const ic_tensor *inputs, int32_t *ndim, int64_t *shape);
 
 /* Runs the program asynchronously on `stream` (a CUstream; NULL = legacy default).
- * Inputs and outputs bind by position. Each input must match its compiled dtype, rank,
+ * Inputs and outputs bind by position. Each input must match its compiled dtype (else
+ * IC_ERR_SHAPE_MISMATCH with "dtype mismatch: GIVEN vs COMPILED: ..."), rank,
  * shape (symbols bind from the first input that has them) and layout; outputs must be
  * contiguous. An output whose data is NULL is allocated by ic (stream-ordered) and
  * written back to outputs[i].data; it belongs to the caller (ic_free). An output's shape

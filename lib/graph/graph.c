@@ -310,8 +310,8 @@ ic_value ic_graph_op(ic_graph *g, ic_op op, int32_t nargs, const ic_value *args)
   for (int32_t i = first; i < nargs; i++) {
     if (n[i]->dtype != dt) {
       g->nodes.count = mark;
-      return graph_fail(g, "%s: operand dtypes differ: %s and %s (cast one of them)", info->name,
-                        ic_dtype_name(dt), ic_dtype_name(n[i]->dtype));
+      return graph_fail(g, "dtype mismatch: %s vs %s: %s: operand dtypes differ (cast one of them)",
+                        ic_dtype_name(dt), ic_dtype_name(n[i]->dtype), info->name);
     }
   }
   if (!op_accepts(info, dt)) {
@@ -321,7 +321,7 @@ ic_value ic_graph_op(ic_graph *g, ic_op op, int32_t nargs, const ic_value *args)
   }
   if (op == IC_OP_WHERE && n[0]->dtype != IC_BOOL) {
     g->nodes.count = mark;
-    return graph_fail(g, "where: condition must be bool, got %s", ic_dtype_name(n[0]->dtype));
+    return graph_fail(g, "dtype mismatch: %s vs bool: where: condition must be bool", ic_dtype_name(n[0]->dtype));
   }
   int32_t ndim = n[0]->ndim;
   sym_id dims[IC_MAX_DIMS];
@@ -710,8 +710,9 @@ ic_value ic_graph_concat(ic_graph *g, int32_t n, const ic_value *values, int32_t
     const graph_node *p = graph_arg(g, "concat", values[i]);
     if (!p) return IC_INVALID_VALUE;
     if (p->dtype != first->dtype)
-      return graph_fail(g, "concat: value %" PRId32 " is %s, value 0 is %s (cast one of them)", i,
-                        ic_dtype_name(p->dtype), ic_dtype_name(first->dtype));
+      return graph_fail(g, "dtype mismatch: %s vs %s: concat: value %" PRId32 " is %s, value 0 is %s (cast one of them)",
+                        ic_dtype_name(p->dtype), ic_dtype_name(first->dtype), i, ic_dtype_name(p->dtype),
+                        ic_dtype_name(first->dtype));
     bool same = p->ndim == first->ndim;
     for (int32_t k = 0; same && k < first->ndim; k++) same = k == d || p->dims[k] == first->dims[k];
     if (!same) {

@@ -152,7 +152,11 @@ static bool run_span_bytes(const ic_tensor *t, int64_t *bytes) {
 /* Binds the symbols of input i from its shape, or checks them against earlier inputs. */
 static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, const ic_tensor *t) {
   const lower_input *in = &p->inputs[i];
-  if (t->dtype != in->dtype || t->ndim != in->ndim)
+  if (t->dtype != in->dtype)
+    return error_set(IC_ERR_SHAPE_MISMATCH, "dtype mismatch: %s vs %s: input %" PRId32 " '%s': got %s, compiled for %s",
+                     ic_dtype_name(t->dtype), ic_dtype_name(in->dtype), i, in->name, ic_dtype_name(t->dtype),
+                     ic_dtype_name(in->dtype));
+  if (t->ndim != in->ndim)
     return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': got %s with %" PRId32 " dims, compiled for %s with %" PRId32,
                         i, in->name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(in->dtype), in->ndim);
   if (in->ndim > 0 && !t->shape)
@@ -251,7 +255,11 @@ static ic_status run_check_output(const ic_program *p, const run_state *rs, int3
   int64_t shape[IC_MAX_DIMS] = {0};
   ic_status s = run_buffer_shape(p, rs, b, shape);
   if (s) return s;
-  if (t->dtype != b->dtype || t->ndim != b->ndim)
+  if (t->dtype != b->dtype)
+    return error_set(IC_ERR_SHAPE_MISMATCH, "dtype mismatch: %s vs %s: output %" PRId32 " '%s': got %s, the program makes %s",
+                     ic_dtype_name(t->dtype), ic_dtype_name(b->dtype), o, name, ic_dtype_name(t->dtype),
+                     ic_dtype_name(b->dtype));
+  if (t->ndim != b->ndim)
     return error_set(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': got %s with %" PRId32 " dims, the program makes %s with %" PRId32,
                         o, name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(b->dtype), b->ndim);
   int64_t contiguous = 1;

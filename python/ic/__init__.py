@@ -10,9 +10,22 @@ loader; the error says what it tried).
 >>> x = g.input("x", ic.f32, (n, 4096))
 >>> w = g.input("w", ic.f32, (4096,))
 >>> b = g.input("b", ic.f32, (4096,))
->>> g.output("y", ic.gelu_tanh(x * w + b))
+>>> g.output("y", ic.gelu(x * w + b, approximate="tanh"))
 >>> prog = g.compile()              # the cuda backend; backend="ref" runs on the host
 >>> y = prog(x=tx, w=tw, b=tb)      # torch tensors in, a torch tensor out
+
+``ic.gelu(input, approximate="none")`` (also ``x.gelu(...)``) has torch's signature:
+"none" is the exact erf form (the op gelu_erf), "tanh" the tanh approximation (gelu_tanh).
+
+Errors: a failed call raises an :class:`ic.Error` subclass per ic_status (``ic.Error``,
+``ic.InvalidGraphError``, ``ic.ShapeMismatchError``, ...; their ``__module__`` is
+``ic``). Two dtypes that must agree and do not (an op's operands, an input of another
+dtype than compiled) raise :class:`ic.DTypeMismatchError`, a subclass of both
+ShapeMismatchError and InvalidGraphError, whose message begins ``"dtype mismatch: A vs
+B: "`` (see ``ic._errors``).
+
+Installed by ``cmake --install``: the package goes where the configured python reads
+packages of the install prefix (IC_PYTHON_INSTALL_DIR; see python/CMakeLists.txt).
 
 See README.md ("Python") for the rules of inputs, outputs and streams.
 """
@@ -37,6 +50,7 @@ from ._dtypes import (
 from ._errors import (
     CompileError,
     CudaError,
+    DTypeMismatchError,
     Error,
     InternalError,
     InvalidArgumentError,
@@ -112,12 +126,12 @@ def cdef() -> str:
 
 
 __all__ = [
-    "Buffer", "CacheStats", "CompileError", "Context", "CudaError", "DType", "DTypeLike", "Dim", "Error", "Graph",
-    "InternalError", "InvalidArgumentError", "InvalidGraphError", "Layout", "LogCallback", "LogLevel", "NoDeviceError",
-    "NoNvrtcError", "OutOfMemoryError", "Program", "ShapeDim", "ShapeMismatchError", "Status", "Symbol", "Tensor",
-    "UnsupportedError", "Value", "ValueLike", "bf16", "bool_", "cdef", "default_context", "dtype_size",
-    "element_load", "element_store", "f16", "f32", "f64", "f8e4m3", "f8e5m2", "i16", "i32", "i64", "i8",
-    "library_path", "op_names", "pack", "u8", "unpack", "version", "version_info",
+    "Buffer", "CacheStats", "CompileError", "Context", "CudaError", "DType", "DTypeLike", "DTypeMismatchError", "Dim",
+    "Error", "Graph", "InternalError", "InvalidArgumentError", "InvalidGraphError", "Layout", "LogCallback",
+    "LogLevel", "NoDeviceError", "NoNvrtcError", "OutOfMemoryError", "Program", "ShapeDim", "ShapeMismatchError",
+    "Status", "Symbol", "Tensor", "UnsupportedError", "Value", "ValueLike", "bf16", "bool_", "cdef",
+    "default_context", "dtype_size", "element_load", "element_store", "f16", "f32", "f64", "f8e4m3", "f8e5m2", "i16",
+    "i32", "i64", "i8", "library_path", "op_names", "pack", "u8", "unpack", "version", "version_info",
 ]
 # The op functions, the ops a newer library adds (generated at import) included.
 __all__ += _ops.__all__

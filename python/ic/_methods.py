@@ -3,6 +3,8 @@
 Written out (not generated at import) so that type checkers see every method. Each one
 is the module function of the same name (``ic.exp(x)``) with self as its first operand;
 tests/python/test_ops.py checks that every op of the loaded C op table has both.
+``gelu(approximate="none"|"tanh")`` is no op of the table: it picks gelu_erf or gelu_tanh,
+as torch.nn.functional.gelu does.
 Dtype classes (ic.h): FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2; INT = u8 i8 i16 i32 i64;
 NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
 """
@@ -13,6 +15,18 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ._graph import Value, ValueLike
+
+
+def gelu_op(approximate: str) -> str:
+    """The op of ``gelu(x, approximate)``: "gelu_erf" for "none", "gelu_tanh" for "tanh"
+    (torch.nn.functional.gelu's strings); ValueError for any other string."""
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu: approximate must be a str ('none' or 'tanh'), got {type(approximate).__name__}")
+    if approximate == "none":
+        return "gelu_erf"
+    if approximate == "tanh":
+        return "gelu_tanh"
+    raise ValueError(f"gelu: approximate argument must be either 'none' or 'tanh', got {approximate!r}")
 
 
 class OpMethods:
@@ -150,6 +164,11 @@ class OpMethods:
     def gelu_erf(self) -> "Value":
         """0.5 x (1 + erf(x / sqrt(2))). Dtypes: FLOAT."""
         return self._op("gelu_erf")
+
+    def gelu(self, approximate: str = "none") -> "Value":
+        """GELU as torch.nn.functional.gelu: approximate="none" is gelu_erf (the exact
+        form), "tanh" is gelu_tanh; any other string raises ValueError. Dtypes: FLOAT."""
+        return self._op(gelu_op(approximate))
 
     def floor(self) -> "Value":
         """Rounds down (exact). Dtypes: FLOAT."""

@@ -1,5 +1,6 @@
 """The elementwise ops as module functions (``ic.exp(x)``, ``ic.maximum(a, b)``, ...),
-the conversions, ``where`` and the views.
+the conversions, ``where`` and the views; ``gelu(input, approximate="none")`` as torch's
+(gelu_erf, or gelu_tanh for "tanh").
 
 The op functions are written out so that type checkers (mypy --strict) see them; at
 import, ops of the loaded C op table that have no function here get a generated one
@@ -18,6 +19,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from ._dtypes import DType, DTypeLike, to_dtype
 from ._graph import CONVERSIONS, OP_ARITY, OP_CODES, Axes, Dim, Value, ValueLike, apply_op, graph_of, reduce_value
 from ._lib import InlineAsmDesc, api
+from ._methods import gelu_op
 
 __all__ = [
     "neg",
@@ -52,6 +54,7 @@ __all__ = [
     "silu",
     "softplus",
     "gelu_erf",
+    "gelu",
     "floor",
     "ceil",
     "round",
@@ -289,6 +292,14 @@ def softplus(x: Value) -> Value:
 def gelu_erf(x: Value) -> Value:
     """0.5 x (1 + erf(x / sqrt(2))). Dtypes: FLOAT."""
     return apply_op("gelu_erf", x)
+
+
+def gelu(input: Value, approximate: str = "none") -> Value:
+    """GELU with torch.nn.functional.gelu's signature: approximate="none" (default) is
+    the exact form 0.5 x (1 + erf(x / sqrt(2))) (the op gelu_erf), "tanh" the tanh
+    approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3))) (the op gelu_tanh);
+    any other string raises ValueError. Also ``x.gelu(approximate)``. Dtypes: FLOAT."""
+    return apply_op(gelu_op(approximate), input)
 
 
 def floor(x: Value) -> Value:

@@ -12,6 +12,12 @@ with torch.empty on the inputs' device, CuPy arrays, numpy arrays where numpy ha
 dtype), else ic-owned :class:`ic.Buffer` objects. One output comes back as the object,
 several as a tuple in the program's output order (``prog.outputs``).
 
+Mismatches raise before anything runs: an input or ``out=`` tensor whose shape, strides
+or layout do not fit the program raises :class:`ic.ShapeMismatchError`; one of another
+dtype than compiled (of any kind: torch, CuPy, numpy, DLPack, buffers, ic.Tensor) raises
+its subclass :class:`ic.DTypeMismatchError`, whose message leads with ``"dtype
+mismatch: GIVEN vs COMPILED: "``.
+
 The stream: ``stream=`` (an int CUstream, or an object with ``.cuda_stream`` or ``.ptr``),
 else PyTorch's current stream for torch inputs, CuPy's for CuPy inputs, else the legacy
 default stream.
@@ -702,8 +708,10 @@ class Program:
                 releases.append(d.release)  # held until the run returned
             want = e.out_shapes[o]
             if d.dtype != dt or d.shape != want:
+                # A dtype mismatch leads with the dtypes as ic.h's do (DTypeMismatchError).
+                lead = f"dtype mismatch: {d.dtype} vs {dt}: " if d.dtype != dt else ""
                 raise make_error(int(Status.SHAPE_MISMATCH),
-                                 f"out {name!r}: got {d.dtype}{list(d.shape)}, the program makes {dt}{list(want)}")
+                                 f"{lead}out {name!r}: got {d.dtype}{list(d.shape)}, the program makes {dt}{list(want)}")
             if not is_contiguous(d.shape, d.strides):
                 raise make_error(int(Status.SHAPE_MISMATCH), f"out {name!r}: outputs must be contiguous "
                                  f"(strides {list(d.strides or ())}, contiguous {list(contiguous_strides(want))})")

@@ -48,7 +48,7 @@ START_TEST(test_builder_errors) {
   EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 1, (ic_dim[]){-7}, 0), "neither a size nor a symbol");
   EXPECT_BUILD_ERROR(ic_graph_input(g, "z", IC_F32, 1, (ic_dim[]){4}, (ic_layout)7), "invalid layout");
   EXPECT_BUILD_ERROR(ic_graph_constant(g, NAN, IC_I32), "NaN is not a value of i32");
-  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, i), "operand dtypes differ: f32 and i32");
+  EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, i), "dtype mismatch: f32 vs i32: add: operand dtypes differ");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, 77), "not a value of this graph");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, IC_INVALID_VALUE), "not a value of this graph");
   EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_EXP, i), "dtype i32 not accepted (takes f16, bf16, f32, f64, f8e4m3, f8e5m2)");
@@ -56,7 +56,7 @@ START_TEST(test_builder_errors) {
   EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_ADD, x), "takes 2 arguments, got 1");
   EXPECT_BUILD_ERROR(ic_graph_op(g, (ic_op)999, 1, &x), "invalid op");
   EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_CAST, x), "use ic_graph_cast");
-  EXPECT_BUILD_ERROR(ic_graph_where(g, x, x, x), "condition must be bool");
+  EXPECT_BUILD_ERROR(ic_graph_where(g, x, x, x), "dtype mismatch: f32 vs bool: where: condition must be bool");
   EXPECT_BUILD_ERROR(ic_graph_binary(g, IC_OP_ADD, x, y), "do not broadcast");
   EXPECT_BUILD_ERROR(ic_graph_cast(g, x, (ic_dtype)42), "cast: invalid dtype 42");
   EXPECT_BUILD_ERROR(ic_graph_unary(g, IC_OP_CAST_SATURATE, x), "use ic_graph_cast_saturate");
@@ -317,6 +317,85 @@ START_TEST(test_outputs_and_compile_checks) {
 }
 END_TEST
 
+/* Dtype mismatches lead with "dtype mismatch: A vs B: " (ic.h, ic_last_error): in the
+ * builder (IC_ERR_INVALID_GRAPH, and the graph's first error), in the parser (after its
+ * position) and in a run (IC_ERR_SHAPE_MISMATCH); a dtype an op does not take has no
+ * such prefix. Bindings classify errors by it. */
+static void expect_prefix(const char *message, const char *prefix) {
+  ck_assert_msg(strncmp(message, prefix, strlen(prefix)) == 0, "'%s' does not begin with '%s'", message, prefix);
+}
+
+START_TEST(test_dtype_mismatch_prefix) {
+  ic_graph *g = fresh();
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){4}, 0);
+  ic_value h = ic_graph_input(g, "h", IC_F16, 1, (ic_dim[]){4}, 0);
+  ic_value b = ic_graph_input(g, "b", IC_BOOL, 1, (ic_dim[]){4}, 0);
+  const char *m = NULL;
+  ck_assert_int_eq(ic_graph_binary(g, IC_OP_ADD, x, h), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f32 vs f16: add: ");
+  ck_assert_int_eq(ic_graph_error(g, &m), IC_ERR_INVALID_GRAPH);
+  expect_prefix(m, "dtype mismatch: f32 vs f16: add: ");
+  ck_assert_int_eq(ic_graph_binary(g, IC_OP_MUL, h, x), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f16 vs f32: mul: ");
+  ck_assert_int_eq(ic_graph_op(g, IC_OP_CLAMP, 3, (ic_value[]){x, x, h}), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f32 vs f16: clamp: ");
+  ck_assert_int_eq(ic_graph_where(g, b, x, h), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f32 vs f16: where: ");
+  ck_assert_int_eq(ic_graph_where(g, x, x, x), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f32 vs bool: where: ");
+  ck_assert_int_eq(ic_graph_concat(g, 2, (ic_value[]){x, h}, 0), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f16 vs f32: concat: value 1 is f16");
+  ck_assert_int_eq(ic_graph_layer_norm(g, x, 1, h, IC_INVALID_VALUE, 1e-5), IC_INVALID_VALUE);
+  expect_prefix(ic_last_error(), "dtype mismatch: f32 vs f16: ");
+  /* Not a mismatch: a dtype the op does not take. */
+  ck_assert_int_eq(ic_graph_unary(g, IC_OP_EXP, b), IC_INVALID_VALUE);
+  ck_assert_ptr_null(strstr(ic_last_error(), "dtype mismatch"));
+  ck_assert_ptr_nonnull(strstr(ic_last_error(), "dtype bool not accepted"));
+  ic_graph_destroy(g);
+
+  ic_graph *parsed = NULL;
+  ck_assert_int_eq(ic_graph_parse("input x : f32[4]\ninput h : f16[4]\ny = add(x, h)\noutput y\n", &parsed),
+                   IC_ERR_INVALID_GRAPH);
+  ck_assert_ptr_null(parsed);
+  expect_prefix(ic_last_error(), "line 3, column 1: dtype mismatch: f32 vs f16: add: ");
+
+  /* A run (ref backend, no GPU): inputs and outputs of another dtype than compiled. */
+  ic_context *ctx;
+  ck_assert_int_eq(ic_context_create(NULL, &ctx), IC_OK);
+  g = fresh();
+  x = ic_graph_input(g, "x", IC_F32, 1, (ic_dim[]){4}, 0);
+  ck_assert_int_eq(ic_graph_output(g, "y", ic_graph_unary(g, IC_OP_NEG, x)), IC_OK);
+  ic_compile_options co = {.struct_size = sizeof co, .backend = "ref"};
+  ic_program *p = NULL;
+  ck_assert_int_eq(ic_compile(ctx, g, &co, &p), IC_OK);
+  float fx[4] = {1, 2, 3, 4}, fy[4] = {0};
+  double dx[4] = {1, 2, 3, 4};
+  int64_t shape[1] = {4};
+  ic_tensor in = {dx, IC_F64, 1, shape, NULL}, out = {fy, IC_F32, 1, shape, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_SHAPE_MISMATCH);
+  expect_prefix(ic_last_error(), "dtype mismatch: f64 vs f32: input 0 'x': got f64, compiled for f32");
+  int32_t ndim = 0;
+  int64_t oshape[IC_MAX_DIMS];
+  ck_assert_int_eq(ic_program_output_shape(p, 0, &in, &ndim, oshape), IC_ERR_SHAPE_MISMATCH);
+  expect_prefix(ic_last_error(), "dtype mismatch: f64 vs f32: input 0 'x'");
+  in = (ic_tensor){fx, IC_F32, 1, shape, NULL};
+  out = (ic_tensor){dx, IC_F64, 1, shape, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_SHAPE_MISMATCH);
+  expect_prefix(ic_last_error(), "dtype mismatch: f64 vs f32: output 0 'y': got f64, the program makes f32");
+  /* A rank mismatch of the right dtype is a shape mismatch without the prefix. */
+  in = (ic_tensor){fx, IC_F32, 0, NULL, NULL};
+  out = (ic_tensor){fy, IC_F32, 1, shape, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_SHAPE_MISMATCH);
+  ck_assert_ptr_null(strstr(ic_last_error(), "dtype mismatch"));
+  in = (ic_tensor){fx, IC_F32, 1, shape, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_OK);
+  ck_assert(fy[3] == -4.0f);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("graph");
   TCase *tc = check_tcase("builder");
@@ -327,6 +406,7 @@ int main(void) {
   tcase_add_test(tc, test_views);
   tcase_add_test(tc, test_outputs_and_compile_checks);
   tcase_add_test(tc, test_limits_error_names_counts);
+  tcase_add_test(tc, test_dtype_mismatch_prefix);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }

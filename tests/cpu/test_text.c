@@ -450,7 +450,7 @@ static const error_case error_cases[] = {
     {P3 "h = 1\n", 4, 5, "expected an op or 'const', found '1'"},
     {P3 "input y f32[4]\n", 4, 9, "expected ':', found 'f32'"},
     {P3 "h = neg x\n", 4, 9, "expected '(', found 'x'"},
-    {P3 "h = add(x, i)\n", 4, 1, "add: operand dtypes differ: f32 and i32 (cast one of them)"},
+    {P3 "h = add(x, i)\n", 4, 1, "dtype mismatch: f32 vs i32: add: operand dtypes differ (cast one of them)"},
     {P3 "h = exp(i)\n", 4, 1, "exp: dtype i32 not accepted"},
     {P3 "p = permute(x, [0, 0])\n", 4, 1, "permute: entry 1 (0) makes no permutation"},
     {P3 "p = permute(x, [0, 9])\n", 4, 20, "permute entry 9 is not a dim"},

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import ic
 import ic._ops
-from support import flat, host, rng, round_to, ulps
+from support import HAVE_NUMPY, flat, host, np, rng, round_to, ulps
 
 # Ops whose Python reference is exact or correctly rounded: compared bit for bit.
 EXACT = {"neg", "abs", "sqrt", "relu", "floor", "ceil", "round", "trunc", "frac", "sign", "reciprocal", "add", "sub",
@@ -158,6 +158,84 @@ INT_UNARY: Dict[str, Callable[[int], int]] = {
     "isinf": lambda a: 0,
     "isfinite": lambda a: 1,
 }
+
+
+def _gelu_ref(x: float, approximate: str) -> float:
+    """torch.nn.functional.gelu's definition, in double precision."""
+    if approximate == "tanh":
+        return 0.5 * x * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+class GeluTest(unittest.TestCase):
+    """ic.gelu(input, approximate='none') with torch's signature and strings, against the
+    formulas evaluated in double precision (and numpy's tanh where numpy is there)."""
+
+    def test_signature_is_torchs(self) -> None:
+        self.assertIn("gelu", ic.__all__)
+        params = inspect.signature(ic.gelu).parameters
+        self.assertEqual(list(params), ["input", "approximate"])
+        self.assertEqual(params["approximate"].default, "none")
+        m = inspect.signature(ic.Value.gelu).parameters
+        self.assertEqual(list(m), ["self", "approximate"])
+        self.assertEqual(m["approximate"].default, "none")
+        self.assertTrue(ic.gelu.__doc__ and "tanh" in ic.gelu.__doc__)
+        self.assertNotIn("gelu", ic.op_names())  # a choice between two ops, not an op of its own
+
+    def test_values(self) -> None:
+        r = rng(17)
+        xs = [r.uniform(-6, 6) for _ in range(61)] + [0.0, -0.0, 1e-8, -1e-8, 30.0, -30.0, 3.0, -3.0]
+        for dtype, tol in ((ic.f32, 2e-6), (ic.f64, 1e-13)):
+            vals = [round_to(dtype, v) for v in xs]
+            for mode in ("fused", "eager"):
+                g = ic.Graph()
+                x = g.input("x", dtype, (len(vals),))
+                g.output("default", ic.gelu(x))
+                g.output("none", ic.gelu(x, approximate="none"))
+                g.output("tanh", ic.gelu(x, approximate="tanh"))
+                g.output("method", x.gelu())
+                g.output("method_tanh", x.gelu("tanh"))
+                g.output("erf_op", ic.gelu_erf(x))
+                g.output("tanh_op", ic.gelu_tanh(x))
+                text = str(g)
+                self.assertIn("gelu_erf(x)", text)
+                self.assertIn("gelu_tanh(x)", text)
+                prog = g.compile(backend="ref", mode=mode)
+                outs = {k: flat(v) for k, v in zip(prog.outputs, prog(host(vals, dtype)))}
+                with self.subTest(dtype=str(dtype), mode=mode):
+                    # The same ops as the named ones, bit for bit.
+                    for k in ("default", "none", "method"):
+                        self.assertEqual(outs[k], outs["erf_op"], k)
+                    for k in ("tanh", "method_tanh"):
+                        self.assertEqual(outs[k], outs["tanh_op"], k)
+                    for approximate, key in (("none", "none"), ("tanh", "tanh")):
+                        for v, y in zip(vals, outs[key]):
+                            want = _gelu_ref(v, approximate)
+                            self.assertLessEqual(abs(y - want), tol * max(1.0, abs(want)),
+                                                 f"gelu({v!r}, approximate={approximate!r}) = {y!r}, want {want!r}")
+                    self.assertEqual(outs["none"][-4:-2], [30.0, 0.0])  # gelu(30) = 30, gelu(-30) = -0
+                    if HAVE_NUMPY:
+                        a = np.array(vals, dtype="float64")
+                        ref = 0.5 * a * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (a + 0.044715 * a ** 3)))
+                        err = np.abs(np.array(outs["tanh"], dtype="float64") - ref)
+                        self.assertTrue(bool(np.all(err <= tol * np.maximum(1.0, np.abs(ref)))), err.max())
+
+    def test_bad_approximate(self) -> None:
+        g = ic.Graph()
+        x = g.input("x", ic.f32, (3,))
+        for bad in ("foo", "Tanh", "erf", "", "none "):
+            with self.subTest(approximate=bad):
+                with self.assertRaisesRegex(ValueError, "approximate argument must be either 'none' or 'tanh'"):
+                    ic.gelu(x, approximate=bad)
+                with self.assertRaisesRegex(ValueError, "approximate"):
+                    x.gelu(bad)
+        with self.assertRaisesRegex(TypeError, "approximate must be a str"):
+            ic.gelu(x, approximate=None)  # type: ignore[arg-type]
+        self.assertIsNone(g.error)  # refused before anything reached the graph
+        with self.assertRaisesRegex(ic.InvalidGraphError, "gelu_erf: dtype i32 not accepted"):
+            ic.gelu(g.input("i", ic.i32, (3,)))
+        with self.assertRaisesRegex(TypeError, "ic.Value"):
+            ic.gelu(1.0)  # type: ignore[arg-type]
 
 
 def _wrap32(v: int) -> int:

@@ -659,8 +659,11 @@ class LibraryTest(unittest.TestCase):
             api.ic_graph_teleport(None)
 
     def test_lookup_order(self) -> None:
-        # Without IC_LIBRARY, from the source tree: a build tree (or the system) is found,
-        # and the message of a failure would list every place. Only the mechanics here.
+        # Without IC_LIBRARY, from the source tree: the build trees inside it (build/,
+        # build-*/) that hold a libic, then the system loader; the message of a failure
+        # would list every place. Only the mechanics here. The build that runs this test
+        # may be anywhere (cmake -S ic -B ic-build): it is found through IC_LIBRARY, so
+        # the source tree may have no build tree at all.
         from ic._lib import _candidates
         from pathlib import Path
 
@@ -668,8 +671,15 @@ class LibraryTest(unittest.TestCase):
         where = [w for w, _ in _candidates(pkg)]
         self.assertEqual(where[0], "installed")
         self.assertEqual(where[-1], "system loader")
-        if (pkg.parent.parent / "CMakeLists.txt").exists():
-            self.assertTrue(any(w.startswith("build tree") for w in where))
+        root = pkg.parent.parent
+        trees: set[str] = set()
+        if (root / "CMakeLists.txt").is_file() and (root / "include" / "ic" / "ic.h").is_file():
+            trees = {f"build tree {b}" for b in [root / "build", *root.glob("build-*")]
+                     if b.is_dir() and (b / "libic.so.0").exists()}
+        listed = [w for w in where if w.startswith("build tree")]
+        self.assertEqual(set(listed), trees)
+        if f"build tree {root / 'build'}" in listed:
+            self.assertEqual(listed[0], f"build tree {root / 'build'}")  # build/ first
 
 
 if __name__ == "__main__":
