@@ -14,8 +14,9 @@ command -v valgrind >/dev/null || { echo "valgrind.sh: valgrind not found (apt-g
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=("$@")
 [ ${#runs[@]} -gt 0 ] || runs=(test_graph test_text test_sym test_views test_dlpack test_limits
-  test_faults:test_point_table test_faults:test_context_creation test_faults:test_ref_compile_and_run
-  fuzz_text fuzz_builder fuzz_disk_entry fuzz_dlpack)
+  test_faults:test_point_table test_faults:test_context_creation test_faults:test_ref_fused_uncached
+  test_faults:test_ref_eager_uncached test_faults:test_ref_program_cache test_faults:test_ref_clamped_fp8_cast
+  test_faults:test_ref_passes fuzz_text fuzz_builder fuzz_disk_entry fuzz_dlpack)
 status=0
 for r in "${runs[@]}"; do
   t=${r%%:*}

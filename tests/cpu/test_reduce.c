@@ -1134,8 +1134,29 @@ START_TEST(test_two_stage_split) {
   ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[1000, 1000]\ny = std(x, [0, 1])\noutput y\n", NULL), 4);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = softmax(x, 0)\noutput y\n", NULL), 4);
   ck_assert_int_eq(kernels_of(rc_ctx, "ref", "input x : f32[300000]\ny = softmax(x, 0)\noutput y\n", NULL), 3);
+  /* not for rows of one lane group, nor for many rows */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[2, 262144]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
+  /* columns of a symbolic length split by rounds instead, chosen at run time (test_column_split) */
+  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 3);
+  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* A compile-only context for arch (the NVRTC tests of the two-stage split). */
+static ic_context *split_ctx(const char *arch) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  return ctx;
+}
+
+START_TEST(test_two_stage_split_passes_nvrtc) {
+  ic_context *ctx = split_ctx("sm_90a");
+  ic_program *p;
   /* NVRTC: the passes of every shorthand over two rows of a symbolic length, f16, bf16,
-   * f64 (f32: above) */
+   * f64 (f32: test_two_stage_split) */
   static const ic_dtype pass_dts[] = {IC_F16, IC_BF16, IC_F64};
   for (int di = 0; di < RC_COUNT(pass_dts); di++) {
     ic_graph *g;
@@ -1152,12 +1173,12 @@ START_TEST(test_two_stage_split) {
     ic_program_release(p);
     ic_graph_destroy(g);
   }
-  /* not for rows of one lane group, nor for many rows */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "input x : f32[2, 262144]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[257, n]\ny = softmax(x, 1)\noutput y\n", NULL), 1);
-  /* columns of a symbolic length split by rounds instead, chosen at run time (test_column_split) */
-  ck_assert_int_eq(kernels_of(ctx, NULL, "symbol n\ninput x : f32[n, 8]\ny = sum(x, [0])\noutput y\n", NULL), 3);
-  ck_assert_int_eq(kernels_of(rc_ctx, "ref", "symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", NULL), 1);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_two_stage_split_stages_nvrtc) {
+  ic_context *ctx = split_ctx("sm_90a");
   /* NVRTC: the stages of every accepted reduction of every dtype (eager: a kernel each) */
   for (int di = 0; di < RC_NDTYPES; di++) {
     ic_graph *g;
@@ -1174,11 +1195,14 @@ START_TEST(test_two_stage_split) {
     ic_graph_destroy(g);
   }
   ic_context_destroy(ctx);
+}
+END_TEST
+
+START_TEST(test_two_stage_split_sm80) {
+  ic_context *ctx = split_ctx("sm_80");
   /* NVRTC for sm_80 too: row stages (f32 sum, f64 argmax, i64 prod), column stages (f32,
    * bf16 two columns a thread, u8 four), the one kernel in rounds beside them, and a kernel
    * a pass (f32 softmax of a vector, bf16 std) */
-  co.arch = "sm_80";
-  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
   static const struct { const char *text; int32_t kernels; } sm80[] = {
       {"symbol n\ninput x : f32[n]\ny = sum(x, [0])\noutput y\n", 2},
       {"symbol n\ninput x : f64[3, n]\ny = argmax(x, [1])\noutput y\n", 2},
@@ -1210,7 +1234,8 @@ END_TEST
  * Kernels whose columns differ otherwise (a value a column before the REDUCE, a load
  * across the columns, element stores, an index) and 4-byte loads keep a column a thread.
  * Strict compiles for sm_90a and sm_80 (NVRTC and ptxas). */
-START_TEST(test_column_pack) {
+/* The column pack's cases, compiled for one arch (a test an arch: each stays short). */
+static void column_pack_cases(const char *arch) {
   static const struct {
     const char *text;
     int32_t pack;  /* 1: a column a thread */
@@ -1245,9 +1270,8 @@ START_TEST(test_column_pack) {
        1, NULL},
       {"symbol n\ninput x : bf16[4096, n]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", 1, NULL},
   };
-  static const char *const arches[] = {"sm_90a", "sm_80"};
-  for (int a = 0; a < 2; a++) {
-    ic_context_options co = {.struct_size = sizeof co, .arch = arches[a], .flags = IC_CONTEXT_COMPILE_ONLY};
+  {
+    ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
     ic_context *ctx;
     IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1278,6 +1302,11 @@ START_TEST(test_column_pack) {
     ic_context_destroy(ctx);
   }
 }
+
+START_TEST(test_column_pack_sm90a) { column_pack_cases("sm_90a"); }
+END_TEST
+
+START_TEST(test_column_pack_sm80) { column_pack_cases("sm_80"); }
 END_TEST
 
 /* pack: the columns a thread of the partial stage (kir_column_pack_of) */
@@ -1416,13 +1445,13 @@ static void compile_strict(ic_context *ctx, const ic_graph *g, ic_compile_mode m
   ic_program_release(p);
 }
 
-/* The dtypes of one test of compile_reductions: each arch's sets in two tests, so that
- * each stays short (the heaviest kernels, every reduction of an f32 or f8e4m3 tensor over
- * its middle axis, take NVRTC seconds each). */
+/* The dtypes of one test of compile_reductions: each arch's sets in several tests, so
+ * that each stays short (the heaviest kernels, every reduction of an f32 or f8e4m3 tensor
+ * over its middle axis, take NVRTC seconds each: sm_80's sets, which have them, in more). */
 enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0 };
 
-static void compile_reductions(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
-                               uint32_t prologue_dtypes, uint32_t dtypes) {
+static void compile_reductions_of(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
+                                  uint32_t prologue_dtypes, uint32_t dtypes, int def_first, int def_end) {
   ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
   IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
@@ -1437,7 +1466,7 @@ static void compile_reductions(const char *arch, const nvrtc_set *sets, int nset
       ic_dim n = ic_graph_symbol(g, "n");
       ic_value x = set->strided ? ic_graph_input(g, "x", dt, 2, (ic_dim[]){n, 5}, IC_LAYOUT_STRIDED)
                                 : ic_graph_input(g, "x", dt, 3, (ic_dim[]){n, 7, 33}, IC_LAYOUT_CONTIGUOUS);
-      for (int k = 0; k < RC_NDEFS; k++) {
+      for (int k = def_first; k < def_end; k++) {
         if (!rc_accepts(&rc_defs[k], dt)) continue;
         IC_OK_OR_FAIL(ic_graph_output(g, rc_defs[k].name,
                                       rc_build(g, &rc_defs[k], x, set->axes.naxes, set->axes.axes, set->keepdim)));
@@ -1473,14 +1502,50 @@ static void compile_reductions(const char *arch, const nvrtc_set *sets, int nset
 }
 
 
+/* Every reduction (rc_defs) of each dtype of `dtypes`. */
+static void compile_reductions(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
+                               uint32_t prologue_dtypes, uint32_t dtypes) {
+  compile_reductions_of(arch, sets, nsets, eager_dtypes, prologue_dtypes, dtypes, 0, RC_NDEFS);
+}
+
 static const nvrtc_set sm80_sets[] = {
     {{1, {0}}, 0, false, 0},
     {{1, {1}}, 1, false, DT_F32 | DT_F8E4M3 | DT_U8},
     {{2, {0, 2}}, 0, false, DT_BF16 | DT_BOOL},
 };
 
-START_TEST(test_nvrtc_sm80_floats) {
-  compile_reductions("sm_80", sm80_sets, RC_COUNT(sm80_sets), DT_BOOL, DT_F32 | DT_BOOL, DT_FLOATS);
+START_TEST(test_nvrtc_sm80_f32_f16) {
+  compile_reductions("sm_80", sm80_sets, RC_COUNT(sm80_sets), DT_BOOL, DT_F32 | DT_BOOL, DT_F32 | DT_F16);
+}
+END_TEST
+
+/* f8e4m3 on sm_80 converts in software: its sets' kernels are the heaviest (every
+ * reduction in one kernel takes NVRTC 20 s on 2 cores, 80 s under ASan), so each set's
+ * reductions come in two halves, a test each (no eager or prologue compile takes f8e4m3
+ * on sm_80) */
+enum { RC_HALF = RC_NDEFS / 2 };
+START_TEST(test_nvrtc_sm80_f8e4m3_axis0_first) {
+  compile_reductions_of("sm_80", sm80_sets, 1, 0, 0, DT_F8E4M3, 0, RC_HALF);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm80_f8e4m3_axis0_second) {
+  compile_reductions_of("sm_80", sm80_sets, 1, 0, 0, DT_F8E4M3, RC_HALF, RC_NDEFS);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm80_f8e4m3_axis1_first) {
+  compile_reductions_of("sm_80", sm80_sets + 1, 1, 0, 0, DT_F8E4M3, 0, RC_HALF);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm80_f8e4m3_axis1_second) {
+  compile_reductions_of("sm_80", sm80_sets + 1, 1, 0, 0, DT_F8E4M3, RC_HALF, RC_NDEFS);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm80_f64_bf16) {
+  compile_reductions("sm_80", sm80_sets, RC_COUNT(sm80_sets), DT_BOOL, DT_F32 | DT_BOOL, DT_F64 | DT_BF16);
 }
 END_TEST
 
@@ -1554,6 +1619,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_summation_order_long_rows, setup, teardown);
   CHECK_CASE(s, test_two_stage_cases_ref, setup, teardown);
   CHECK_CASE(s, test_two_stage_split, setup, teardown);
+  CHECK_CASE(s, test_two_stage_split_passes_nvrtc, setup, teardown);
+  CHECK_CASE(s, test_two_stage_split_stages_nvrtc, setup, teardown);
+  CHECK_CASE(s, test_two_stage_split_sm80, setup, teardown);
   CHECK_CASE(s, test_column_split, setup, teardown);
   CHECK_CASE(s, test_column_split_cases_ref, setup, teardown);
   CHECK_CASE(s, test_shorthands, setup, teardown);
@@ -1561,10 +1629,16 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_row_threads_from_bytes, setup, teardown);
   CHECK_CASE(s, test_row_cache_tiers, setup, teardown);
   CHECK_CASE(s, test_column_rounds, setup, teardown);
-  CHECK_CASE(s, test_column_pack, setup, teardown);
+  CHECK_CASE(s, test_column_pack_sm90a, setup, teardown);
+  CHECK_CASE(s, test_column_pack_sm80, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_ref, setup, teardown);
   CHECK_CASE(s, test_fusion_groupings_cuda_sm90a, setup, teardown);
-  CHECK_CASE(s, test_nvrtc_sm80_floats, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_f32_f16, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_f8e4m3_axis0_first, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_f8e4m3_axis0_second, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_f8e4m3_axis1_first, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_f8e4m3_axis1_second, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_f64_bf16, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm80_ints, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm80_shorthands, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a_floats, setup, teardown);
