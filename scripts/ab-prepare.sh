@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Puts revision REV's tree in ab-old/ (or DIR, an ab-old* name; ignored by git through
-# .git/info/exclude) for an A/B measurement: copy it with the working tree to the GPU
+# .git/info/exclude) for an A/B measurement: copy it with the working tree to a GPU
 # machine and run `bash scripts/gpu-check.sh ab` there, which builds each ab-old*/ beside
 # build-gpu/ and runs the benchmark tables of all, alternating.
 #   scripts/ab-prepare.sh REV [DIR]      e.g. scripts/ab-prepare.sh HEAD~1 ab-old2

@@ -47,6 +47,7 @@ fuzz_one() {
 jobs=${FUZZ_JOBS:-$(nproc)}
 running=0
 for t in "${targets[@]}"; do
+  rm -f build-fuzz/fuzz-"$t".result
   fuzz_one "$t" &
   running=$((running + 1))
   if [ "$running" -ge "$jobs" ]; then
@@ -57,6 +58,11 @@ done
 wait
 status=0
 for t in "${targets[@]}"; do
+  if [ ! -f build-fuzz/fuzz-"$t".result ]; then
+    echo "$t: FAILED (its run ended before writing a result; see build-fuzz/fuzz-$t.log)"
+    status=1
+    continue
+  fi
   read -r code line <build-fuzz/fuzz-"$t".result
   echo "$line"
   if [ "$code" -ne 0 ]; then

@@ -14,7 +14,7 @@
 # IC_FAULT_SWEEP_STRIDE=K (default 8 here, 1 in ctest) makes the fault sweeps of gpu_faults
 # try every Kth call only: under the tools a whole allocation sweep (a context and a cold
 # compile a point) takes far longer than the other cases.
-# e.g. on the GPU machine, after building build-gpu and running its ctest suite:
+# e.g. on a machine with a GPU, after building build-gpu and running its ctest suite:
 #   scripts/gpu-sanitize.sh build-gpu
 set -uo pipefail
 build=${1:?usage: scripts/gpu-sanitize.sh BUILD_DIR [test ...]}

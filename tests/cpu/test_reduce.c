@@ -1021,6 +1021,14 @@ static int32_t kernels_of(ic_context *ctx, const char *be, const char *text, ic_
   return n;
 }
 
+/* A compile-only context for arch (the NVRTC tests). */
+static ic_context *compile_only_ctx(const char *arch) {
+  ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  return ctx;
+}
+
 START_TEST(test_two_stage_split) {
   ic_context_options co = {.struct_size = sizeof co, .arch = "sm_90a", .flags = IC_CONTEXT_COMPILE_ONLY};
   ic_context *ctx;
@@ -1144,16 +1152,8 @@ START_TEST(test_two_stage_split) {
 }
 END_TEST
 
-/* A compile-only context for arch (the NVRTC tests of the two-stage split). */
-static ic_context *split_ctx(const char *arch) {
-  ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
-  ic_context *ctx;
-  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
-  return ctx;
-}
-
 START_TEST(test_two_stage_split_passes_nvrtc) {
-  ic_context *ctx = split_ctx("sm_90a");
+  ic_context *ctx = compile_only_ctx("sm_90a");
   ic_program *p;
   /* NVRTC: the passes of every shorthand over two rows of a symbolic length, f16, bf16,
    * f64 (f32: test_two_stage_split) */
@@ -1178,7 +1178,7 @@ START_TEST(test_two_stage_split_passes_nvrtc) {
 END_TEST
 
 START_TEST(test_two_stage_split_stages_nvrtc) {
-  ic_context *ctx = split_ctx("sm_90a");
+  ic_context *ctx = compile_only_ctx("sm_90a");
   /* NVRTC: the stages of every accepted reduction of every dtype (eager: a kernel each) */
   for (int di = 0; di < RC_NDTYPES; di++) {
     ic_graph *g;
@@ -1199,7 +1199,7 @@ START_TEST(test_two_stage_split_stages_nvrtc) {
 END_TEST
 
 START_TEST(test_two_stage_split_sm80) {
-  ic_context *ctx = split_ctx("sm_80");
+  ic_context *ctx = compile_only_ctx("sm_80");
   /* NVRTC for sm_80 too: row stages (f32 sum, f64 argmax, i64 prod), column stages (f32,
    * bf16 two columns a thread, u8 four), the one kernel in rounds beside them, and a kernel
    * a pass (f32 softmax of a vector, bf16 std) */
@@ -1270,37 +1270,33 @@ static void column_pack_cases(const char *arch) {
        1, NULL},
       {"symbol n\ninput x : bf16[4096, n]\nm = mean(x, [0], keepdim)\ny = sub(x, m)\noutput y\n", 1, NULL},
   };
-  {
-    ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
-    ic_context *ctx;
-    IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-      ic_program *p;
-      const int32_t kernels = kernels_of(ctx, NULL, cases[i].text, &p);
-      /* the reduction is the last kernel (a symbolic column count: the one kernel beside
-       * the split's stages) */
-      const int32_t w = kernels - 1;
-      const char *ir = ic_program_kernel_ir(p, w), *src = ic_program_kernel_source(p, w);
-      ck_assert_msg(strstr(ir, "strategy columns") != NULL, "%s: %s", cases[i].text, ir);
-      char says[64];
-      snprintf(says, sizeof says, ", %d neighbouring rows a thread", (int)cases[i].pack);
-      ck_assert_msg((strstr(ir, says) != NULL) == (cases[i].pack > 1), "%s: %s", cases[i].text, ir);
-      ck_assert_int_eq(strstr(src, "const bool pack_ok = ") != NULL, cases[i].pack > 1);
-      if (cases[i].pack > 1) {
-        char first[96];
-        snprintf(first, sizeof first, " + colg * 32 + colx) * %d;", (int)cases[i].pack);
-        ck_assert_msg(strstr(src, first) != NULL, "%s", cases[i].text);
-        ck_assert_msg(strstr(src, cases[i].word) != NULL, "%s: no %s", cases[i].text, cases[i].word);
-        ck_assert_ptr_nonnull(strstr(src, "    if (pack_ok) {\n"));
-        ck_assert_ptr_nonnull(strstr(src, "if (row_in + cp < rows) {"));
-        for (int32_t k = 0; k + 1 < kernels; k++) /* the split's partial stage packs too */
-          if (strstr(ic_program_kernel_ir(p, k), "strategy column partials"))
-            ck_assert_msg(strstr(ic_program_kernel_ir(p, k), says) != NULL, "%s: %s", cases[i].text, ic_program_kernel_ir(p, k));
-      }
-      ic_program_release(p);
+  ic_context *ctx = compile_only_ctx(arch);
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    ic_program *p;
+    const int32_t kernels = kernels_of(ctx, NULL, cases[i].text, &p);
+    /* the reduction is the last kernel (a symbolic column count: the one kernel beside
+     * the split's stages) */
+    const int32_t w = kernels - 1;
+    const char *ir = ic_program_kernel_ir(p, w), *src = ic_program_kernel_source(p, w);
+    ck_assert_msg(strstr(ir, "strategy columns") != NULL, "%s: %s", cases[i].text, ir);
+    char says[64];
+    snprintf(says, sizeof says, ", %d neighbouring rows a thread", (int)cases[i].pack);
+    ck_assert_msg((strstr(ir, says) != NULL) == (cases[i].pack > 1), "%s: %s", cases[i].text, ir);
+    ck_assert_int_eq(strstr(src, "const bool pack_ok = ") != NULL, cases[i].pack > 1);
+    if (cases[i].pack > 1) {
+      char first[96];
+      snprintf(first, sizeof first, " + colg * 32 + colx) * %d;", (int)cases[i].pack);
+      ck_assert_msg(strstr(src, first) != NULL, "%s", cases[i].text);
+      ck_assert_msg(strstr(src, cases[i].word) != NULL, "%s: no %s", cases[i].text, cases[i].word);
+      ck_assert_ptr_nonnull(strstr(src, "    if (pack_ok) {\n"));
+      ck_assert_ptr_nonnull(strstr(src, "if (row_in + cp < rows) {"));
+      for (int32_t k = 0; k + 1 < kernels; k++) /* the split's partial stage packs too */
+        if (strstr(ic_program_kernel_ir(p, k), "strategy column partials"))
+          ck_assert_msg(strstr(ic_program_kernel_ir(p, k), says) != NULL, "%s: %s", cases[i].text, ic_program_kernel_ir(p, k));
     }
-    ic_context_destroy(ctx);
+    ic_program_release(p);
   }
+  ic_context_destroy(ctx);
 }
 
 START_TEST(test_column_pack_sm90a) { column_pack_cases("sm_90a"); }
@@ -1416,8 +1412,9 @@ END_TEST
 
 /* Every accepted reduction (and mean_correction, var, std) of every matrix dtype over
  * [n, 7, 33] compiled fused, strict, so that every generated reduction kernel goes
- * through NVRTC: a graph per dtype and axis set (all its ops: one kernel), the axis sets
- * split between the two archs to keep the cold compile time down (sm_90a: inner for
+ * through NVRTC: a graph per dtype and axis set (all its ops: one kernel; f8e4m3 on
+ * sm_80: two, of half the ops each), the axis sets split between the two archs to keep
+ * the cold compile time down (sm_90a: inner for
  * every dtype, all and a strided operand for some; sm_80: outer for every dtype, middle
  * and several for some); single-op kernels (eager) of f32 and bool; a prologue and an
  * epilogue; the shorthands (test_fusion_groupings_cuda_sm90a compiles them for sm_90a). */
@@ -1452,9 +1449,7 @@ enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0 };
 
 static void compile_reductions_of(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
                                   uint32_t prologue_dtypes, uint32_t dtypes, int def_first, int def_end) {
-  ic_context_options co = {.struct_size = sizeof co, .arch = arch, .flags = IC_CONTEXT_COMPILE_ONLY};
-  ic_context *ctx;
-  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  ic_context *ctx = compile_only_ctx(arch);
   for (int di = 0; di < RC_NDTYPES; di++) {
     if (!(dtypes & (1u << di))) continue;
     ic_dtype dt = rc_dtypes[di];
@@ -1556,9 +1551,7 @@ END_TEST
 
 /* the shorthands for sm_80 (sm_90a: test_fusion_groupings_cuda_sm90a) */
 START_TEST(test_nvrtc_sm80_shorthands) {
-  ic_context_options co = {.struct_size = sizeof co, .arch = "sm_80", .flags = IC_CONTEXT_COMPILE_ONLY};
-  ic_context *ctx;
-  IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+  ic_context *ctx = compile_only_ctx("sm_80");
   ic_graph *g;
   IC_OK_OR_FAIL(ic_graph_create(&g));
   ic_dim n = ic_graph_symbol(g, "n");
