@@ -29,7 +29,9 @@ extern "C" {
  *
  * Views t as an ic_tensor: data is t->data + t->byte_offset; shape and strides point into
  * t (valid while t lives). Errors: NULL arguments, a device ic does not run on, a dtype
- * without an ic equivalent, lanes != 1, more than IC_MAX_DIMS dims, negative sizes. */
+ * without an ic equivalent, lanes != 1, more than IC_MAX_DIMS dims or a NULL shape with
+ * dims, negative sizes, and (IC_ERR_INVALID_ARGUMENT) a byte_offset above 2^62 (no tensor
+ * ic runs spans more), one that wraps the data pointer, or a nonzero one from NULL data. */
 IC_API ic_status ic_tensor_from_dlpack(const DLTensor *t, ic_tensor *out);
 
 /* The same for a managed tensor's dl_tensor; ownership stays with the caller. */

@@ -19,6 +19,11 @@ enum {
   KIR_MAX_PARAM_INDEX = KIR_SIZE_PARAM_BASE + KIR_MAX_SIZES /* sym params are below this */
 };
 
+/* The largest pad amount, before or after, in magnitude (ic_graph_pad: 2^61, both signs
+ * inclusive): a dim's two amounts add to at most 2^62, so a symbolic dim's padded size,
+ * and every index a pad kernel computes, stays far from int64 overflow. */
+#define GRAPH_MAX_PAD (INT64_C(1) << 61)
+
 /* Stride params of every input dim stay below the size params. */
 _Static_assert(PROGRAM_MAX_INPUTS * IC_MAX_DIMS <= KIR_SIZE_PARAM_BASE,
                "input stride params would collide with size params");

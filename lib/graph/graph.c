@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "ops/asm.h"
 
 /* Records the graph's first error (and the thread's last error) with its status:
@@ -24,6 +25,7 @@ static ic_value graph_fail_with(ic_graph *g, ic_status status, const char *fmt, 
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   error_set(status, "%s", msg);
+  if (g) g->sym_wraps = sym_arena_wraps(g->syms); /* a refused call's folds are no one's */
   if (g && g->error == IC_OK) {
     g->error = status;
     g->error_message = str_dup(msg);
@@ -96,22 +98,53 @@ sym_names graph_symbol_names(const ic_graph *g) {
 
 static const char *graph_shape_text(const ic_graph *g, int32_t ndim, const sym_id *dims, char *buf, size_t size);
 
-/* Whether the constant dims of a shape (its nonzero ones) multiply to at most INT64_MAX:
- * no tensor holds more, and the symbolic arithmetic of sizes (which wraps) stays exact. */
-static bool graph_const_dims_fit(const ic_graph *g, int32_t ndim, const sym_id *dims) {
+/* Whether the constant dims of a shape (its nonzero ones) multiply to at most INT64_MAX
+ * elements, and those times the element size to at most INT64_MAX bytes: no tensor holds
+ * more, and the symbolic arithmetic of sizes and byte counts (whose constant folds would
+ * wrap) stays exact. *bytes_fit says which of the two failed. */
+static bool graph_const_dims_fit(const ic_graph *g, ic_dtype dt, int32_t ndim, const sym_id *dims, bool *bytes_fit) {
   int64_t product = 1, v;
+  *bytes_fit = true;
   for (int32_t i = 0; i < ndim; i++)
     if (sym_is_const(g->syms, dims[i], &v) && v > 0 && __builtin_mul_overflow(product, v, &product)) return false;
-  return true;
+  *bytes_fit = !__builtin_mul_overflow(product, (int64_t)ic_dtype_size(dt), &product);
+  return *bytes_fit;
 }
+
+/* What built node n, for messages. */
+static const char *graph_node_what(const graph_node *n) {
+  switch (n->kind) {
+  case GRAPH_INPUT: return "input";
+  case GRAPH_CONST: return "constant";
+  case GRAPH_OP: return ic_op_name(n->op);
+  case GRAPH_RESHAPE: return "reshape";
+  case GRAPH_PERMUTE: return "permute";
+  case GRAPH_EXPAND: return "expand";
+  case GRAPH_SLICE: return "slice";
+  case GRAPH_CONCAT: return "concat";
+  case GRAPH_PAD: return "pad";
+  case GRAPH_REDUCE: return ic_reduce_name(n->reduce);
+  case GRAPH_ASM: case GRAPH_ASM_RESULT: break;
+  }
+  return "inline_asm";
+}
+
+/* Whether a size expression built since the last builder call folded a constant that
+ * overflowed int64 (its value would have wrapped). */
+static bool graph_sizes_wrapped(const ic_graph *g) { return sym_arena_wraps(g->syms) != g->sym_wraps; }
 
 static ic_value graph_append(ic_graph *g, const graph_node *n) {
   if (sym_arena_failed(g->syms)) return graph_oom(g);
-  if (!graph_const_dims_fit(g, n->ndim, n->dims)) {
-    char s[192];
-    return graph_fail(g, "a value of shape %s would hold more than INT64_MAX elements",
-                      graph_shape_text(g, n->ndim, n->dims, s, sizeof s));
-  }
+  char s[192];
+  /* The builders that add sizes say which ones overflowed; this catches any other. */
+  if (graph_sizes_wrapped(g))
+    return graph_fail(g, "%s: a size of the result overflows 64-bit integers", graph_node_what(n));
+  bool bytes_fit;
+  if (!graph_const_dims_fit(g, n->dtype, n->ndim, n->dims, &bytes_fit))
+    return bytes_fit ? graph_fail(g, "%s: a value of shape %s would hold more than INT64_MAX elements", graph_node_what(n),
+                                  graph_shape_text(g, n->ndim, n->dims, s, sizeof s))
+                     : graph_fail(g, "%s: a value of type %s%s would span more than INT64_MAX bytes", graph_node_what(n),
+                                  ic_dtype_name(n->dtype), graph_shape_text(g, n->ndim, n->dims, s, sizeof s));
   if (!VEC_PUSH(g->nodes, *n)) return graph_oom(g);
   return g->nodes.count - 1;
 }
@@ -725,6 +758,18 @@ ic_value ic_graph_concat(ic_graph *g, int32_t n, const ic_value *values, int32_t
     r.dims[d] = sym_add(g->syms, r.dims[d], p->dims[d]);
   }
   if (n == 1) return values[0];
+  if (graph_sizes_wrapped(g)) {
+    sbuf sb = {0};
+    sym_names names = graph_symbol_names(g);
+    for (int32_t i = 0; i < n; i++) {
+      if (i) sbuf_puts(&sb, " + ");
+      sym_print(g->syms, g->nodes.items[values[i]].dims[d], &names, &sb);
+    }
+    graph_fail(g, "concat: the sizes along dim %" PRId32 ", %s, add up past INT64_MAX (the result's size overflows)", d,
+               sb.data ? sb.data : "?");
+    sbuf_free(&sb);
+    return IC_INVALID_VALUE;
+  }
   if (sym_arena_failed(g->syms) ||
       !vec_grow((void **)&g->concat_parts.items, &g->concat_parts.cap, g->concat_parts.count + n, sizeof(ic_value)))
     return graph_oom(g);
@@ -751,10 +796,17 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
   for (int32_t i = 0; i < npads; i++) {
     int32_t d = src->ndim - 1 - i; /* pairs run from the last dim backwards, as F.pad's */
     int64_t lo = lo_hi[2 * (size_t)i], hi = lo_hi[2 * (size_t)i + 1], size = 0;
-    /* Amounts beyond 2^62 would overflow the size arithmetic; no tensor has such dims. */
-    if (lo > INT64_MAX / 4 || lo < -(INT64_MAX / 4) || hi > INT64_MAX / 4 || hi < -(INT64_MAX / 4))
-      return graph_fail(g, "pad: amount %" PRId64 " or %" PRId64 " for dim %" PRId32 " is out of range", lo, hi, d);
+    /* Bounded so that lo + hi and a kernel's index arithmetic stay far from overflow. */
+    if (lo > GRAPH_MAX_PAD || lo < -GRAPH_MAX_PAD || hi > GRAPH_MAX_PAD || hi < -GRAPH_MAX_PAD)
+      return graph_fail(g, "pad: amount %" PRId64 " or %" PRId64 " for dim %" PRId32 " is out of range (at most 2^61 = %" PRId64
+                           " in magnitude)",
+                        lo, hi, d, GRAPH_MAX_PAD);
     bool constant = sym_is_const(sa, src->dims[d], &size);
+    int64_t padded;
+    if (constant && __builtin_add_overflow(size, lo + hi, &padded))
+      return graph_fail(g, "pad: dim %" PRId32 " of size %" PRId64 " padded by %" PRId64 " and %" PRId64
+                           " overflows 64-bit integers",
+                        d, size, lo, hi);
     if (!constant && (lo < 0 || hi < 0))
       return graph_fail_with(g, IC_ERR_UNSUPPORTED, "pad: dim %" PRId32 " is symbolic: negative amounts (crops) need a constant size", d);
     int64_t crop = (lo < 0 ? -lo : 0) + (hi < 0 ? -hi : 0);

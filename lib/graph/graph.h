@@ -68,6 +68,7 @@ struct ic_graph {
   struct { asm_spec *items; int32_t count, cap; } asms; /* GRAPH_ASM's, owned */
   ic_status error;
   char *error_message;
+  uint64_t sym_wraps; /* sym_arena_wraps(syms) when the last builder call ended */
 };
 
 /* Operand i of node n (< n->nargs): concat and asm keep their any number of operands

@@ -776,7 +776,11 @@ static bool parse_dim_item(parser *ps, int32_t i, void *ctx) {
     dl->dims[i] = SYM_NONE;
     return true;
   }
+  uint64_t wraps = sym_arena_wraps(ps->g->syms);
   if (!parse_expr(ps, 0, &dl->dims[i])) return false;
+  /* checked before the sign: a sum that wrapped may look negative, or fine */
+  if (sym_arena_wraps(ps->g->syms) != wraps)
+    return fail_at(ps, &dl->at[i], "dim %" PRId32 " overflows 64-bit integers", i);
   if (!dim_nonneg(ps->g->syms, dl->dims[i])) return fail_at(ps, &dl->at[i], "dim %" PRId32 " may be negative", i);
   return true;
 }

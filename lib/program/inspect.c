@@ -83,7 +83,9 @@ ic_status ic_program_eval(const ic_program *p, int32_t expr, const int64_t *symb
   if (!program_is_handle(p, expr))
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: %d is not an expression of this program", (int)expr);
   sym_env env = {.symbols = symbols, .nsymbols = p->names.nsymbols};
-  if (!sym_eval(program_syms(p), expr, &env, value))
-    return error_set(IC_ERR_INVALID_ARGUMENT, "ic_program_eval: the expression divides by zero for these sizes");
+  sym_eval_status st = sym_eval_checked(program_syms(p), expr, &env, value);
+  if (st != SYM_EVAL_OK)
+    return error_set(st == SYM_EVAL_UNBOUND ? IC_ERR_INTERNAL : IC_ERR_INVALID_ARGUMENT,
+                     "ic_program_eval: the expression %s for these sizes", sym_eval_status_text(st));
   return IC_OK;
 }

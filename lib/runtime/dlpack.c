@@ -9,6 +9,8 @@
  * the codes (e4m3fn is PyTorch's float8_e4m3fn, ic's f8e4m3). */
 enum { DLPACK_BOOL_CODE = 6, DLPACK_F8E4M3FN_CODE = 10, DLPACK_F8E5M2_CODE = 12 };
 
+#define DLPACK_MAX_BYTE_OFFSET (UINT64_C(1) << 62)
+
 typedef struct dlpack_dtype {
   uint8_t code, bits;
   ic_dtype dtype;
@@ -42,8 +44,14 @@ ic_status ic_tensor_from_dlpack(const DLTensor *t, ic_tensor *out) {
     return error_set(IC_ERR_UNSUPPORTED, "DLPack tensor of %d dims: ic takes 0 to %d", (int)t->ndim, IC_MAX_DIMS);
   for (int32_t d = 0; d < t->ndim; d++)
     if (t->shape[d] < 0) return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack tensor with a negative size");
-  if (t->data && t->byte_offset > UINTPTR_MAX - (uintptr_t)t->data)
-    return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack byte_offset %llu wraps the data pointer",
+  /* No tensor ic runs spans more than 2^62 bytes, so no offset into one is larger; the
+   * bound also keeps the addition below in the address space and in ptrdiff_t. */
+  bool wraps = t->data && t->byte_offset > UINTPTR_MAX - (uintptr_t)t->data;
+  if (wraps || t->byte_offset > DLPACK_MAX_BYTE_OFFSET)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack byte_offset %llu %s", (unsigned long long)t->byte_offset,
+                     wraps ? "wraps the data pointer" : "is more than 2^62 (no tensor ic runs spans more bytes)");
+  if (!t->data && t->byte_offset != 0)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "DLPack byte_offset %llu from a NULL data pointer",
                      (unsigned long long)t->byte_offset);
   *out = (ic_tensor){.data = t->data ? (char *)t->data + t->byte_offset : NULL, .dtype = dt, .ndim = t->ndim,
                      .shape = t->shape, .strides = t->strides};

@@ -11,6 +11,7 @@
  * on several threads each have their own block; the program is only read. */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,27 @@ static bool run_empty(int32_t ndim, const int64_t *shape) {
   return false;
 }
 
+/* Evaluates a size expression of the program for the bound symbols and strides. Its
+ * failure is the caller's sizes' doing (an overflow, a division by zero): the message
+ * says what (`what`, printf-style) and how. */
+PRINTF_LIKE(5, 6)
+static ic_status run_eval(const ic_program *p, const run_state *rs, sym_id e, int64_t *out, const char *what, ...) {
+  sym_eval_status st = sym_eval_checked(program_syms(p), e, &rs->env, out);
+  if (st == SYM_EVAL_OK) return IC_OK;
+  char msg[256];
+  va_list ap;
+  va_start(ap, what);
+  vsnprintf(msg, sizeof msg, what, ap);
+  va_end(ap);
+  if (st == SYM_EVAL_UNBOUND) return error_set(IC_ERR_INTERNAL, "cannot evaluate %s (an unbound symbol)", msg);
+  sbuf expr = {0};
+  sym_print(program_syms(p), e, &p->names, &expr);
+  ic_status s = error_set(IC_ERR_INVALID_ARGUMENT, "%s, %s, %s for these input sizes", msg, expr.data ? expr.data : "?",
+                          sym_eval_status_text(st));
+  sbuf_free(&expr);
+  return s;
+}
+
 /* The bytes tensor t spans (its last element's offset + 1, times the element size), with
  * strides (NULL: contiguous) and sizes >= 0; false when that overflows RUN_MAX_BYTES. */
 static bool run_span_bytes(const ic_tensor *t, int64_t *bytes) {
@@ -173,9 +195,9 @@ static ic_status run_bind_input(const ic_program *p, run_state *rs, int32_t i, c
         continue;
       }
       want = rs->symbols[k];
-    } else if (!sym_eval(program_syms(p), in->dims[d], &rs->env, &want)) {
-      return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': dim %" PRId32 " overflows 64-bit integers for these sizes",
-                       i, in->name, d);
+    } else {
+      ic_status s = run_eval(p, rs, in->dims[d], &want, "input %" PRId32 " '%s': dim %" PRId32, i, in->name, d);
+      if (s) return s;
     }
     if (got != want)
       return error_set(IC_ERR_SHAPE_MISMATCH, "input %" PRId32 " '%s': dim %" PRId32 " is %" PRId64 ", expected %" PRId64 "%s%s",
@@ -205,7 +227,8 @@ static ic_status run_check_strides(const ic_program *p, run_state *rs, int32_t i
                           "input %" PRId32 " '%s': stride %" PRId64 " in dim %" PRId32 " breaks its %s layout (expected %" PRId64 ")", i,
                           in->name, stride, d, in->layout == IC_LAYOUT_CONTIGUOUS ? "contiguous" : "inner-contiguous", contiguous);
     rs->strides[lower_stride_param(i, d)] = stride;
-    contiguous *= size;
+    /* past the span check only for an empty tensor, whose other dims may be anything */
+    if (__builtin_mul_overflow(contiguous, size, &contiguous)) contiguous = INT64_MAX;
   }
   if (!t->data && !empty)
     return error_set(IC_ERR_INVALID_ARGUMENT, "input %" PRId32 " '%s': data is NULL", i, in->name);
@@ -223,10 +246,18 @@ static ic_status run_bind_inputs(const ic_program *p, run_state *rs, const ic_te
   return IC_OK;
 }
 
-static ic_status run_buffer_shape(const ic_program *p, const run_state *rs, const program_buffer *b, int64_t *shape) {
-  for (int32_t d = 0; d < b->ndim; d++)
-    if (!sym_eval(program_syms(p), b->dims[d], &rs->env, &shape[d]))
-      return error_set(IC_ERR_INVALID_ARGUMENT, "the inputs' sizes make a buffer size that overflows 64-bit integers");
+/* Output o's shape for the bound symbols: every dim evaluates, without overflow, to a size
+ * >= 0 (the builder proves >= 0 from its form; checked all the same). */
+static ic_status run_output_shape(const ic_program *p, const run_state *rs, int32_t o, int64_t *shape) {
+  const program_buffer *b = &p->buffers.items[p->outputs[o].buffer];
+  const char *name = p->outputs[o].name;
+  for (int32_t d = 0; d < b->ndim; d++) {
+    ic_status s = run_eval(p, rs, b->dims[d], &shape[d], "output %" PRId32 " '%s': dim %" PRId32, o, name, d);
+    if (s) return s;
+    if (shape[d] < 0)
+      return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s': dim %" PRId32 " is %" PRId64
+                       " (negative) for these input sizes", o, name, d, shape[d]);
+  }
   return IC_OK;
 }
 
@@ -241,8 +272,8 @@ ic_status ic_program_output_shape(const ic_program *p, int32_t output, const ic_
   s = run_bind_inputs(p, &rs, inputs, p->ninputs);
   if (!s) {
     const program_buffer *b = &p->buffers.items[p->outputs[output].buffer];
-    *ndim = b->ndim;
-    s = run_buffer_shape(p, &rs, b, shape);
+    s = run_output_shape(p, &rs, output, shape);
+    if (!s) *ndim = b->ndim;
   }
   run_end(&rs);
   return s;
@@ -253,7 +284,7 @@ static ic_status run_check_output(const ic_program *p, const run_state *rs, int3
   const program_buffer *b = &p->buffers.items[p->outputs[o].buffer];
   const char *name = p->outputs[o].name;
   int64_t shape[IC_MAX_DIMS] = {0};
-  ic_status s = run_buffer_shape(p, rs, b, shape);
+  ic_status s = run_output_shape(p, rs, o, shape);
   if (s) return s;
   if (t->dtype != b->dtype)
     return error_set(IC_ERR_SHAPE_MISMATCH, "dtype mismatch: %s vs %s: output %" PRId32 " '%s': got %s, the program makes %s",
@@ -262,6 +293,11 @@ static ic_status run_check_output(const ic_program *p, const run_state *rs, int3
   if (t->ndim != b->ndim)
     return error_set(IC_ERR_SHAPE_MISMATCH, "output %" PRId32 " '%s': got %s with %" PRId32 " dims, the program makes %s with %" PRId32,
                         o, name, ic_dtype_name(t->dtype), t->ndim, ic_dtype_name(b->dtype), b->ndim);
+  /* ic checks the caller's memory against its shape: without one there is nothing to
+   * check the computed shape against (ic allocates an output whose data is NULL). */
+  if (t->data && b->ndim > 0 && !t->shape)
+    return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s': data is given but shape is NULL (an output in the "
+                     "caller's memory must give its %" PRId32 " sizes)", o, name, b->ndim);
   int64_t contiguous = 1;
   for (int32_t d = b->ndim - 1; d >= 0; d--) {
     if (t->shape && t->shape[d] != shape[d])
@@ -278,38 +314,32 @@ static ic_status run_check_output(const ic_program *p, const run_state *rs, int3
 }
 
 /* Byte range [lo, hi) a tensor touches; empty when it has no elements. */
-static void run_extent(const ic_tensor *t, const int64_t *shape, int64_t bytes_hint, uintptr_t *lo, uintptr_t *hi) {
+static void run_extent(const ic_tensor *t, int64_t bytes_hint, uintptr_t *lo, uintptr_t *hi) {
   *lo = *hi = (uintptr_t)t->data;
   if (!t->data) return;
   if (bytes_hint >= 0) {
     *hi += (uintptr_t)bytes_hint;
     return;
   }
-  int64_t last = 0;
-  for (int32_t d = 0; d < t->ndim; d++) {
-    if (shape[d] == 0) return;
-    int64_t stride = t->strides ? t->strides[d] : 1;
-    if (!t->strides) for (int32_t e = d + 1; e < t->ndim; e++) stride *= shape[e];
-    last += (shape[d] - 1) * stride;
-  }
-  *hi += (uintptr_t)((last + 1) * (int64_t)ic_dtype_size(t->dtype));
+  int64_t bytes = 0;
+  if (run_span_bytes(t, &bytes)) *hi += (uintptr_t)bytes; /* an input: checked when bound */
 }
 
 static ic_status run_check_aliasing(const ic_program *p, const ic_tensor *inputs, const ic_tensor *outputs,
                                     const int64_t *out_bytes) {
   for (int32_t o = 0; o < p->noutputs; o++) {
     uintptr_t olo = 0, ohi = 0;
-    run_extent(&outputs[o], NULL, out_bytes[o], &olo, &ohi);
+    run_extent(&outputs[o], out_bytes[o], &olo, &ohi);
     for (int32_t i = 0; olo < ohi && i < p->ninputs; i++) {
       uintptr_t ilo = 0, ihi = 0;
-      run_extent(&inputs[i], inputs[i].shape, -1, &ilo, &ihi);
+      run_extent(&inputs[i], -1, &ilo, &ihi);
       if (ilo < ihi && ilo < ohi && olo < ihi)
         return error_set(IC_ERR_INVALID_ARGUMENT, "output %" PRId32 " '%s' overlaps input %" PRId32 " '%s' (in-place runs are not supported)",
                             o, p->outputs[o].name, i, p->inputs[i].name);
     }
     for (int32_t q = 0; olo < ohi && q < o; q++) {
       uintptr_t qlo = 0, qhi = 0;
-      run_extent(&outputs[q], NULL, out_bytes[q], &qlo, &qhi);
+      run_extent(&outputs[q], out_bytes[q], &qlo, &qhi);
       if (qlo < ohi && olo < qhi)
         return error_set(IC_ERR_INVALID_ARGUMENT, "outputs %" PRId32 " and %" PRId32 " overlap", q, o);
     }
@@ -327,8 +357,8 @@ static ic_status run_launch_args(const ic_program *p, const run_state *rs, const
     else if (pa->kind == KIR_PARAM_STRIDE) *slot = (uint64_t)rs->strides[pa->index];
     else {
       int64_t v = 0;
-      if (!sym_eval(program_syms(p), k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &rs->env, &v))
-        return error_set(IC_ERR_INTERNAL, "cannot evaluate a size of %s", k->kir.name);
+      ic_status s = run_eval(p, rs, k->kir.size_exprs[pa->index - KIR_SIZE_PARAM_BASE], &v, "a size of %s", k->kir.name);
+      if (s) return s;
       *slot = (uint64_t)v;
     }
     rs->args[a] = slot;
@@ -339,12 +369,12 @@ static ic_status run_launch_args(const ic_program *p, const run_state *rs, const
 static ic_status run_launch(const ic_program *p, const run_state *rs, const program_step *st, void *stream) {
   const program_kernel *k = &p->kernels.items[st->kernel];
   int64_t blocks = 0;
-  if (!sym_eval(program_syms(p), st->grid, &rs->env, &blocks))
-    return error_set(IC_ERR_INTERNAL, "cannot evaluate the grid of %s", k->kir.name);
+  ic_status s = run_eval(p, rs, st->grid, &blocks, "the grid of %s", k->kir.name);
+  if (s) return s;
   if (blocks == 0) return IC_OK; /* an empty iteration space launches nothing */
   if (blocks > INT32_MAX)
     return error_set(IC_ERR_UNSUPPORTED, "%s: %" PRId64 " blocks exceed the grid limit", k->kir.name, blocks);
-  ic_status s = run_launch_args(p, rs, k);
+  s = run_launch_args(p, rs, k);
   if (!s) s = p->backend->launch(p->bs, k->compiled, (uint32_t)blocks, rs->args, stream);
   if (s) error_prefix("running %s", k->kir.name);
   return s;
@@ -372,9 +402,11 @@ static ic_status run_steps(const ic_program *p, run_state *rs, ic_tensor *output
         break;
       }
       slot_ptr[b->slot] = NULL;
-      if (!sym_eval(program_syms(p), b->bytes, &rs->env, &bytes) || bytes > RUN_MAX_BYTES)
-        s = error_set(IC_ERR_INVALID_ARGUMENT, "the inputs' sizes make a temporary of more than 2^62 bytes");
-      else if (bytes > 0) s = be->mem_alloc(p->bs, (size_t)bytes, stream, &slot_ptr[b->slot]);
+      s = run_eval(p, rs, b->bytes, &bytes, "the bytes of temporary %" PRId32, b->index);
+      if (!s && bytes > RUN_MAX_BYTES)
+        s = error_set(IC_ERR_INVALID_ARGUMENT, "the inputs' sizes make a temporary of %" PRId64 " bytes, more than 2^62",
+                      bytes);
+      if (!s && bytes > 0) s = be->mem_alloc(p->bs, (size_t)bytes, stream, &slot_ptr[b->slot]);
       rs->slot_held[b->slot] = !s && bytes > 0;
       ptr[st->buffer] = slot_ptr[b->slot];
       break;
@@ -402,9 +434,9 @@ static ic_status run_program(const ic_program *p, run_state *rs, const ic_tensor
   ic_status s = run_bind_inputs(p, rs, inputs, ninputs);
   for (int32_t c = 0; c < p->checks.count && !s; c++) {
     int64_t count = 0;
-    if (!sym_eval(program_syms(p), p->checks.items[c].count, &rs->env, &count))
-      s = error_set(IC_ERR_INTERNAL, "cannot evaluate a reduction's size");
-    else if (count == 0)
+    s = run_eval(p, rs, p->checks.items[c].count, &count, "the element count of a %s",
+                 ic_reduce_name(p->checks.items[c].op));
+    if (!s && count == 0)
       s = error_set(IC_ERR_SHAPE_MISMATCH, "%s over no elements: its reduced dims have size 0 for these inputs",
                     ic_reduce_name(p->checks.items[c].op));
   }

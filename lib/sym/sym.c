@@ -29,17 +29,27 @@ struct sym_arena {
   sym_id *table;  /* SYM_NONE marks an empty slot; size is a power of two */
   uint32_t table_cap;
   bool failed;
+  uint64_t wraps; /* constant folds that overflowed int64 (sym_arena_wraps) */
 };
 
 /* ---- small helpers */
 
-/* Wrapping arithmetic: int64 overflow is defined to wrap, never UB. */
-static int64_t wadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
-static int64_t wmul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
+/* Wrapping arithmetic of constant folds: int64 overflow wraps (never UB) and is counted
+ * in the arena, so callers that need exact sizes can refuse what wrapped. */
+static int64_t wadd(sym_arena *a, int64_t x, int64_t y) {
+  int64_t r;
+  if (__builtin_add_overflow(x, y, &r)) a->wraps++;
+  return r;
+}
+static int64_t wmul(sym_arena *a, int64_t x, int64_t y) {
+  int64_t r;
+  if (__builtin_mul_overflow(x, y, &r)) a->wraps++;
+  return r;
+}
 static int64_t wneg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
 
 /* Floor (Python) division and modulo; y != 0. y == -1 is special-cased because
- * INT64_MIN / -1 traps. */
+ * INT64_MIN / -1 traps (it wraps to INT64_MIN: callers that fold count it). */
 static int64_t floor_div(int64_t x, int64_t y) {
   if (y == -1) return wneg(x);
   int64_t q = x / y;
@@ -174,6 +184,8 @@ bool sym_arena_failed(const sym_arena *a) { return !a || a->failed; }
 
 int32_t sym_arena_size(const sym_arena *a) { return a ? a->nodes.count : 0; }
 
+uint64_t sym_arena_wraps(const sym_arena *a) { return a ? a->wraps : 0; }
+
 sym_id sym_const(sym_arena *a, int64_t value) {
   return a ? intern(a, SYM_CONST, value, NULL, 0) : SYM_NONE;
 }
@@ -247,7 +259,7 @@ static bool lin_add(sym_arena *a, lin *l, sym_id e, int64_t scale) {
   if (!valid(a, e) || a->failed) return false;
   int64_t v;
   if (const_of(a, e, &v)) {
-    l->konst = wadd(l->konst, wmul(v, scale));
+    l->konst = wadd(a, l->konst, wmul(a, v, scale));
     return true;
   }
   if (kind_of(a, e) == SYM_ADD) {
@@ -257,7 +269,7 @@ static bool lin_add(sym_arena *a, lin *l, sym_id e, int64_t scale) {
   }
   int64_t coef;
   sym_id base = split_coef(a, e, &coef);
-  return base != SYM_NONE && lin_push(a, l, base, wmul(coef, scale));
+  return base != SYM_NONE && lin_push(a, l, base, wmul(a, coef, scale));
 }
 
 /* coef * base as a canonical node (base is never a constant or a sum). */
@@ -279,7 +291,7 @@ static sym_id make_term(sym_arena *a, int64_t coef, sym_id base) {
 }
 
 /* Sorts terms by base, adds up like terms and drops the ones that cancel. */
-static void lin_collect(const sym_arena *a, lin *l) {
+static void lin_collect(sym_arena *a, lin *l) {
   term *t = l->terms.items;
   int32_t n = l->terms.count, out = 0;
   for (int32_t i = 1; i < n; i++) {
@@ -290,7 +302,7 @@ static void lin_collect(const sym_arena *a, lin *l) {
   }
   for (int32_t i = 0; i < n; i++) {
     if (out > 0 && t[out - 1].base == t[i].base)
-      t[out - 1].coef = wadd(t[out - 1].coef, t[i].coef);
+      t[out - 1].coef = wadd(a, t[out - 1].coef, t[i].coef);
     else
       t[out++] = t[i];
     if (t[out - 1].coef == 0) out--;
@@ -383,13 +395,13 @@ sym_id sym_sub(sym_arena *a, sym_id x, sym_id y) { return add_scaled(a, x, y, -1
 static bool gather_factors(sym_arena *a, sym_id e, id_vec *f, int64_t *coef) {
   int64_t v;
   if (const_of(a, e, &v)) {
-    *coef = wmul(*coef, v);
+    *coef = wmul(a, *coef, v);
     return true;
   }
   if (kind_of(a, e) != SYM_MUL) return VEC_PUSH(*f, e);
   for (int32_t i = 0; i < nops_of(a, e); i++) {
     sym_id op = op_of(a, e, i);
-    if (const_of(a, op, &v)) *coef = wmul(*coef, v);
+    if (const_of(a, op, &v)) *coef = wmul(a, *coef, v);
     else if (!VEC_PUSH(*f, op)) return false;
   }
   return true;
@@ -413,9 +425,13 @@ static sym_id primitive_sum(sym_arena *a, sym_id s, int64_t *coef) {
   }
   if (g > INT64_MAX || (g == 1 && l.terms.items[0].coef > 0)) return lin_free(&l), s;
   int64_t d = l.terms.items[0].coef < 0 ? -(int64_t)g : (int64_t)g;
-  for (int32_t i = 0; i < l.terms.count; i++) l.terms.items[i].coef = floor_div(l.terms.items[i].coef, d);
-  l.konst = floor_div(l.konst, d); /* exact; floor_div avoids INT64_MIN / -1 */
-  *coef = wmul(*coef, d);
+  for (int32_t i = 0; i < l.terms.count; i++) {
+    if (d == -1 && l.terms.items[i].coef == INT64_MIN) a->wraps++;
+    l.terms.items[i].coef = floor_div(l.terms.items[i].coef, d);
+  }
+  if (d == -1 && l.konst == INT64_MIN) a->wraps++;
+  l.konst = floor_div(l.konst, d); /* exact but for INT64_MIN / -1 (counted); floor_div avoids its trap */
+  *coef = wmul(a, *coef, d);
   return lin_build(a, &l);
 }
 
@@ -524,6 +540,7 @@ static sym_id divide(sym_arena *a, sym_kind kind, sym_id x, sym_id y) {
   bool xc = const_of(a, x, &xv), bc = const_of(a, y, &b);
   if (bc && b != 0) {
     if (xc) {
+      if (b == -1 && xv == INT64_MIN && kind != SYM_MOD) a->wraps++;
       int64_t v = kind == SYM_FLOORDIV ? floor_div(xv, b)
                   : kind == SYM_MOD    ? floor_mod(xv, b)
                                        : ceil_div(xv, b);
@@ -693,36 +710,55 @@ static bool eval_leaf(const int64_t *vals, int32_t n, int64_t index, int64_t *ou
   return true;
 }
 
-bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out) {
-  if (!valid(a, e)) return false;
+sym_eval_status sym_eval_checked(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out) {
+  if (!valid(a, e)) return SYM_EVAL_UNBOUND;
   const sym_node *nd = node(a, e);
   int64_t x, y;
+  sym_eval_status s;
   switch (nd->kind) {
-  case SYM_CONST: *out = nd->value; return true;
-  case SYM_SYMBOL: return env && eval_leaf(env->symbols, env->nsymbols, nd->value, out);
-  case SYM_VAR: return env && eval_leaf(env->vars, env->nvars, nd->value, out);
-  case SYM_PARAM: return env && eval_leaf(env->params, env->nparams, nd->value, out);
+  case SYM_CONST: *out = nd->value; return SYM_EVAL_OK;
+  case SYM_SYMBOL: return env && eval_leaf(env->symbols, env->nsymbols, nd->value, out) ? SYM_EVAL_OK : SYM_EVAL_UNBOUND;
+  case SYM_VAR: return env && eval_leaf(env->vars, env->nvars, nd->value, out) ? SYM_EVAL_OK : SYM_EVAL_UNBOUND;
+  case SYM_PARAM: return env && eval_leaf(env->params, env->nparams, nd->value, out) ? SYM_EVAL_OK : SYM_EVAL_UNBOUND;
   case SYM_ADD:
   case SYM_MUL:
     x = nd->kind == SYM_ADD ? 0 : 1;
     for (int32_t i = 0; i < nd->nops; i++) {
-      if (!sym_eval(a, op_of(a, e, i), env, &y)) return false;
-      if (nd->kind == SYM_ADD ? __builtin_add_overflow(x, y, &x) : __builtin_mul_overflow(x, y, &x)) return false;
+      if ((s = sym_eval_checked(a, op_of(a, e, i), env, &y)) != SYM_EVAL_OK) return s;
+      if (nd->kind == SYM_ADD ? __builtin_add_overflow(x, y, &x) : __builtin_mul_overflow(x, y, &x))
+        return SYM_EVAL_OVERFLOW;
     }
     *out = x;
-    return true;
+    return SYM_EVAL_OK;
   default: break;
   }
-  if (!sym_eval(a, op_of(a, e, 0), env, &x) || !sym_eval(a, op_of(a, e, 1), env, &y)) return false;
+  if ((s = sym_eval_checked(a, op_of(a, e, 0), env, &x)) != SYM_EVAL_OK ||
+      (s = sym_eval_checked(a, op_of(a, e, 1), env, &y)) != SYM_EVAL_OK)
+    return s;
   switch (nd->kind) {
-  case SYM_MIN: *out = x < y ? x : y; return true;
-  case SYM_MAX: *out = x > y ? x : y; return true;
+  case SYM_MIN: *out = x < y ? x : y; return SYM_EVAL_OK;
+  case SYM_MAX: *out = x > y ? x : y; return SYM_EVAL_OK;
   default: break;
   }
-  if (y == 0 || (y == -1 && x == INT64_MIN)) return false; /* no quotient in int64 */
+  if (y == 0) return SYM_EVAL_DIVIDES_BY_ZERO;
+  if (y == -1 && x == INT64_MIN && nd->kind != SYM_MOD) return SYM_EVAL_OVERFLOW; /* -INT64_MIN */
   *out = nd->kind == SYM_FLOORDIV ? floor_div(x, y) : nd->kind == SYM_MOD ? floor_mod(x, y)
                                                                             : ceil_div(x, y);
-  return true;
+  return SYM_EVAL_OK;
+}
+
+bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out) {
+  return sym_eval_checked(a, e, env, out) == SYM_EVAL_OK;
+}
+
+const char *sym_eval_status_text(sym_eval_status s) {
+  switch (s) {
+  case SYM_EVAL_OK: return "is defined";
+  case SYM_EVAL_OVERFLOW: return "overflows 64-bit integers";
+  case SYM_EVAL_DIVIDES_BY_ZERO: return "divides by zero";
+  case SYM_EVAL_UNBOUND: break;
+  }
+  return "has an unbound leaf";
 }
 
 /* ---- printing */

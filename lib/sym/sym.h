@@ -58,6 +58,10 @@ bool sym_arena_failed(const sym_arena *a);
 /* The number of expressions interned so far (0 for NULL): it grows only when a
  * constructor makes a new one, so tests can check that readers leave an arena alone. */
 int32_t sym_arena_size(const sym_arena *a);
+/* How many constant folds so far overflowed int64 and wrapped (two's complement): a
+ * caller that builds sizes compares it before and after, and refuses an expression whose
+ * constants wrapped (it no longer means the exact integer). */
+uint64_t sym_arena_wraps(const sym_arena *a);
 
 /* Leaves. */
 sym_id sym_const(sym_arena *a, int64_t value);
@@ -114,8 +118,19 @@ typedef struct sym_env {
   const int64_t *vars;    int32_t nvars;
   const int64_t *params;  int32_t nparams;
 } sym_env;
-/* False when a leaf is unbound, a divisor is zero or a step overflows int64. */
+/* Why an evaluation failed: every step is checked (an int64 overflow, INT64_MIN / -1
+ * included, is an error, never a wrapped value). */
+typedef enum sym_eval_status {
+  SYM_EVAL_OK,
+  SYM_EVAL_UNBOUND,          /* a leaf has no value in env (or e is not an expression) */
+  SYM_EVAL_DIVIDES_BY_ZERO,
+  SYM_EVAL_OVERFLOW
+} sym_eval_status;
+sym_eval_status sym_eval_checked(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out);
+/* sym_eval_checked(...) == SYM_EVAL_OK. */
 bool sym_eval(const sym_arena *a, sym_id e, const sym_env *env, int64_t *out);
+/* "overflows 64-bit integers", "divides by zero", ...: completes "the expression ...". */
+const char *sym_eval_status_text(sym_eval_status s);
 
 /* Printing, as C (int64 arithmetic, fully parenthesized where needed). A name table entry
  * NULL or a NULL table prints the default s<k>, i<k>, p<k>. Division and modulo print as

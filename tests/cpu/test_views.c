@@ -501,7 +501,8 @@ START_TEST(test_pad_dtypes) {
   ic_tensor in[2] = {{hx, IC_I32, 1, s3, NULL}, {hb, IC_BOOL, 1, s2, NULL}};
   int32_t yi[6];
   bool yb[4];
-  ic_tensor out[2] = {{yi, IC_I32, 1, NULL, NULL}, {yb, IC_BOOL, 1, NULL, NULL}};
+  int64_t s6[1] = {6}, s4[1] = {4};
+  ic_tensor out[2] = {{yi, IC_I32, 1, s6, NULL}, {yb, IC_BOOL, 1, s4, NULL}};
   OK(ic_program_run(p, in, 2, out, 2, NULL));
   const int32_t want_i[6] = {2, -4, 5, 6, 2, 2};
   const bool want_b[4] = {true, true, false, true};
