@@ -721,15 +721,29 @@ sym_eval_status sym_eval_checked(const sym_arena *a, sym_id e, const sym_env *en
   case SYM_VAR: return env && eval_leaf(env->vars, env->nvars, nd->value, out) ? SYM_EVAL_OK : SYM_EVAL_UNBOUND;
   case SYM_PARAM: return env && eval_leaf(env->params, env->nparams, nd->value, out) ? SYM_EVAL_OK : SYM_EVAL_UNBOUND;
   case SYM_ADD:
-  case SYM_MUL:
-    x = nd->kind == SYM_ADD ? 0 : 1;
+    x = 0;
     for (int32_t i = 0; i < nd->nops; i++) {
       if ((s = sym_eval_checked(a, op_of(a, e, i), env, &y)) != SYM_EVAL_OK) return s;
-      if (nd->kind == SYM_ADD ? __builtin_add_overflow(x, y, &x) : __builtin_mul_overflow(x, y, &x))
-        return SYM_EVAL_OVERFLOW;
+      if (__builtin_add_overflow(x, y, &x)) return SYM_EVAL_OVERFLOW;
     }
     *out = x;
     return SYM_EVAL_OK;
+  case SYM_MUL: {
+    /* A zero factor makes the product 0 whatever the others multiply to (the element
+     * count of an empty tensor whose other dims are huge): an overflow counts only
+     * without one. */
+    bool overflow = false, zero = false;
+    x = 1;
+    for (int32_t i = 0; i < nd->nops; i++) {
+      if ((s = sym_eval_checked(a, op_of(a, e, i), env, &y)) != SYM_EVAL_OK) return s;
+      zero |= y == 0;
+      overflow |= __builtin_mul_overflow(x, y, &x);
+    }
+    if (zero) x = 0;
+    else if (overflow) return SYM_EVAL_OVERFLOW;
+    *out = x;
+    return SYM_EVAL_OK;
+  }
   default: break;
   }
   if ((s = sym_eval_checked(a, op_of(a, e, 0), env, &x)) != SYM_EVAL_OK ||

@@ -3,7 +3,9 @@
  * inline_asm operands and pack, DLPack ranks, and the bytes a run may span. */
 #include <check.h>
 #include <dlpack/dlpack.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
@@ -202,12 +204,395 @@ START_TEST(test_run_bytes) {
 }
 END_TEST
 
+/* ---------------------------------------------------------------- sizes that never wrap */
+
+#define P61 (INT64_C(1) << 61)
+#define P62 (INT64_C(1) << 62)
+
+/* The graph's error message, after a builder call that must have failed. */
+static const char *graph_message(ic_graph *g) {
+  const char *msg = NULL;
+  ck_assert_int_ne(ic_graph_error(g, &msg), IC_OK);
+  return msg;
+}
+
+static ic_value input1(ic_graph *g, const char *name, ic_dtype dt, ic_dim d) {
+  ic_value v = ic_graph_input(g, name, dt, 1, &d, IC_LAYOUT_CONTIGUOUS);
+  ck_assert_msg(v != IC_INVALID_VALUE, "input %s: %s", name, ic_last_error());
+  return v;
+}
+
+/* dim 0 of v, a constant */
+static int64_t dim0(ic_graph *g, ic_value v) {
+  ic_dim d[IC_MAX_DIMS];
+  OK(ic_graph_value_dims(g, v, d));
+  return d[0];
+}
+
+/* Sums of constant sizes (concat, pad) that pass INT64_MAX are refused when built, with
+ * the op and the sizes in the message; the largest sums that fit are built exactly. */
+START_TEST(test_sums_refused_when_built) {
+  ic_graph *g = NULL;
+  OK(ic_graph_create(&g));
+  ic_value a = input1(g, "a", IC_U8, P62), b = input1(g, "b", IC_U8, P62);
+  ck_assert_int_eq(ic_graph_concat(g, 2, (ic_value[]){a, b}, 0), IC_INVALID_VALUE);
+  const char *msg = graph_message(g);
+  SAYS(msg, "concat");
+  SAYS(msg, "4611686018427387904 + 4611686018427387904");
+  SAYS(msg, "INT64_MAX");
+  ck_assert_int_eq(ic_graph_output(g, "a", a), IC_ERR_INVALID_GRAPH);
+  ck_assert_int_eq(compile_ref(g), IC_ERR_INVALID_GRAPH); /* the graph holds the error */
+  ic_graph_destroy(g);
+
+  /* INT64_MAX - 1 + 1 fits exactly, one more does not; three parts whose partial sum fits */
+  OK(ic_graph_create(&g));
+  ic_value big = input1(g, "big", IC_U8, INT64_MAX - 1), one = input1(g, "one", IC_U8, 1);
+  ic_value two = input1(g, "two", IC_U8, 2), third = input1(g, "third", IC_U8, INT64_MAX / 3);
+  ic_value c = ic_graph_concat(g, 2, (ic_value[]){big, one}, 0);
+  ck_assert_int_ne(c, IC_INVALID_VALUE);
+  ck_assert_int_eq(dim0(g, c), INT64_MAX);
+  ic_value t3 = ic_graph_concat(g, 3, (ic_value[]){third, third, third}, 0);
+  ck_assert_int_ne(t3, IC_INVALID_VALUE);
+  ck_assert_int_eq(dim0(g, t3), INT64_MAX / 3 * 3);
+  OK(ic_graph_error(g, NULL));
+  ck_assert_int_eq(ic_graph_concat(g, 2, (ic_value[]){big, two}, 0), IC_INVALID_VALUE);
+  SAYS(graph_message(g), "9223372036854775806 + 2");
+  ic_graph_destroy(g);
+
+  /* a symbolic sum whose constants alone pass INT64_MAX: n + 2^62 + 2^62 */
+  OK(ic_graph_create(&g));
+  ic_value x = input1(g, "x", IC_U8, ic_graph_symbol(g, "n"));
+  a = input1(g, "a", IC_U8, P62);
+  ck_assert_int_eq(ic_graph_concat(g, 3, (ic_value[]){x, a, a}, 0), IC_INVALID_VALUE);
+  SAYS(graph_message(g), "n + 4611686018427387904 + 4611686018427387904");
+  ic_graph_destroy(g);
+
+  /* pad: [INT64_MAX - 5] by 2^61 - 1 (the case), by 6 (one past), by 5 (exact) */
+  OK(ic_graph_create(&g));
+  x = input1(g, "x", IC_U8, INT64_MAX - 5);
+  ic_value p5 = ic_graph_pad(g, x, 1, (int64_t[]){0, 5}, 0);
+  ck_assert_int_ne(p5, IC_INVALID_VALUE);
+  ck_assert_int_eq(dim0(g, p5), INT64_MAX);
+  ic_value crop = ic_graph_pad(g, x, 1, (int64_t[]){-P61, 1}, 0); /* a crop and a pad */
+  ck_assert_int_ne(crop, IC_INVALID_VALUE);
+  ck_assert_int_eq(dim0(g, crop), INT64_MAX - 5 - P61 + 1);
+  ck_assert_int_eq(ic_graph_pad(g, x, 1, (int64_t[]){3, 3}, 0), IC_INVALID_VALUE);
+  msg = graph_message(g);
+  SAYS(msg, "pad");
+  SAYS(msg, "9223372036854775802");
+  SAYS(msg, "overflows");
+  ic_graph_destroy(g);
+  OK(ic_graph_create(&g));
+  x = input1(g, "x", IC_U8, INT64_MAX - 5);
+  ck_assert_int_eq(ic_graph_pad(g, x, 1, (int64_t[]){P61 - 1, 0}, 0), IC_INVALID_VALUE);
+  SAYS(graph_message(g), "overflows");
+  ic_graph_destroy(g);
+}
+END_TEST
+
+/* Pad amounts: -2^61 to 2^61, both ends inclusive (ic.h, limits.h). */
+START_TEST(test_pad_amount_bounds) {
+  static const int64_t accepted[] = {P61, -P61, P61 - 1, -(P61 - 1)};
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    ic_graph *g = NULL;
+    OK(ic_graph_create(&g));
+    ic_value x = input1(g, "x", IC_U8, P61); /* a crop of -2^61 takes all of it */
+    ic_value y = ic_graph_pad(g, x, 1, (int64_t[]){accepted[i], accepted[i] < 0 ? 0 : accepted[i]}, 0);
+    ck_assert_msg(y != IC_INVALID_VALUE, "pad by %lld: %s", (long long)accepted[i], ic_last_error());
+    ck_assert_int_eq(dim0(g, y), P61 + (accepted[i] < 0 ? accepted[i] : 2 * accepted[i]));
+    ic_value s = input1(g, "s", IC_U8, ic_graph_symbol(g, "n")); /* a symbolic dim takes amounts >= 0 */
+    if (accepted[i] > 0) ck_assert_int_ne(ic_graph_pad(g, s, 1, (int64_t[]){accepted[i], accepted[i]}, 0), IC_INVALID_VALUE);
+    OK(ic_graph_error(g, NULL));
+    ic_graph_destroy(g);
+  }
+  static const int64_t refused[] = {P61 + 1, -(P61 + 1), INT64_MAX, INT64_MIN};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    for (int side = 0; side < 2; side++) {
+      ic_graph *g = NULL;
+      OK(ic_graph_create(&g));
+      ic_value x = input1(g, "x", IC_U8, INT64_MAX);
+      int64_t lo_hi[2] = {0, 0};
+      lo_hi[side] = refused[i];
+      ck_assert_int_eq(ic_graph_pad(g, x, 1, lo_hi, 0), IC_INVALID_VALUE);
+      const char *msg = graph_message(g);
+      SAYS(msg, "out of range");
+      SAYS(msg, "2^61");
+      ic_graph_destroy(g);
+    }
+  }
+}
+END_TEST
+
+/* Values past INT64_MAX bytes (the program's byte counts would wrap), views of the
+ * largest sizes, and dim expressions of the text format that overflow. */
+START_TEST(test_bytes_and_views_when_built) {
+  ic_graph *g = NULL;
+  OK(ic_graph_create(&g));
+  ck_assert_int_ne(ic_graph_input(g, "u", IC_U8, 1, (ic_dim[]){INT64_MAX}, IC_LAYOUT_CONTIGUOUS), IC_INVALID_VALUE);
+  ck_assert_int_ne(ic_graph_input(g, "f", IC_F32, 1, (ic_dim[]){INT64_MAX / 4}, IC_LAYOUT_CONTIGUOUS), IC_INVALID_VALUE);
+  OK(ic_graph_error(g, NULL));
+  ck_assert_int_eq(ic_graph_input(g, "w", IC_F32, 1, (ic_dim[]){P61}, IC_LAYOUT_CONTIGUOUS), IC_INVALID_VALUE);
+  const char *msg = graph_message(g);
+  SAYS(msg, "f32[2305843009213693952]");
+  SAYS(msg, "INT64_MAX bytes");
+  ic_graph_destroy(g);
+
+  /* i64[n, 2^60]: 2^63 bytes for every n, a coefficient that would wrap */
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ck_assert_int_eq(ic_graph_input(g, "x", IC_I64, 2, (ic_dim[]){n, INT64_C(1) << 60}, IC_LAYOUT_CONTIGUOUS),
+                   IC_INVALID_VALUE);
+  SAYS(graph_message(g), "INT64_MAX bytes");
+  ic_graph_destroy(g);
+
+  /* expand, cast and slice at the largest sizes; past them, refused */
+  OK(ic_graph_create(&g));
+  ic_value one = input1(g, "one", IC_U8, 1);
+  ic_value e = ic_graph_expand(g, one, 1, (ic_dim[]){INT64_MAX});
+  ck_assert_int_ne(e, IC_INVALID_VALUE);
+  ic_value s = ic_graph_slice(g, e, 0, INT64_MIN + 1, INT64_MAX - 1, 1);
+  ck_assert_int_ne(s, IC_INVALID_VALUE);
+  ck_assert_int_eq(dim0(g, s), INT64_MAX - 1);
+  s = ic_graph_slice(g, e, 0, 0, INT64_MAX, INT64_MAX);
+  ck_assert_int_eq(dim0(g, s), 1);
+  s = ic_graph_slice(g, e, 0, INT64_MAX, INT64_MIN, -2);
+  ck_assert_int_eq(dim0(g, s), INT64_MAX / 2 + 1);
+  OK(ic_graph_error(g, NULL));
+  ck_assert_int_eq(ic_graph_cast(g, e, IC_I16), IC_INVALID_VALUE);
+  SAYS(graph_message(g), "cast");
+  ic_graph_destroy(g);
+  OK(ic_graph_create(&g));
+  one = input1(g, "one", IC_U8, 1);
+  ck_assert_int_eq(ic_graph_expand(g, one, 2, (ic_dim[]){P62, 4}), IC_INVALID_VALUE);
+  SAYS(graph_message(g), "INT64_MAX elements");
+  ic_graph_destroy(g);
+
+  /* the text format: the same checks, and dim expressions whose constants wrap */
+  ck_assert_int_eq(ic_graph_parse("input a : u8[4611686018427387904]\ninput b : u8[4611686018427387904]\n"
+                                  "c = concat([a, b], 0)\noutput c\n",
+                                  &g),
+                   IC_ERR_INVALID_GRAPH);
+  SAYS(ic_last_error(), "add up past INT64_MAX");
+  ck_assert_int_eq(ic_graph_parse("input x : u8[9223372036854775802]\np = pad(x, [0, 2305843009213693951], 0)\noutput p\n", &g),
+                   IC_ERR_INVALID_GRAPH);
+  SAYS(ic_last_error(), "overflows");
+  ck_assert_int_eq(ic_graph_parse("input x : u8[4]\np = pad(x, [0, 2305843009213693953], 0)\noutput p\n", &g),
+                   IC_ERR_INVALID_GRAPH);
+  SAYS(ic_last_error(), "2^61");
+  static const char *const wrapping[] = {
+      "symbol n\ninput x : u8[n]\nr = expand(x, [9223372036854775807 + 1, n])\noutput r\n",
+      "symbol n\ninput x : u8[n]\nr = expand(x, [4611686018427387904 * 4, n])\noutput r\n", /* wraps to 0 */
+      "symbol n\ninput x : u8[n]\nr = expand(x, [n + 4611686018427387904 + 4611686018427387904])\noutput r\n",
+  };
+  for (size_t i = 0; i < sizeof wrapping / sizeof *wrapping; i++) {
+    g = NULL;
+    ck_assert_int_eq(ic_graph_parse(wrapping[i], &g), IC_ERR_INVALID_GRAPH);
+    ck_assert_ptr_null(g);
+    SAYS(ic_last_error(), "overflows 64-bit integers");
+  }
+}
+END_TEST
+
+/* A program of one output whose sizes come from input shapes, compiled on ref. */
+static ic_program *compile_on_ref(ic_context *ctx, ic_graph *g) {
+  ic_compile_options co = {.struct_size = sizeof co, .backend = "ref"};
+  ic_program *p = NULL;
+  OK(ic_compile(ctx, g, &co, &p));
+  return p;
+}
+
+/* Symbolic sizes that overflow only for the symbols' values: ic_program_output_shape,
+ * ic_program_run (ic's memory and the caller's, with and without a shape) and
+ * ic_program_eval say "overflows"; the largest values that fit work. Symbols are bound
+ * from empty inputs ([v, 0]), which may carry any size. */
+START_TEST(test_symbols_bound_to_huge_values) {
+  ic_context *ctx = ref_context();
+  ic_graph *g = NULL;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n"), m = ic_graph_symbol(g, "m"), k = ic_graph_symbol(g, "k");
+  ic_value x = ic_graph_input(g, "x", IC_U8, 2, (ic_dim[]){n, k}, IC_LAYOUT_CONTIGUOUS);
+  ic_value y = ic_graph_input(g, "y", IC_U8, 2, (ic_dim[]){m, k}, IC_LAYOUT_CONTIGUOUS);
+  OK(ic_graph_output(g, "c", ic_graph_concat(g, 2, (ic_value[]){x, y}, 0)));           /* [n + m, k] */
+  OK(ic_graph_output(g, "p", ic_graph_pad(g, x, 2, (int64_t[]){0, 0, P61, P61}, 0))); /* [n + 2^62, k] */
+  ic_program *p = compile_on_ref(ctx, g);
+  unsigned char cell[8] = {0}, out_cell[8];
+  int64_t xs[2] = {P62, 0}, ys[2] = {P62, 0};
+  ic_tensor in[2] = {{cell, IC_U8, 2, xs, NULL}, {cell, IC_U8, 2, ys, NULL}};
+  int32_t ndim = -1;
+  int64_t shape[IC_MAX_DIMS] = {0};
+
+  /* n + m = 2^63 and n + 2^62 = 2^63 */
+  for (int32_t o = 0; o < 2; o++) {
+    ck_assert_int_eq(ic_program_output_shape(p, o, in, &ndim, shape), IC_ERR_INVALID_ARGUMENT);
+    SAYS(ic_last_error(), o == 0 ? "output 0 'c': dim 0" : "output 1 'p': dim 0");
+    SAYS(ic_last_error(), "overflows 64-bit integers");
+  }
+  ck_assert_int_eq(ndim, -1); /* nothing written on failure */
+  int64_t given[2][2] = {{0, 0}, {0, 0}};
+  ic_tensor outs[4][2] = {
+      {{NULL, IC_U8, 2, NULL, NULL}, {NULL, IC_U8, 2, NULL, NULL}},            /* ic allocates */
+      {{out_cell, IC_U8, 2, NULL, NULL}, {out_cell + 4, IC_U8, 2, NULL, NULL}}, /* caller's, no shape */
+      {{out_cell, IC_U8, 2, given[0], NULL}, {out_cell + 4, IC_U8, 2, given[1], NULL}},
+      {{out_cell, IC_U8, 1, given[0], NULL}, {out_cell + 4, IC_U8, 1, given[1], NULL}}, /* short */
+  };
+  for (int i = 0; i < 4; i++) {
+    ic_status st = ic_program_run(p, in, 2, outs[i], 2, NULL);
+    ck_assert_msg(st == IC_ERR_INVALID_ARGUMENT, "outputs %d: %s: %s", i, ic_status_string(st), ic_last_error());
+    SAYS(ic_last_error(), "overflows 64-bit integers");
+  }
+  ck_assert_ptr_null(outs[0][0].data);
+
+  /* ic_program_eval of the same dims */
+  ic_buffer_info info;
+  int64_t symbols[3] = {P62, P62, 0}, value = 0;
+  for (int32_t b = 0; b < ic_program_buffer_count(p); b++) {
+    OK(ic_program_buffer(p, b, &info));
+    if (info.kind != IC_BUFFER_OUTPUT) continue;
+    ck_assert_int_eq(ic_program_eval(p, info.dims_expr[0], symbols, &value), IC_ERR_INVALID_ARGUMENT);
+    SAYS(ic_last_error(), "overflows");
+    ck_assert_ptr_null(strstr(ic_last_error(), "zero"));
+    OK(ic_program_eval(p, info.dims_expr[1], symbols, &value));
+    ck_assert_int_eq(value, 0);
+  }
+  ck_assert_int_eq(ic_program_symbol_count(p), 3);
+  ck_assert_str_eq(ic_program_symbol_name(p, 0), "n");
+
+  /* one less: INT64_MAX exactly, and an empty run with the caller's outputs */
+  xs[0] = P62 - 1; /* n + m and n + 2^62: 2^63 - 1 */
+  for (int32_t o = 0; o < 2; o++) {
+    OK(ic_program_output_shape(p, o, in, &ndim, shape));
+    ck_assert_int_eq(ndim, 2);
+    ck_assert_int_eq(shape[0], INT64_MAX);
+    ck_assert_int_eq(shape[1], 0);
+  }
+  given[0][0] = given[1][0] = INT64_MAX;
+  OK(ic_program_run(p, in, 2, outs[2], 2, NULL));
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* Outputs in the caller's memory must give their shape, and inputs theirs; descriptors
+ * that do not fit are refused before anything runs, with what is wrong. */
+START_TEST(test_caller_tensors) {
+  ic_context *ctx = ref_context();
+  ic_graph *g = NULL;
+  OK(ic_graph_create(&g));
+  ic_dim n = ic_graph_symbol(g, "n");
+  ic_value x = ic_graph_input(g, "x", IC_F32, 1, &n, IC_LAYOUT_CONTIGUOUS);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_MUL, x, x)));
+  ic_program *p = compile_on_ref(ctx, g);
+  float xv[5] = {1, 2, 3, -4, 0.5f}, yv[5] = {0};
+  int64_t five[1] = {5}, four[1] = {4};
+  ic_tensor in = {xv, IC_F32, 1, five, NULL};
+  ic_tensor out = {yv, IC_F32, 1, NULL, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  SAYS(ic_last_error(), "output 0 'y'");
+  SAYS(ic_last_error(), "shape is NULL");
+  for (int i = 0; i < 5; i++) ck_assert(yv[i] == 0); /* nothing ran */
+  out.shape = four;
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_SHAPE_MISMATCH);
+  SAYS(ic_last_error(), "is 4, the program makes 5");
+  out.ndim = 0;
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_SHAPE_MISMATCH);
+  SAYS(ic_last_error(), "0 dims");
+  out = (ic_tensor){yv, IC_F32, 1, five, NULL};
+  OK(ic_program_run(p, &in, 1, &out, 1, NULL));
+  for (int i = 0; i < 5; i++) ck_assert(yv[i] == xv[i] * xv[i]);
+  /* ic's memory: no shape needed */
+  ic_tensor mine = {NULL, IC_F32, 1, NULL, NULL};
+  OK(ic_program_run(p, &in, 1, &mine, 1, NULL));
+  ck_assert_ptr_nonnull(mine.data);
+  ck_assert(((float *)mine.data)[3] == 16);
+  free(mine.data); /* the ref backend's memory is malloc's */
+
+  /* inputs: NULL shape, NULL array, wrong rank, negative dims */
+  in.shape = NULL;
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  SAYS(ic_last_error(), "shape is NULL");
+  ck_assert_int_eq(ic_program_output_shape(p, 0, &in, &(int32_t){0}, (int64_t[IC_MAX_DIMS]){0}), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_program_run(p, NULL, 1, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  ck_assert_int_eq(ic_program_output_shape(p, 0, NULL, &(int32_t){0}, (int64_t[IC_MAX_DIMS]){0}), IC_ERR_INVALID_ARGUMENT);
+  in = (ic_tensor){xv, IC_F32, 2, five, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_SHAPE_MISMATCH);
+  int64_t negative[1] = {-1};
+  in = (ic_tensor){xv, IC_F32, 1, negative, NULL};
+  ck_assert_int_eq(ic_program_run(p, &in, 1, &out, 1, NULL), IC_ERR_INVALID_ARGUMENT);
+  SAYS(ic_last_error(), "negative");
+  ic_program_release(p);
+  ic_graph_destroy(g);
+
+  /* an empty input whose other dims multiply past INT64_MAX: its contiguous strides are
+   * never formed (they would overflow), its output is empty too */
+  OK(ic_graph_create(&g));
+  ic_dim d3[3] = {ic_graph_symbol(g, "a"), ic_graph_symbol(g, "b"), ic_graph_symbol(g, "c")};
+  x = ic_graph_input(g, "x", IC_U8, 3, d3, IC_LAYOUT_CONTIGUOUS);
+  OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, x, x)));
+  p = compile_on_ref(ctx, g);
+  const int64_t hostile[2][3] = {{0, INT64_C(1) << 40, INT64_C(1) << 40}, {INT64_C(1) << 40, INT64_C(1) << 40, 0}};
+  for (int i = 0; i < 2; i++) {
+    int64_t got[IC_MAX_DIMS];
+    unsigned char cell = 0, out_cell = 0;
+    in = (ic_tensor){&cell, IC_U8, 3, hostile[i], NULL};
+    ic_tensor out3 = {&out_cell, IC_U8, 3, hostile[i], NULL};
+    OK(ic_program_run(p, &in, 1, &out3, 1, NULL));
+    int32_t nd = 0;
+    OK(ic_program_output_shape(p, 0, &in, &nd, got));
+    ck_assert_int_eq(nd, 3);
+    for (int d = 0; d < 3; d++) ck_assert_int_eq(got[d], hostile[i][d]);
+  }
+  ic_program_release(p);
+  ic_graph_destroy(g);
+  ic_context_destroy(ctx);
+}
+END_TEST
+
+/* DLPack byte offsets: up to 2^62 from a real pointer; past it, wrapping, or from NULL data
+ * refused (the pointer addition would overflow). */
+START_TEST(test_dlpack_byte_offsets) {
+  int64_t shape[1] = {1};
+  DLTensor t = {.data = (void *)64, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = shape};
+  ic_tensor it;
+  t.byte_offset = (uint64_t)P62;
+  OK(ic_tensor_from_dlpack(&t, &it));
+  ck_assert(it.data == (void *)((uintptr_t)64 + (uintptr_t)P62));
+  static const uint64_t refused[] = {(uint64_t)P62 + 1, UINT64_C(1) << 63, UINT64_MAX - 63, UINT64_MAX};
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    t.byte_offset = refused[i];
+    it.data = (void *)1;
+    ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_INVALID_ARGUMENT);
+    SAYS(ic_last_error(), "byte_offset");
+    ck_assert(it.data == (void *)1); /* untouched */
+  }
+  t.byte_offset = UINT64_C(1) << 63;
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_INVALID_ARGUMENT);
+  SAYS(ic_last_error(), "more than 2^62");
+  t.data = NULL;
+  t.byte_offset = 16;
+  ck_assert_int_eq(ic_tensor_from_dlpack(&t, &it), IC_ERR_INVALID_ARGUMENT);
+  SAYS(ic_last_error(), "NULL data");
+  t.byte_offset = 0;
+  OK(ic_tensor_from_dlpack(&t, &it));
+  ck_assert_ptr_null(it.data);
+  t.data = (void *)64;
+  t.shape = NULL; /* a NULL shape with dims */
+  ck_assert_int_ne(ic_tensor_from_dlpack(&t, &it), IC_OK);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("limits");
   CHECK_CASE(s, test_graph_counts, NULL, NULL);
   CHECK_CASE(s, test_dims_and_nesting, NULL, NULL);
   CHECK_CASE(s, test_inline_asm_limits, NULL, NULL);
   CHECK_CASE(s, test_run_bytes, NULL, NULL);
+  CHECK_CASE(s, test_sums_refused_when_built, NULL, NULL);
+  CHECK_CASE(s, test_pad_amount_bounds, NULL, NULL);
+  CHECK_CASE(s, test_bytes_and_views_when_built, NULL, NULL);
+  CHECK_CASE(s, test_symbols_bound_to_huge_values, NULL, NULL);
+  CHECK_CASE(s, test_caller_tensors, NULL, NULL);
+  CHECK_CASE(s, test_dlpack_byte_offsets, NULL, NULL);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }
