@@ -1,7 +1,7 @@
 /* The DLPack importers and exporter (include/ic/ic_dlpack.h): any DLTensor header
  * (device, dtype, lanes, ndim, shape, strides, byte_offset from the input) is taken or
  * refused with a message; a taken one describes t's memory (data = t->data +
- * byte_offset, shape and strides t's own). Exporting any ic_tensor from bytes (negative
+ * byte_offset, an offset of at most 2^62; shape and strides t's own). Exporting any ic_tensor from bytes (negative
  * sizes and strides included) to kDLCPU either fails cleanly or gives a managed tensor
  * whose shape is the input's, and whose deleter frees what ic copied. */
 #include <dlpack/dlpack.h>
@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (s != IC_OK) {
     FUZZ_REQUIRE(ic_last_error()[0], "a refused DLTensor left no message");
   } else {
+    FUZZ_REQUIRE(t.byte_offset <= UINT64_C(1) << 62, "a byte_offset past 2^62 was taken");
     FUZZ_REQUIRE((uintptr_t)it.data == (uintptr_t)memory + t.byte_offset, "data is not t->data + byte_offset");
     FUZZ_REQUIRE(it.ndim == t.ndim && it.shape == t.shape, "the shape is not t's");
     for (int32_t d = 0; d < it.ndim; d++) FUZZ_REQUIRE(it.shape[d] >= 0, "a negative size was taken");
