@@ -233,6 +233,56 @@ START_TEST(test_eval_failure) {
 }
 END_TEST
 
+START_TEST(test_eval_status_kinds) {
+  sym_id n = S(0), m = S(1);
+  int64_t out = 0, syms[2] = {1, 0};
+  sym_env env = {.symbols = syms, .nsymbols = 2};
+  /* overflow, not a division by zero: sums, products, INT64_MIN / -1 */
+  ck_assert_int_eq(sym_eval_checked(A, add(n, C(INT64_MAX)), &env, &out), SYM_EVAL_OVERFLOW);
+  ck_assert_int_eq(sym_eval_checked(A, mul(add(n, C(1)), C(INT64_C(1) << 62)), &env, &out), SYM_EVAL_OVERFLOW);
+  ck_assert_int_eq(sym_eval_checked(A, t_fdiv(sub(C(0), add(n, C(INT64_MAX))), sub(C(0), n)), &env, &out),
+                   SYM_EVAL_OVERFLOW);
+  ck_assert_str_eq(sym_eval_status_text(SYM_EVAL_OVERFLOW), "overflows 64-bit integers");
+  ck_assert_int_eq(sym_eval_checked(A, t_fdiv(n, m), &env, &out), SYM_EVAL_DIVIDES_BY_ZERO);
+  ck_assert_str_eq(sym_eval_status_text(SYM_EVAL_DIVIDES_BY_ZERO), "divides by zero");
+  ck_assert_int_eq(sym_eval_checked(A, S(2), &env, &out), SYM_EVAL_UNBOUND);
+  /* the largest values that fit; a zero factor makes a product 0 whatever the others */
+  ck_assert_int_eq(sym_eval_checked(A, add(n, C(INT64_MAX - 1)), &env, &out), SYM_EVAL_OK);
+  ck_assert_int_eq(out, INT64_MAX);
+  syms[0] = INT64_C(1) << 40;
+  ck_assert_int_eq(sym_eval_checked(A, mul(mul(n, n), m), &env, &out), SYM_EVAL_OK);
+  ck_assert_int_eq(out, 0);
+  syms[1] = 1;
+  ck_assert_int_eq(sym_eval_checked(A, mul(mul(n, n), m), &env, &out), SYM_EVAL_OVERFLOW);
+}
+END_TEST
+
+/* Constant folds that overflow int64 wrap and are counted; folds that fit are not. */
+START_TEST(test_wraps_counted) {
+  sym_id n = S(0);
+  uint64_t w = sym_arena_wraps(A);
+  ck_assert_int_eq(add(C(INT64_MAX - 1), C(1)), C(INT64_MAX));
+  add(n, C(INT64_C(1) << 62));
+  mul(n, C(INT64_C(1) << 62));
+  t_fdiv(C(INT64_MIN + 1), C(-1));
+  ck_assert_uint_eq(sym_arena_wraps(A), w);
+  sym_id big = add(add(n, C(INT64_C(1) << 62)), C(INT64_C(1) << 62)); /* n + 2^63 */
+  ck_assert_uint_eq(sym_arena_wraps(A), w + 1);
+  int64_t konst = 0;
+  ck_assert(sym_is_const(A, sym_operand(A, big, 1), &konst));
+  ck_assert_int_eq(konst, INT64_MIN); /* wrapped, as counted */
+  mul(C(INT64_C(1) << 32), C(INT64_C(1) << 32));
+  ck_assert_uint_eq(sym_arena_wraps(A), w + 2);
+  mul(mul(n, C(INT64_C(1) << 40)), C(INT64_C(1) << 40)); /* a coefficient */
+  ck_assert_uint_eq(sym_arena_wraps(A), w + 3);
+  t_fdiv(C(INT64_MIN), C(-1));
+  ck_assert_uint_eq(sym_arena_wraps(A), w + 4);
+  sub(C(0), C(INT64_MIN));
+  ck_assert_uint_eq(sym_arena_wraps(A), w + 5);
+  ck_assert_uint_eq(sym_arena_wraps(NULL), 0);
+}
+END_TEST
+
 START_TEST(test_none_propagates) {
   sym_id x = V(0);
   ck_assert_int_eq(add(x, SYM_NONE), SYM_NONE);
@@ -492,6 +542,8 @@ static Suite *sym_suite(void) {
   tcase_add_test(tc, test_divmod_rules);
   tcase_add_test(tc, test_eval_reference);
   tcase_add_test(tc, test_eval_failure);
+  tcase_add_test(tc, test_eval_status_kinds);
+  tcase_add_test(tc, test_wraps_counted);
   tcase_add_test(tc, test_none_propagates);
   tcase_add_test(tc, test_affine);
   tcase_add_test(tc, test_subst);
