@@ -426,7 +426,18 @@ typedef int32_t ic_value;
 #define IC_INVALID_VALUE ((ic_value)-1)
 
 /* A dimension: >= 0 is a constant size, a negative value is a symbol made by
- * ic_graph_symbol. Sizes 0 and 1 are legal everywhere. */
+ * ic_graph_symbol. Sizes 0 and 1 are legal everywhere.
+ *
+ * Sizes never wrap. Every value's constant dims (its nonzero ones) multiply to at most
+ * INT64_MAX elements, and those times its element size to at most INT64_MAX bytes (an
+ * i64[n, 2^60] is refused for every n); a size a builder computes (concat's sum, pad's
+ * padded dim, a dim expression of the text format) whose constants pass int64 is refused
+ * when built (IC_ERR_INVALID_GRAPH; the message names the op and the sizes, "add up past
+ * INT64_MAX" or "overflows 64-bit integers"). A size that depends on symbols is evaluated
+ * with checked arithmetic once they are bound: where it passes int64 for the inputs
+ * given, ic_program_output_shape, ic_program_run and ic_program_eval return
+ * IC_ERR_INVALID_ARGUMENT with "overflows 64-bit integers" (never a wrapped or negative
+ * size); a run also refuses any tensor spanning more than 2^62 bytes. */
 typedef int64_t ic_dim;
 #define IC_MAX_DIMS 8
 
@@ -509,7 +520,9 @@ IC_API ic_value ic_graph_flatten(ic_graph *graph, ic_value a, int32_t start, int
 IC_API ic_value ic_graph_slice(ic_graph *graph, ic_value a, int32_t dim, int64_t start, int64_t stop, int64_t step);
 /* Concatenation of n values (n >= 1, not scalars) along dim (negative counts from the
  * end): equal dtypes and ranks, all other dims equal (the same constant or the same
- * expression of symbols; no broadcasting). The result's size along dim is the sum.
+ * expression of symbols; no broadcasting). The result's size along dim is the sum:
+ * constant parts that add up past INT64_MAX are refused here, a sum of symbols that
+ * passes it when run (see ic_dim).
  * Each point reads exactly one operand: operands of size 0 are never read. n == 1
  * returns values[0]. */
 IC_API ic_value ic_graph_concat(ic_graph *graph, int32_t n, const ic_value *values, int32_t dim);
@@ -520,8 +533,9 @@ IC_API ic_value ic_graph_concat(ic_graph *graph, int32_t n, const ic_value *valu
  * only for floating dtypes); the others read the source, which is not read elsewhere.
  * Negative amounts crop, on dims of constant size only, and at most the whole dim (the
  * two crops of a dim together); a symbolic dim takes amounts >= 0 (a crop there is
- * IC_ERR_UNSUPPORTED). Amounts are at most 2^61 in magnitude. No padding at all
- * returns a. */
+ * IC_ERR_UNSUPPORTED). Each amount lies in [-2^61, 2^61], both ends accepted (beyond:
+ * IC_ERR_INVALID_GRAPH, "out of range"); a constant dim whose padded size passes
+ * INT64_MAX is refused ("overflows 64-bit integers"). No padding at all returns a. */
 IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const int64_t *lo_hi, double value);
 
 /* ---------------------------------------------------------------- reductions
@@ -840,7 +854,9 @@ IC_API int32_t ic_program_step_count(const ic_program *program);
 IC_API ic_status ic_program_step(const ic_program *program, int32_t i, ic_step *out);
 IC_API int32_t ic_program_symbol_count(const ic_program *program);
 IC_API const char *ic_program_symbol_name(const ic_program *program, int32_t i);
-/* Evaluates an expression handle for symbol values (ic_program_symbol_count of them). */
+/* Evaluates an expression handle for symbol values (ic_program_symbol_count of them),
+ * with checked arithmetic: IC_ERR_INVALID_ARGUMENT when a step overflows int64 (the
+ * message says "overflows 64-bit integers") or divides by zero ("divides by zero"). */
 IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const int64_t *symbols, int64_t *value);
 
 /* ---------------------------------------------------------------- graph text format
@@ -933,12 +949,14 @@ typedef struct ic_tensor {
   void *data;             /* device pointer; for outputs NULL asks ic to allocate */
   ic_dtype dtype;
   int32_t ndim;
-  const int64_t *shape;   /* ndim sizes; for outputs may be NULL (see below) */
+  const int64_t *shape;   /* ndim sizes; NULL only for 0 dims or an output ic allocates */
   const int64_t *strides; /* in elements; NULL = contiguous */
 } ic_tensor;
 
 /* Output i's shape for the given inputs (symbols bound from their shapes): writes
- * *ndim and up to IC_MAX_DIMS sizes into shape. */
+ * *ndim and up to IC_MAX_DIMS sizes into shape. The inputs are checked as
+ * ic_program_run checks them; a size that overflows int64 for them is
+ * IC_ERR_INVALID_ARGUMENT ("overflows 64-bit integers"), and *ndim is then unchanged. */
 IC_API ic_status ic_program_output_shape(const ic_program *program, int32_t output,
                                          const ic_tensor *inputs, int32_t *ndim, int64_t *shape);
 
@@ -947,9 +965,11 @@ IC_API ic_status ic_program_output_shape(const ic_program *program, int32_t outp
  * IC_ERR_SHAPE_MISMATCH with "dtype mismatch: GIVEN vs COMPILED: ..."), rank,
  * shape (symbols bind from the first input that has them) and layout; outputs must be
  * contiguous. An output whose data is NULL is allocated by ic (stream-ordered) and
- * written back to outputs[i].data; it belongs to the caller (ic_free). An output's shape
- * may be NULL; if given it must equal the computed shape. Outputs must not overlap
- * inputs. Any mismatch is an error before anything is launched. */
+ * written back to outputs[i].data; it belongs to the caller (ic_free); its shape may be
+ * NULL. An output in the caller's memory (data not NULL) must give its shape
+ * (IC_ERR_INVALID_ARGUMENT if NULL with ndim > 0), and every given shape must equal the
+ * computed one. Inputs need a shape (unless of 0 dims) with sizes >= 0. Outputs must not
+ * overlap inputs. Any mismatch is an error before anything is launched. */
 IC_API ic_status ic_program_run(ic_program *program, const ic_tensor *inputs, int32_t ninputs,
                                 ic_tensor *outputs, int32_t noutputs, void *stream);
 
