@@ -149,7 +149,9 @@ static ic_status run_eval(const ic_program *p, const run_state *rs, sym_id e, in
   va_end(ap);
   if (st == SYM_EVAL_UNBOUND) return error_set(IC_ERR_INTERNAL, "cannot evaluate %s (an unbound symbol)", msg);
   sbuf expr = {0};
-  sym_print(program_syms(p), e, &p->names, &expr);
+  sym_names names = p->names;
+  names.plain_ints = true; /* for people: no C suffixes */
+  sym_print(program_syms(p), e, &names, &expr);
   ic_status s = error_set(IC_ERR_INVALID_ARGUMENT, "%s, %s, %s for these input sizes", msg, expr.data ? expr.data : "?",
                           sym_eval_status_text(st));
   sbuf_free(&expr);
