@@ -802,11 +802,6 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
                            " in magnitude)",
                         lo, hi, d, GRAPH_MAX_PAD);
     bool constant = sym_is_const(sa, src->dims[d], &size);
-    int64_t padded;
-    if (constant && __builtin_add_overflow(size, lo + hi, &padded))
-      return graph_fail(g, "pad: dim %" PRId32 " of size %" PRId64 " padded by %" PRId64 " and %" PRId64
-                           " overflows 64-bit integers",
-                        d, size, lo, hi);
     if (!constant && (lo < 0 || hi < 0))
       return graph_fail_with(g, IC_ERR_UNSUPPORTED, "pad: dim %" PRId32 " is symbolic: negative amounts (crops) need a constant size", d);
     int64_t crop = (lo < 0 ? -lo : 0) + (hi < 0 ? -hi : 0);
@@ -816,6 +811,11 @@ ic_value ic_graph_pad(ic_graph *g, ic_value a, int32_t npads, const int64_t *lo_
     r.pad[d][0] = lo;
     r.pad[d][1] = hi;
     r.dims[d] = sym_add(sa, src->dims[d], sym_const(sa, lo + hi));
+    if (graph_sizes_wrapped(g)) { /* a constant size, or a symbolic one's constant part */
+      char s[128];
+      return graph_fail(g, "pad: dim %" PRId32 " of size %s padded by %" PRId64 " and %" PRId64 " overflows 64-bit integers",
+                        d, graph_shape_text(g, 1, &src->dims[d], s, sizeof s), lo, hi);
+    }
     any |= lo != 0 || hi != 0;
   }
   if (sym_arena_failed(sa)) return graph_oom(g);

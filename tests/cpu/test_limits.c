@@ -1,6 +1,9 @@
 /* Every fixed limit refuses with its number in the message (README, "Guarantees"):
  * inputs, symbols and outputs of a graph, dims of a tensor, nesting of a dim expression,
- * inline_asm operands and pack, DLPack ranks, and the bytes a run may span. */
+ * inline_asm operands and pack, DLPack ranks, and the bytes a run may span. And sizes
+ * never wrap: hostile shapes (sums and pads past INT64_MAX, byte counts, symbols bound to
+ * huge values, caller tensors with NULL or short shapes, DLPack byte offsets) are refused
+ * with what overflowed, and the largest sizes that fit work. */
 #include <check.h>
 #include <dlpack/dlpack.h>
 #include <stdint.h>
@@ -278,14 +281,25 @@ START_TEST(test_sums_refused_when_built) {
   ck_assert_int_eq(dim0(g, crop), INT64_MAX - 5 - P61 + 1);
   ck_assert_int_eq(ic_graph_pad(g, x, 1, (int64_t[]){3, 3}, 0), IC_INVALID_VALUE);
   msg = graph_message(g);
-  SAYS(msg, "pad");
-  SAYS(msg, "9223372036854775802");
+  SAYS(msg, "pad: dim 0 of size [9223372036854775802] padded by 3 and 3");
   SAYS(msg, "overflows");
   ic_graph_destroy(g);
   OK(ic_graph_create(&g));
   x = input1(g, "x", IC_U8, INT64_MAX - 5);
   ck_assert_int_eq(ic_graph_pad(g, x, 1, (int64_t[]){P61 - 1, 0}, 0), IC_INVALID_VALUE);
   SAYS(graph_message(g), "overflows");
+  ic_graph_destroy(g);
+
+  /* a symbolic size whose constant part is INT64_MAX: n + INT64_MAX builds (it fits
+   * for n = 0), one more does not */
+  OK(ic_graph_create(&g));
+  x = input1(g, "x", IC_U8, ic_graph_symbol(g, "n"));
+  c = ic_graph_concat(g, 2, (ic_value[]){x, input1(g, "big", IC_U8, INT64_MAX)}, 0);
+  ck_assert_int_ne(c, IC_INVALID_VALUE);
+  ck_assert_int_eq(ic_graph_pad(g, c, 1, (int64_t[]){0, 1}, 0), IC_INVALID_VALUE);
+  msg = graph_message(g);
+  SAYS(msg, "pad: dim 0 of size [n + 9223372036854775807] padded by 0 and 1");
+  SAYS(msg, "overflows 64-bit integers");
   ic_graph_destroy(g);
 }
 END_TEST
