@@ -558,6 +558,27 @@ START_TEST(test_caller_tensors) {
   }
   ic_program_release(p);
   ic_graph_destroy(g);
+
+  /* sums over empty inputs whose other reduced dims multiply past INT64_MAX: 0 for each
+   * of the rows, fused and eager, contiguous (dims merged) and strided */
+  for (int mode = 0; mode < 4; mode++) {
+    int eager = mode & 1;
+    OK(ic_graph_create(&g));
+    ic_dim d4[4] = {ic_graph_symbol(g, "r"), ic_graph_symbol(g, "a"), ic_graph_symbol(g, "b"), ic_graph_symbol(g, "c")};
+    x = ic_graph_input(g, "x", IC_F32, 4, d4, mode & 2 ? IC_LAYOUT_STRIDED : IC_LAYOUT_CONTIGUOUS);
+    OK(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, x, 3, (int32_t[]){1, 2, 3}, 0)));
+    ic_compile_options co = {.struct_size = sizeof co, .backend = "ref", .mode = eager ? IC_MODE_EAGER : IC_MODE_FUSED};
+    OK(ic_compile(ctx, g, &co, &p));
+    const int64_t empty4[4] = {3, INT64_C(1) << 40, INT64_C(1) << 40, 0};
+    float cell4 = 1, sums[3] = {-1, -1, -1};
+    int64_t three[1] = {3};
+    in = (ic_tensor){&cell4, IC_F32, 4, empty4, NULL};
+    ic_tensor so = {sums, IC_F32, 1, three, NULL};
+    OK(ic_program_run(p, &in, 1, &so, 1, NULL));
+    for (int i = 0; i < 3; i++) ck_assert(sums[i] == 0);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
   ic_context_destroy(ctx);
 }
 END_TEST

@@ -255,13 +255,24 @@ static ic_status ref_row(const ref_kernel *rk, ref_launch *rl, int64_t count, bo
   return IC_OK;
 }
 
+/* The product of the dims of mask (bit d: dim d): 0 when one of them is 0, whatever the
+ * others multiply to (an empty tensor's other dims may be anything); otherwise a tensor's
+ * element count, which the run checked (saturated all the same). */
+static int64_t ref_dims_product(const ref_launch *rl, int32_t ndim, uint32_t mask) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int32_t d = 0; d < ndim; d++)
+    if ((mask >> d) & 1u) {
+      if (rl->dims[d] == 0) return 0;
+      overflow |= __builtin_mul_overflow(n, rl->dims[d], &n);
+    }
+  return overflow ? INT64_MAX : n;
+}
+
 static ic_status ref_run_reduction(const ref_kernel *rk, ref_launch *rl) {
   const kir_kernel *k = rk->k;
-  int64_t rows = 1, count = 1;
-  for (int32_t d = 0; d < k->ndim; d++) {
-    if ((k->axes >> d) & 1u) count *= rl->dims[d];
-    else rows *= rl->dims[d];
-  }
+  uint32_t all = k->ndim ? (uint32_t)((UINT64_C(1) << k->ndim) - 1) : 0;
+  int64_t rows = ref_dims_product(rl, k->ndim, all & ~k->axes), count = ref_dims_product(rl, k->ndim, k->axes);
   bool ok = true;
   ic_status s = IC_OK;
   for (int64_t row = 0; row < rows && !s; row++) {
@@ -290,8 +301,7 @@ static ic_status ref_launch_kernel(backend_state *bs, const backend_kernel *bk, 
   ic_status s = IC_OK;
   if (!rl->buffers || !rl->coeff || !rl->values) s = error_set(IC_ERR_OUT_OF_MEMORY, "ref: out of memory");
   else if (!ref_bind(rk, rl, args)) s = error_set(IC_ERR_INTERNAL, "ref: cannot bind the parameters of %s", k->name);
-  int64_t numel = 1;
-  for (int32_t d = 0; !s && d < k->ndim; d++) numel *= rl->dims[d];
+  int64_t numel = s ? 0 : ref_dims_product(rl, k->ndim, k->ndim ? (uint32_t)((UINT64_C(1) << k->ndim) - 1) : 0);
   if (!s && k->reduces) {
     s = ref_run_reduction(rk, rl);
     numel = 0;
