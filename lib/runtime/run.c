@@ -170,7 +170,8 @@ static bool run_span_bytes(const ic_tensor *t, int64_t *bytes) {
         __builtin_mul_overflow(contiguous, t->shape[d], &contiguous))
       return false;
   }
-  return !__builtin_mul_overflow(last + 1, (int64_t)ic_dtype_size(t->dtype), bytes) && *bytes <= RUN_MAX_BYTES;
+  return !__builtin_add_overflow(last, 1, &last) && !__builtin_mul_overflow(last, (int64_t)ic_dtype_size(t->dtype), bytes) &&
+         *bytes <= RUN_MAX_BYTES;
 }
 
 /* Binds the symbols of input i from its shape, or checks them against earlier inputs. */

@@ -537,6 +537,25 @@ START_TEST(test_caller_tensors) {
   ic_program_release(p);
   ic_graph_destroy(g);
 
+  /* strides whose last element lies at INT64_MAX (one past it: no int64), or past 2^62 bytes */
+  ic_graph *sg = NULL;
+  OK(ic_graph_create(&sg));
+  ic_value su = ic_graph_input(sg, "su", IC_U8, 1, (ic_dim[]){ic_graph_symbol(sg, "n")}, IC_LAYOUT_STRIDED);
+  OK(ic_graph_output(sg, "sy", ic_graph_binary(sg, IC_OP_ADD, su, su)));
+  ic_program *sp = compile_on_ref(ctx, sg);
+  unsigned char bytes2[2] = {0}, sum2[2];
+  int64_t two[1] = {2};
+  const int64_t far[] = {INT64_MAX, INT64_MAX - 1, P62, INT64_MIN + 1};
+  for (size_t i = 0; i < sizeof far / sizeof *far; i++) {
+    ic_tensor su_in = {bytes2, IC_U8, 1, two, &far[i]}, sy_out = {sum2, IC_U8, 1, two, NULL};
+    ic_status st = ic_program_run(sp, &su_in, 1, &sy_out, 1, NULL);
+    ck_assert_msg(st == IC_ERR_INVALID_ARGUMENT || st == IC_ERR_SHAPE_MISMATCH, "stride %lld: %s: %s", (long long)far[i],
+                  ic_status_string(st), ic_last_error());
+    SAYS(ic_last_error(), far[i] < 0 ? "negative stride" : "2^62 bytes");
+  }
+  ic_program_release(sp);
+  ic_graph_destroy(sg);
+
   /* an empty input whose other dims multiply past INT64_MAX: its contiguous strides are
    * never formed (they would overflow), its output is empty too */
   OK(ic_graph_create(&g));
