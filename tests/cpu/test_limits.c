@@ -553,6 +553,15 @@ START_TEST(test_caller_tensors) {
                   ic_status_string(st), ic_last_error());
     SAYS(ic_last_error(), far[i] < 0 ? "negative stride" : "2^62 bytes");
   }
+  /* a dim of size 1 takes any stride >= 0: its only point is at offset 0 */
+  for (size_t i = 0; i < 3; i++) {
+    int64_t one1[1] = {1};
+    bytes2[0] = (unsigned char)(7 + i);
+    sum2[0] = 0;
+    ic_tensor su_in = {bytes2, IC_U8, 1, one1, &far[i]}, sy_out = {sum2, IC_U8, 1, one1, NULL};
+    OK(ic_program_run(sp, &su_in, 1, &sy_out, 1, NULL));
+    ck_assert_int_eq(sum2[0], 2 * (7 + i));
+  }
   ic_program_release(sp);
   ic_graph_destroy(sg);
 
