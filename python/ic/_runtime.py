@@ -221,7 +221,7 @@ class _Entry:
     filled in (data pointers are set per call) and the output allocators."""
 
     __slots__ = ("in_arr", "in_structs", "out_arr", "out_structs", "out_shapes", "out_make", "torch_outs", "lock",
-                 "keep", "device", "fast")
+                 "keep", "device", "fast", "out_sigs", "stream_int", "stream_arg")
     in_arr: Any  # ctypes array of ICTensor, one per input
     in_structs: List[Any]  # its elements (ctypes views: setting .data writes the array)
     out_arr: Any
@@ -231,10 +231,25 @@ class _Entry:
     torch_outs: List[Tuple[Tuple[int, ...], Any, Any]]  # (shape, torch dtype, device)
     device: int  # the torch CUDA device index, -1 for host
     fast: bool  # torch inputs, and torch has every output dtype: Program.__call__'s fast path
+    # Signatures of torch out= tensors (per output: dtype, shape, strides, device) that the
+    # general path checked for this input signature: the fast path takes them unchecked.
+    out_sigs: Dict[Any, None]
+    stream_int: Optional[int]  # the last stream, and its ctypes argument (None: default)
+    stream_arg: Optional[c_void_p]
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.keep: List[Any] = []
+        self.out_sigs = {}
+        self.stream_int = None
+        self.stream_arg = None
+
+    def stream(self, st: Optional[int]) -> Optional[c_void_p]:
+        """The ctypes argument of stream st (cached: most calls run on one stream)."""
+        if st != self.stream_int:
+            self.stream_arg = c_void_p(st) if st else None
+            self.stream_int = st
+        return self.stream_arg
 
 
 class Program:
@@ -256,7 +271,7 @@ class Program:
         self.mode = mode
         self.backend = backend
         self._host = backend == "ref"
-        self._run = api.ic_program_run
+        self._run = api.program_run_unchecked
         self._nin = int(api.ic_program_input_count(self._hv))
         self._nout = int(api.ic_program_output_count(self._hv))
         ins: List[Tuple[str, DType, int]] = [("", DType.F32, 0)] * self._nin
@@ -357,27 +372,53 @@ class Program:
     def __call__(self, *args: Any, out: Any = None, stream: Any = None, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._nin:
             args = tuple(self._bind(args, kwargs))
-        # The PyTorch fast path: a known signature of plain torch.Tensors, no out=, no
-        # stream=. Everything else (and a first call) takes _call, which fills the cache.
+        # The PyTorch fast path: plain torch.Tensors of a known signature, with no out= or
+        # with out= tensors (one, or a list or tuple) of a signature that _call checked for
+        # it before. It reads each tensor's signature (dtype, shape, strides, device), sets
+        # the data pointers and runs; ic_program_run itself still checks shapes, layouts
+        # and aliasing. Everything else (and a first call) takes _call, which checks
+        # everything and fills the caches.
         T = _torch_tensor
-        if T is not None and out is None and stream is None and args:
+        if T is not None and args:
             key = tuple([(a.dtype, a.shape, a.stride(), a.get_device()) for a in args if type(a) is T])
             e = self._sigs.get(key) if len(key) == self._nin else None
-            if e is not None and e.fast and e.lock.acquire(False):
-                try:
-                    for s, a in zip(e.in_structs, args):
-                        s.data = a.data_ptr()
-                    empty = _torch.empty
-                    outs = [empty(shape, dtype=tdt, device=dev) for shape, tdt, dev in e.torch_outs]
-                    for s, o in zip(e.out_structs, outs):
-                        s.data = o.data_ptr()
-                    st = _torch_raw_stream(e.device) if e.device >= 0 else None  # type: ignore[misc]
-                    rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, st)
-                finally:
-                    e.lock.release()
-                if rc:
-                    raise last_error(rc, "ic_program_run")
-                return outs[0] if len(outs) == 1 else tuple(outs)
+            if e is not None:
+                outs: Any = None
+                if out is None:
+                    go = e.fast
+                elif type(out) is T:
+                    outs = (out,)
+                    go = ((out.dtype, out.shape, out.stride(), out.get_device()),) in e.out_sigs
+                elif type(out) is tuple or type(out) is list:
+                    outs = out
+                    okey = tuple([(o.dtype, o.shape, o.stride(), o.get_device()) for o in out if type(o) is T])
+                    go = len(okey) == len(out) and okey in e.out_sigs
+                else:
+                    go = False
+                if go and e.lock.acquire(False):
+                    try:
+                        for s, a in zip(e.in_structs, args):
+                            s.data = a.data_ptr()
+                        if outs is None:
+                            empty = _torch.empty
+                            outs = [empty(shape, dtype=tdt, device=dev) for shape, tdt, dev in e.torch_outs]
+                        for s, o in zip(e.out_structs, outs):
+                            s.data = o.data_ptr()
+                        if stream is None:
+                            st = _torch_raw_stream(e.device) if e.device >= 0 else None  # type: ignore[misc]
+                        else:
+                            st = stream_handle(stream)  # checked on ref too, as _call does
+                            if self._host:
+                                st = None
+                        if st != e.stream_int:
+                            e.stream_arg = c_void_p(st) if st else None
+                            e.stream_int = st
+                        rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, e.stream_arg)
+                    finally:
+                        e.lock.release()
+                    if rc:
+                        raise last_error(rc, "ic_program_run")
+                    return outs[0] if len(outs) == 1 else tuple(outs)
         return self._call(args, out, stream)
 
     def run(self, inputs: Union[Sequence[Any], Mapping[str, Any]], *, out: Any = None, stream: Any = None) -> Any:
@@ -535,7 +576,9 @@ class Program:
                     self._sigs[key] = e
             try:
                 results = self._outputs_for(e, kind, out, releases)
-                rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, st)
+                if out is not None and kind == K_TORCH:
+                    self._note_out_signature(e, out)
+                rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, e.stream(st))
                 if rc:
                     raise last_error(rc, "ic_program_run")
                 allocated = [e.out_structs[o].data or 0 if r is None else 0 for o, r in enumerate(results)]
@@ -547,6 +590,23 @@ class Program:
             for release in releases:
                 release()
         return self._finish(results, allocated, e.out_shapes, st)
+
+    def _note_out_signature(self, e: _Entry, out: Any) -> None:
+        """Remembers out= torch tensors that _outputs_for accepted, in the forms the fast
+        path reads (one tensor, or a list or tuple of all outputs): a later call with
+        tensors of the same signatures (dtype, shape, strides, device) takes the fast
+        path, whose outcome of every check here would be the same."""
+        T = _torch_tensor
+        if type(out) is T and self._nout == 1:
+            outs: Any = (out,)
+        elif (type(out) is tuple or type(out) is list) and len(out) == self._nout and \
+                all(type(o) is T for o in out):
+            outs = out
+        else:
+            return
+        if len(e.out_sigs) >= _MAX_SIGNATURES:
+            e.out_sigs.clear()
+        e.out_sigs[tuple([(o.dtype, o.shape, o.stride(), o.get_device()) for o in outs])] = None
 
     def _finish(self, results: List[Any], allocated: List[int], shapes: List[Tuple[int, ...]],
                 st: Optional[int]) -> Any:
