@@ -378,10 +378,22 @@ class Program:
         # the data pointers and runs; ic_program_run itself still checks shapes, layouts
         # and aliasing. Everything else (and a first call) takes _call, which checks
         # everything and fills the caches.
+        # (Loops, not comprehensions: a comprehension is a function call in Python 3.11.)
         T = _torch_tensor
         if T is not None and args:
-            key = tuple([(a.dtype, a.shape, a.stride(), a.get_device()) for a in args if type(a) is T])
-            e = self._sigs.get(key) if len(key) == self._nin else None
+            e: Optional[_Entry] = None
+            if len(args) == 1:
+                a = args[0]
+                if type(a) is T:
+                    e = self._sigs.get(((a.dtype, a.shape, a.stride(), a.get_device()),))
+            else:
+                sig = []
+                for a in args:
+                    if type(a) is not T:
+                        break
+                    sig.append((a.dtype, a.shape, a.stride(), a.get_device()))
+                else:
+                    e = self._sigs.get(tuple(sig))
             if e is not None:
                 outs: Any = None
                 if out is None:
@@ -391,8 +403,12 @@ class Program:
                     go = ((out.dtype, out.shape, out.stride(), out.get_device()),) in e.out_sigs
                 elif type(out) is tuple or type(out) is list:
                     outs = out
-                    okey = tuple([(o.dtype, o.shape, o.stride(), o.get_device()) for o in out if type(o) is T])
-                    go = len(okey) == len(out) and okey in e.out_sigs
+                    sig = []
+                    for o in out:
+                        if type(o) is not T:
+                            break
+                        sig.append((o.dtype, o.shape, o.stride(), o.get_device()))
+                    go = len(sig) == len(out) and tuple(sig) in e.out_sigs
                 else:
                     go = False
                 if go and e.lock.acquire(False):
