@@ -25,7 +25,9 @@ default stream.
 Dispatch cost: per program and input signature (dtypes, shapes, strides, device) the
 ic_tensor arrays, output shapes and output allocators are built once and cached; a call
 with a known signature sets the data pointers, allocates the outputs and calls
-ic_program_run.
+ic_program_run. torch out= tensors whose signature the general path accepted for an input
+signature are remembered with it, so later calls with tensors of that signature skip the
+checks here (ic_program_run still checks shapes, layouts and aliasing).
 """
 
 from __future__ import annotations
