@@ -151,12 +151,14 @@ def breakdown(calls: int, torch: Any) -> List[Tuple[str, float]]:
     shape = (N_CUDA,)
     f32 = torch.float32
     raw_stream = torch._C._cuda_getCurrentRawStream
-    sigs = {((x.dtype, x.shape, x.stride(), x.get_device()),): 1}
+    sigs = {((x.dtype, x.shape, x.stride(), x.device),): 1}
     sync = torch.cuda.synchronize
     pieces: List[Tuple[str, Callable[[], Any]]] = [
-        ("signature of one tensor: (t.dtype, t.shape, t.stride(), t.get_device())",
-         lambda: (x.dtype, x.shape, x.stride(), x.get_device())),
-        ("signature lookup in a dict", lambda: sigs.get(((x.dtype, x.shape, x.stride(), x.get_device()),))),
+        ("signature of one tensor: (t.dtype, t.shape, t.stride(), t.device)",
+         lambda: (x.dtype, x.shape, x.stride(), x.device)),
+        ("signature lookup in a dict", lambda: sigs.get(((x.dtype, x.shape, x.stride(), x.device),))),
+        ("t.get_device()", lambda: x.get_device()),
+        ("t.device", lambda: x.device),
         ("t.data_ptr()", lambda: x.data_ptr()),
         ("torch._C._cuda_getCurrentRawStream(0)", lambda: raw_stream(0)),
         ("torch.empty(shape, dtype=, device=torch.device)", lambda: torch.empty(shape, dtype=f32, device=dev)),

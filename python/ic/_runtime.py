@@ -380,6 +380,7 @@ class Program:
         # the data pointers and runs; ic_program_run itself still checks shapes, layouts
         # and aliasing. Everything else (and a first call) takes _call, which checks
         # everything and fills the caches.
+        # The device object, not get_device(): a meta tensor's -1 would pass for a CPU one.
         # (Loops, not comprehensions: a comprehension is a function call in Python 3.11.)
         T = _torch_tensor
         if T is not None and args:
@@ -387,13 +388,13 @@ class Program:
             if len(args) == 1:
                 a = args[0]
                 if type(a) is T:
-                    e = self._sigs.get(((a.dtype, a.shape, a.stride(), a.get_device()),))
+                    e = self._sigs.get(((a.dtype, a.shape, a.stride(), a.device),))
             else:
                 sig = []
                 for a in args:
                     if type(a) is not T:
                         break
-                    sig.append((a.dtype, a.shape, a.stride(), a.get_device()))
+                    sig.append((a.dtype, a.shape, a.stride(), a.device))
                 else:
                     e = self._sigs.get(tuple(sig))
             if e is not None:
@@ -402,14 +403,14 @@ class Program:
                     go = e.fast
                 elif type(out) is T:
                     outs = (out,)
-                    go = ((out.dtype, out.shape, out.stride(), out.get_device()),) in e.out_sigs
+                    go = ((out.dtype, out.shape, out.stride(), out.device),) in e.out_sigs
                 elif type(out) is tuple or type(out) is list:
                     outs = out
                     sig = []
                     for o in out:
                         if type(o) is not T:
                             break
-                        sig.append((o.dtype, o.shape, o.stride(), o.get_device()))
+                        sig.append((o.dtype, o.shape, o.stride(), o.device))
                     go = len(sig) == len(out) and tuple(sig) in e.out_sigs
                 else:
                     go = False
@@ -475,7 +476,7 @@ class Program:
             dev = a.device
             where = ("cpu", 0) if dev.type == "cpu" else ("cuda", dev.index or 0) if dev.type == "cuda" else (dev.type, 0)
             d = _In(kind, a.data_ptr(), dt, tuple(a.shape), tuple(a.stride()), (where, dev),
-                    (a.dtype, a.shape, a.stride(), a.get_device()))
+                    (a.dtype, a.shape, a.stride(), a.device))
         elif kind in (K_CUPY, K_CAI):
             cai = a.__cuda_array_interface__
             dt = dtype_from_typestr(cai["typestr"])
@@ -624,7 +625,7 @@ class Program:
             return
         if len(e.out_sigs) >= _MAX_SIGNATURES:
             e.out_sigs.clear()
-        e.out_sigs[tuple([(o.dtype, o.shape, o.stride(), o.get_device()) for o in outs])] = None
+        e.out_sigs[tuple([(o.dtype, o.shape, o.stride(), o.device) for o in outs])] = None
 
     def _finish(self, results: List[Any], allocated: List[int], shapes: List[Tuple[int, ...]],
                 st: Optional[int]) -> Any:

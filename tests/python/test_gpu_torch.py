@@ -81,6 +81,11 @@ def check_out_fast_path(test: unittest.TestCase, prog: ic.Program, device: str) 
         prog(a, b, out=torch.empty(6, 8, device=device)[:, ::2])
     with test.assertRaisesRegex(TypeError, "1 tensors for 2 outputs|2 tensors for 1 output"):
         prog(a, b, out=[good, good])
+    # Meta tensors (no memory; get_device() is -1 as for CPU ones) are refused.
+    with test.assertRaisesRegex(ValueError, "meta memory"):
+        prog(a, b, out=torch.empty(6, 4, device="meta"))
+    with test.assertRaisesRegex(ValueError, "meta memory"):
+        prog(a.to("meta"), b.to("meta"))
     # A tensor whose metadata changed in place is checked again.
     resized = torch.empty(6, 4, device=device)
     prog(a, b, out=resized)
