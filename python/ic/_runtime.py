@@ -475,8 +475,9 @@ class Program:
                 raise TypeError(f"{what}: torch dtype {a.dtype} has no ic equivalent")
             dev = a.device
             where = ("cpu", 0) if dev.type == "cpu" else ("cuda", dev.index or 0) if dev.type == "cuda" else (dev.type, 0)
-            d = _In(kind, a.data_ptr(), dt, tuple(a.shape), tuple(a.stride()), (where, dev),
-                    (a.dtype, a.shape, a.stride(), a.device))
+            # Other devices (meta: no memory) are refused below; their data_ptr() may raise.
+            ptr = a.data_ptr() if where[0] in ("cpu", "cuda") else 0
+            d = _In(kind, ptr, dt, tuple(a.shape), tuple(a.stride()), (where, dev), (a.dtype, a.shape, a.stride(), dev))
         elif kind in (K_CUPY, K_CAI):
             cai = a.__cuda_array_interface__
             dt = dtype_from_typestr(cai["typestr"])
