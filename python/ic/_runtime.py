@@ -416,13 +416,25 @@ class Program:
                     go = False
                 if go and e.lock.acquire(False):
                     try:
-                        for s, a in zip(e.in_structs, args):
-                            s.data = a.data_ptr()
+                        # One tensor, the common case, without a loop (a zip costs more
+                        # than the assignment).
+                        if len(args) == 1:
+                            e.in_structs[0].data = args[0].data_ptr()
+                        else:
+                            for s, a in zip(e.in_structs, args):
+                                s.data = a.data_ptr()
                         if outs is None:
                             empty = _torch.empty
-                            outs = [empty(shape, dtype=tdt, device=dev) for shape, tdt, dev in e.torch_outs]
-                        for s, o in zip(e.out_structs, outs):
-                            s.data = o.data_ptr()
+                            if self._nout == 1:
+                                shape, tdt, dev = e.torch_outs[0]
+                                outs = (empty(shape, dtype=tdt, device=dev),)
+                            else:
+                                outs = [empty(shape, dtype=tdt, device=dev) for shape, tdt, dev in e.torch_outs]
+                        if len(outs) == 1:
+                            e.out_structs[0].data = outs[0].data_ptr()
+                        else:
+                            for s, o in zip(e.out_structs, outs):
+                                s.data = o.data_ptr()
                         if stream is None:
                             st = _torch_raw_stream(e.device) if e.device >= 0 else None  # type: ignore[misc]
                         else:
