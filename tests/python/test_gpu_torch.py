@@ -106,6 +106,36 @@ def check_out_fast_path(test: unittest.TestCase, prog: ic.Program, device: str) 
     test.assertTrue(torch.equal(p_out, a * b + 1))
 
 
+def check_two_outputs(test: unittest.TestCase, compile: Any, device: str) -> None:
+    """Two outputs through the fast path: allocated, and out= as a tuple or list."""
+    g = ic.Graph()
+    n = g.symbol("n")
+    a, b = g.input("a", ic.f32, (n,)), g.input("b", ic.f32, (n,))
+    g.output("y", a * b + 1.0)
+    g.output("z", (a - b).cast(ic.f64))
+    prog = compile(g)
+    gen = torch.Generator(device=device).manual_seed(11)
+    for n_ in (1, 37, 0):
+        for _ in range(3):
+            x1 = torch.randn(n_, generator=gen, device=device)
+            x2 = torch.randn(n_, generator=gen, device=device)
+            y, z = prog(x1, x2)
+            test.assertEqual((y.dtype, z.dtype), (torch.float32, torch.float64))
+            test.assertTrue(torch.equal(y, x1 * x2 + 1) and torch.equal(z, (x1 - x2).double()))
+            oy, oz = torch.empty(n_, device=device), torch.empty(n_, dtype=torch.float64, device=device)
+            r = prog(x1, x2, out=(oy, oz))
+            test.assertTrue(r[0] is oy and r[1] is oz)
+            test.assertTrue(torch.equal(oy, y) and torch.equal(oz, z))
+            oy2 = torch.empty(n_, device=device)
+            r = prog(x2, x1, out=[oy2, oz])
+            test.assertTrue(r[0] is oy2 and r[1] is oz)
+            test.assertTrue(torch.equal(oy2, x2 * x1 + 1) and torch.equal(oz, (x2 - x1).double()))
+        with test.assertRaisesRegex(ic.DTypeMismatchError, "out 'z'"):
+            prog(x1, x2, out=(oy, torch.empty(n_, device=device)))
+        with test.assertRaisesRegex(TypeError, "1 tensors for 2 outputs"):
+            prog(x1, x2, out=(oy,))
+
+
 def product_plus_one(layout: str = "contiguous") -> ic.Graph:
     g = ic.Graph()
     n, m = g.symbol("n"), g.symbol("m")
@@ -135,6 +165,7 @@ class TorchCpuTest(unittest.TestCase):
 
     def test_out_fast_path(self) -> None:
         check_out_fast_path(self, product_plus_one().compile(backend="ref"), "cpu")
+        check_two_outputs(self, lambda g: g.compile(backend="ref"), "cpu")
 
 
 @unittest.skipUnless(HAVE_GPU, "needs torch with a CUDA GPU")
@@ -227,6 +258,7 @@ class TorchGpuTest(unittest.TestCase):
             with self.subTest(mode=mode):
                 prog = self.compile(product_plus_one(), mode)
                 check_out_fast_path(self, prog, "cuda")
+                check_two_outputs(self, lambda g, mode=mode: self.compile(g, mode), "cuda")
                 a, b = self.pair((8, 8), torch.float32)
                 good = torch.empty(8, 8, device="cuda")
                 prog(a, b, out=good)
