@@ -35,6 +35,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from collections import abc
 from ctypes import POINTER, byref, c_int32, c_int64, c_void_p, sizeof
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -454,7 +455,7 @@ class Program:
 
     def run(self, inputs: Union[Sequence[Any], Mapping[str, Any]], *, out: Any = None, stream: Any = None) -> Any:
         """As calling the program, with the inputs as one sequence or mapping."""
-        if isinstance(inputs, Mapping):
+        if isinstance(inputs, abc.Mapping):
             return self._call(tuple(self._bind((), dict(inputs))), out, stream)
         return self._call(tuple(self._bind(tuple(inputs), {})), out, stream)
 
@@ -762,7 +763,7 @@ class Program:
         to releases."""
         given: List[Any] = [None] * self._nout
         if out is not None:
-            if isinstance(out, Mapping):
+            if isinstance(out, abc.Mapping):  # (typing.Mapping's isinstance costs 3x)
                 for name, t in out.items():
                     o = self._out_index.get(name)
                     if o is None:
