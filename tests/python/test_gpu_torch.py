@@ -6,10 +6,11 @@ Without a GPU, torch CPU tensors on the ref backend. Skipped without torch."""
 
 from __future__ import annotations
 
-import time
 import importlib
+import threading
+import time
 import unittest
-from typing import Any, Tuple
+from typing import Any, List, Tuple
 
 import ic
 
@@ -136,6 +137,32 @@ def check_two_outputs(test: unittest.TestCase, compile: Any, device: str) -> Non
             prog(x1, x2, out=(oy,))
 
 
+def check_threads(test: unittest.TestCase, prog: ic.Program, device: str) -> None:
+    """Threads calling one program with out= (one signature, each its own tensors): an
+    entry busy on one thread sends another through a private copy, never its tensors."""
+    gen = torch.Generator(device=device).manual_seed(5)
+    pairs = [(torch.randn(9, 5, generator=gen, device=device), torch.randn(9, 5, generator=gen, device=device))
+             for _ in range(4)]
+    failures: List[str] = []
+
+    def work(i: int) -> None:
+        a, b = pairs[i]
+        want = a * b + 1
+        for k in range(50):
+            out = torch.full((9, 5), float("nan"), device=device)
+            if prog(a, b, out=out) is not out or not torch.equal(out, want):
+                failures.append(f"thread {i}, call {k}")
+            if not torch.equal(prog(a, b), want):
+                failures.append(f"thread {i}, call {k}, allocated")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(pairs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    test.assertEqual(failures, [])
+
+
 def product_plus_one(layout: str = "contiguous") -> ic.Graph:
     g = ic.Graph()
     n, m = g.symbol("n"), g.symbol("m")
@@ -166,6 +193,7 @@ class TorchCpuTest(unittest.TestCase):
     def test_out_fast_path(self) -> None:
         check_out_fast_path(self, product_plus_one().compile(backend="ref"), "cpu")
         check_two_outputs(self, lambda g: g.compile(backend="ref"), "cpu")
+        check_threads(self, product_plus_one().compile(backend="ref"), "cpu")
 
 
 @unittest.skipUnless(HAVE_GPU, "needs torch with a CUDA GPU")
@@ -259,6 +287,7 @@ class TorchGpuTest(unittest.TestCase):
                 prog = self.compile(product_plus_one(), mode)
                 check_out_fast_path(self, prog, "cuda")
                 check_two_outputs(self, lambda g, mode=mode: self.compile(g, mode), "cuda")
+                check_threads(self, self.compile(product_plus_one(), mode), "cuda")
                 a, b = self.pair((8, 8), torch.float32)
                 good = torch.empty(8, 8, device="cuda")
                 prog(a, b, out=good)
