@@ -289,6 +289,9 @@ class Program:
         self._inputs = ins
         self._outputs = outs
         self._in_index = {n: i for i, (n, _, _) in enumerate(ins)}
+        # The names error messages give each tensor (built once, not on every call).
+        self._in_what = [f"input {n!r}" for n, _, _ in ins]
+        self._out_what = [f"out {n!r}" for n, _, _ in outs]
         self._out_index = {n: i for i, (n, _, _) in enumerate(outs)}
         self._sigs: Dict[Any, _Entry] = {}
         ctx._programs.add(self)
@@ -588,12 +591,12 @@ class Program:
         releases: List[Callable[[], None]] = []
         try:
             for i, a in enumerate(args):
-                d = self._describe(i, a, kinds[i], st, False, f"input {self._inputs[i][0]!r}")
+                d = self._describe(i, a, kinds[i], st, False, self._in_what[i])
                 descs.append(d)
                 if d.release is not None:
                     releases.append(d.release)
-            key: Any = tuple(d.key if d.key is not None else (d.kind, d.dtype, d.shape, d.strides, d.device[0])
-                             for d in descs)
+            key: Any = tuple([d.key if d.key is not None else (d.kind, d.dtype, d.shape, d.strides, d.device[0])
+                              for d in descs])
             e = self._sigs.get(key)
             if e is not None and e.lock.acquire(False):
                 for s, d in zip(e.in_structs, descs):
@@ -796,7 +799,7 @@ class Program:
             k = _classify(t)
             if k < 0:
                 raise TypeError(f"out {name!r}: expected a tensor, got {type(t).__name__}")
-            d = self._describe(o, t, k, None, True, f"out {name!r}")
+            d = self._describe(o, t, k, None, True, self._out_what[o])
             if d.release is not None:
                 releases.append(d.release)  # held until the run returned
             want = e.out_shapes[o]
