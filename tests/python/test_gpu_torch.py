@@ -293,7 +293,9 @@ class TorchGpuTest(unittest.TestCase):
                 prog(a, b, out=good)
                 with self.assertRaisesRegex(ValueError, "host memory"):
                     prog(a, b, out=torch.empty(8, 8))
-                # On another stream, given or current: ordered after work queued there.
+                # On another stream, given or current: ordered after work queued there
+                # (b and good come from the default stream: finished first).
+                torch.cuda.synchronize()
                 s = torch.cuda.Stream()
                 with torch.cuda.stream(s):
                     a2 = torch.full((8, 8), 3.0, device="cuda")
