@@ -393,6 +393,13 @@ class Api:
                                   f"{WRITTEN_FOR[0]}.{WRITTEN_FOR[1]}")
         for name, (restype, argtypes) in _OPTIONAL.items():
             self.declare(name, restype, argtypes)
+        # ic_program_run once more without argtypes, for the run path: ctypes' conversion
+        # of its six arguments through argtypes costs 0.7 to 1 us a call. Callers pass the
+        # C types themselves: c_void_p handle and stream (or None), ICTensor arrays, int
+        # counts (passed as C int).
+        run_unchecked = lib["ic_program_run"]
+        run_unchecked.restype = c_int
+        self.program_run_unchecked: Callable[..., int] = run_unchecked
         major, minor, patch = _version_of(lib)
         self.version = (major, minor, patch)
 

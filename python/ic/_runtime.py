@@ -25,7 +25,9 @@ default stream.
 Dispatch cost: per program and input signature (dtypes, shapes, strides, device) the
 ic_tensor arrays, output shapes and output allocators are built once and cached; a call
 with a known signature sets the data pointers, allocates the outputs and calls
-ic_program_run.
+ic_program_run. torch out= tensors whose signature the general path accepted for an input
+signature are remembered with it, so later calls with tensors of that signature skip the
+checks here (ic_program_run still checks shapes, layouts and aliasing).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from collections import abc
 from ctypes import POINTER, byref, c_int32, c_int64, c_void_p, sizeof
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -221,7 +224,7 @@ class _Entry:
     filled in (data pointers are set per call) and the output allocators."""
 
     __slots__ = ("in_arr", "in_structs", "out_arr", "out_structs", "out_shapes", "out_make", "torch_outs", "lock",
-                 "keep", "device", "fast")
+                 "keep", "device", "fast", "out_sigs", "stream_int", "stream_arg")
     in_arr: Any  # ctypes array of ICTensor, one per input
     in_structs: List[Any]  # its elements (ctypes views: setting .data writes the array)
     out_arr: Any
@@ -231,10 +234,25 @@ class _Entry:
     torch_outs: List[Tuple[Tuple[int, ...], Any, Any]]  # (shape, torch dtype, device)
     device: int  # the torch CUDA device index, -1 for host
     fast: bool  # torch inputs, and torch has every output dtype: Program.__call__'s fast path
+    # Signatures of torch out= tensors (per output: dtype, shape, strides, device) that the
+    # general path checked for this input signature: the fast path takes them unchecked.
+    out_sigs: Dict[Any, None]
+    stream_int: Optional[int]  # the last stream, and its ctypes argument (None: default)
+    stream_arg: Optional[c_void_p]
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.keep: List[Any] = []
+        self.out_sigs = {}
+        self.stream_int = None
+        self.stream_arg = None
+
+    def stream(self, st: Optional[int]) -> Optional[c_void_p]:
+        """The ctypes argument of stream st (cached: most calls run on one stream)."""
+        if st != self.stream_int:
+            self.stream_arg = c_void_p(st) if st else None
+            self.stream_int = st
+        return self.stream_arg
 
 
 class Program:
@@ -256,7 +274,7 @@ class Program:
         self.mode = mode
         self.backend = backend
         self._host = backend == "ref"
-        self._run = api.ic_program_run
+        self._run = api.program_run_unchecked
         self._nin = int(api.ic_program_input_count(self._hv))
         self._nout = int(api.ic_program_output_count(self._hv))
         ins: List[Tuple[str, DType, int]] = [("", DType.F32, 0)] * self._nin
@@ -271,6 +289,9 @@ class Program:
         self._inputs = ins
         self._outputs = outs
         self._in_index = {n: i for i, (n, _, _) in enumerate(ins)}
+        # The names error messages give each tensor (built once, not on every call).
+        self._in_what = [f"input {n!r}" for n, _, _ in ins]
+        self._out_what = [f"out {n!r}" for n, _, _ in outs]
         self._out_index = {n: i for i, (n, _, _) in enumerate(outs)}
         self._sigs: Dict[Any, _Entry] = {}
         ctx._programs.add(self)
@@ -357,32 +378,87 @@ class Program:
     def __call__(self, *args: Any, out: Any = None, stream: Any = None, **kwargs: Any) -> Any:
         if kwargs or len(args) != self._nin:
             args = tuple(self._bind(args, kwargs))
-        # The PyTorch fast path: a known signature of plain torch.Tensors, no out=, no
-        # stream=. Everything else (and a first call) takes _call, which fills the cache.
+        # The PyTorch fast path: plain torch.Tensors of a known signature, with no out= or
+        # with out= tensors (one, or a list or tuple) of a signature that _call checked for
+        # it before. It reads each tensor's signature (dtype, shape, strides, device), sets
+        # the data pointers and runs; ic_program_run itself still checks shapes, layouts
+        # and aliasing. Everything else (and a first call) takes _call, which checks
+        # everything and fills the caches.
+        # The device object, not get_device(): a meta tensor's -1 would pass for a CPU one.
+        # (Loops, not comprehensions: a comprehension is a function call in Python 3.11.)
         T = _torch_tensor
-        if T is not None and out is None and stream is None and args:
-            key = tuple([(a.dtype, a.shape, a.stride(), a.get_device()) for a in args if type(a) is T])
-            e = self._sigs.get(key) if len(key) == self._nin else None
-            if e is not None and e.fast and e.lock.acquire(False):
-                try:
-                    for s, a in zip(e.in_structs, args):
-                        s.data = a.data_ptr()
-                    empty = _torch.empty
-                    outs = [empty(shape, dtype=tdt, device=dev) for shape, tdt, dev in e.torch_outs]
-                    for s, o in zip(e.out_structs, outs):
-                        s.data = o.data_ptr()
-                    st = _torch_raw_stream(e.device) if e.device >= 0 else None  # type: ignore[misc]
-                    rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, st)
-                finally:
-                    e.lock.release()
-                if rc:
-                    raise last_error(rc, "ic_program_run")
-                return outs[0] if len(outs) == 1 else tuple(outs)
+        if T is not None and args:
+            e: Optional[_Entry] = None
+            if len(args) == 1:
+                a = args[0]
+                if type(a) is T:
+                    e = self._sigs.get(((a.dtype, a.shape, a.stride(), a.device),))
+            else:
+                sig = []
+                for a in args:
+                    if type(a) is not T:
+                        break
+                    sig.append((a.dtype, a.shape, a.stride(), a.device))
+                else:
+                    e = self._sigs.get(tuple(sig))
+            if e is not None:
+                outs: Any = None
+                if out is None:
+                    go = e.fast
+                elif type(out) is T:
+                    outs = (out,)
+                    go = ((out.dtype, out.shape, out.stride(), out.device),) in e.out_sigs
+                elif type(out) is tuple or type(out) is list:
+                    outs = out
+                    sig = []
+                    for o in out:
+                        if type(o) is not T:
+                            break
+                        sig.append((o.dtype, o.shape, o.stride(), o.device))
+                    go = len(sig) == len(out) and tuple(sig) in e.out_sigs
+                else:
+                    go = False
+                if go and e.lock.acquire(False):
+                    try:
+                        # One tensor, the common case, without a loop (a zip costs more
+                        # than the assignment).
+                        if len(args) == 1:
+                            e.in_structs[0].data = args[0].data_ptr()
+                        else:
+                            for s, a in zip(e.in_structs, args):
+                                s.data = a.data_ptr()
+                        if outs is None:
+                            empty = _torch.empty
+                            if self._nout == 1:
+                                shape, tdt, dev = e.torch_outs[0]
+                                outs = (empty(shape, dtype=tdt, device=dev),)
+                            else:
+                                outs = [empty(shape, dtype=tdt, device=dev) for shape, tdt, dev in e.torch_outs]
+                        if len(outs) == 1:
+                            e.out_structs[0].data = outs[0].data_ptr()
+                        else:
+                            for s, o in zip(e.out_structs, outs):
+                                s.data = o.data_ptr()
+                        if stream is None:
+                            st = _torch_raw_stream(e.device) if e.device >= 0 else None  # type: ignore[misc]
+                        else:
+                            st = stream_handle(stream)  # checked on ref too, as _call does
+                            if self._host:
+                                st = None
+                        if st != e.stream_int:
+                            e.stream_arg = c_void_p(st) if st else None
+                            e.stream_int = st
+                        rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, e.stream_arg)
+                    finally:
+                        e.lock.release()
+                    if rc:
+                        raise last_error(rc, "ic_program_run")
+                    return outs[0] if len(outs) == 1 else tuple(outs)
         return self._call(args, out, stream)
 
     def run(self, inputs: Union[Sequence[Any], Mapping[str, Any]], *, out: Any = None, stream: Any = None) -> Any:
         """As calling the program, with the inputs as one sequence or mapping."""
-        if isinstance(inputs, Mapping):
+        if isinstance(inputs, abc.Mapping):
             return self._call(tuple(self._bind((), dict(inputs))), out, stream)
         return self._call(tuple(self._bind(tuple(inputs), {})), out, stream)
 
@@ -415,8 +491,9 @@ class Program:
                 raise TypeError(f"{what}: torch dtype {a.dtype} has no ic equivalent")
             dev = a.device
             where = ("cpu", 0) if dev.type == "cpu" else ("cuda", dev.index or 0) if dev.type == "cuda" else (dev.type, 0)
-            d = _In(kind, a.data_ptr(), dt, tuple(a.shape), tuple(a.stride()), (where, dev),
-                    (a.dtype, a.shape, a.stride(), a.get_device()))
+            # Other devices (meta: no memory) are refused below; their data_ptr() may raise.
+            ptr = a.data_ptr() if where[0] in ("cpu", "cuda") else 0
+            d = _In(kind, ptr, dt, tuple(a.shape), tuple(a.stride()), (where, dev), (a.dtype, a.shape, a.stride(), dev))
         elif kind in (K_CUPY, K_CAI):
             cai = a.__cuda_array_interface__
             dt = dtype_from_typestr(cai["typestr"])
@@ -514,12 +591,12 @@ class Program:
         releases: List[Callable[[], None]] = []
         try:
             for i, a in enumerate(args):
-                d = self._describe(i, a, kinds[i], st, False, f"input {self._inputs[i][0]!r}")
+                d = self._describe(i, a, kinds[i], st, False, self._in_what[i])
                 descs.append(d)
                 if d.release is not None:
                     releases.append(d.release)
-            key: Any = tuple(d.key if d.key is not None else (d.kind, d.dtype, d.shape, d.strides, d.device[0])
-                             for d in descs)
+            key: Any = tuple([d.key if d.key is not None else (d.kind, d.dtype, d.shape, d.strides, d.device[0])
+                              for d in descs])
             e = self._sigs.get(key)
             if e is not None and e.lock.acquire(False):
                 for s, d in zip(e.in_structs, descs):
@@ -535,7 +612,9 @@ class Program:
                     self._sigs[key] = e
             try:
                 results = self._outputs_for(e, kind, out, releases)
-                rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, st)
+                if out is not None and kind == K_TORCH:
+                    self._note_out_signature(e, out)
+                rc = self._run(self._hv, e.in_arr, self._nin, e.out_arr, self._nout, e.stream(st))
                 if rc:
                     raise last_error(rc, "ic_program_run")
                 allocated = [e.out_structs[o].data or 0 if r is None else 0 for o, r in enumerate(results)]
@@ -547,6 +626,23 @@ class Program:
             for release in releases:
                 release()
         return self._finish(results, allocated, e.out_shapes, st)
+
+    def _note_out_signature(self, e: _Entry, out: Any) -> None:
+        """Remembers out= torch tensors that _outputs_for accepted, in the forms the fast
+        path reads (one tensor, or a list or tuple of all outputs): a later call with
+        tensors of the same signatures (dtype, shape, strides, device) takes the fast
+        path, whose outcome of every check here would be the same."""
+        T = _torch_tensor
+        if type(out) is T and self._nout == 1:
+            outs: Any = (out,)
+        elif (type(out) is tuple or type(out) is list) and len(out) == self._nout and \
+                all(type(o) is T for o in out):
+            outs = out
+        else:
+            return
+        if len(e.out_sigs) >= _MAX_SIGNATURES:
+            e.out_sigs.clear()
+        e.out_sigs[tuple([(o.dtype, o.shape, o.stride(), o.device) for o in outs])] = None
 
     def _finish(self, results: List[Any], allocated: List[int], shapes: List[Tuple[int, ...]],
                 st: Optional[int]) -> Any:
@@ -670,7 +766,7 @@ class Program:
         to releases."""
         given: List[Any] = [None] * self._nout
         if out is not None:
-            if isinstance(out, Mapping):
+            if isinstance(out, abc.Mapping):  # (typing.Mapping's isinstance costs 3x)
                 for name, t in out.items():
                     o = self._out_index.get(name)
                     if o is None:
@@ -703,7 +799,7 @@ class Program:
             k = _classify(t)
             if k < 0:
                 raise TypeError(f"out {name!r}: expected a tensor, got {type(t).__name__}")
-            d = self._describe(o, t, k, None, True, f"out {name!r}")
+            d = self._describe(o, t, k, None, True, self._out_what[o])
             if d.release is not None:
                 releases.append(d.release)  # held until the run returned
             want = e.out_shapes[o]

@@ -6,10 +6,11 @@ Without a GPU, torch CPU tensors on the ref backend. Skipped without torch."""
 
 from __future__ import annotations
 
-import time
 import importlib
+import threading
+import time
 import unittest
-from typing import Any, Tuple
+from typing import Any, List, Tuple
 
 import ic
 
@@ -33,6 +34,144 @@ def binary_graph(op: str, dtype: ic.DType, layout: str = "contiguous") -> ic.Gra
     return g
 
 
+def out_signatures(prog: ic.Program) -> int:
+    """How many out= signatures the program's input signatures hold (the torch fast
+    path runs those unchecked)."""
+    return sum(len(e.out_sigs) for e in prog._sigs.values())
+
+
+def check_out_fast_path(test: unittest.TestCase, prog: ic.Program, device: str) -> None:
+    """prog computes a * b + 1 over (n, m) f32 inputs. out= with torch tensors: results
+    of repeated calls (new data, same signatures), the forms the fast path takes, and
+    every wrong out= tensor raising after a good one of a nearby signature was seen."""
+    gen = torch.Generator(device=device).manual_seed(7)
+
+    def rand(*shape: int) -> Any:
+        return torch.randn(*shape, generator=gen, device=device)
+
+    for shape in ((5, 7), (1, 13), (0, 3), (33, 1)):
+        a, b = rand(*shape), rand(*shape)
+        out = torch.empty(*shape, device=device)
+        test.assertIs(prog(a, b, out=out), out)
+        test.assertTrue(torch.equal(out, a * b + 1))
+        for _ in range(3):  # the signature is known now: new data, new tensors
+            a, b = rand(*shape), rand(*shape)
+            out = torch.full(shape, float("nan"), device=device)
+            test.assertIs(prog(a, b, out=out), out)
+            test.assertTrue(torch.equal(out, a * b + 1))
+            out2 = torch.empty(*shape, device=device)
+            test.assertIs(prog(a, b, out=[out2]), out2)
+            test.assertIs(prog(b, a, out=(out,)), out)
+            test.assertTrue(torch.equal(out2, a * b + 1))
+            test.assertTrue(torch.equal(out, b * a + 1))
+    test.assertGreaterEqual(out_signatures(prog), 4)
+    a, b = rand(6, 4), rand(6, 4)
+    good = torch.empty(6, 4, device=device)
+    prog(a, b, out=good)
+    prog(a, b, out=good)
+    # Wrong out= tensors after a good one with the same inputs: each still raises.
+    with test.assertRaisesRegex(ic.ShapeMismatchError, r"out 'y': got f32\[6, 5\], the program makes f32\[6, 4\]"):
+        prog(a, b, out=torch.empty(6, 5, device=device))
+    with test.assertRaisesRegex(ic.DTypeMismatchError, r"dtype mismatch: f64 vs f32: out 'y'"):
+        prog(a, b, out=torch.empty(6, 4, dtype=torch.float64, device=device))
+    with test.assertRaisesRegex(ic.DTypeMismatchError, r"dtype mismatch: bf16 vs f32"):
+        prog(a, b, out=[torch.empty(6, 4, dtype=torch.bfloat16, device=device)])
+    with test.assertRaisesRegex(ic.ShapeMismatchError, "contiguous"):
+        prog(a, b, out=torch.empty(4, 6, device=device).t())
+    with test.assertRaisesRegex(ic.ShapeMismatchError, "contiguous"):
+        prog(a, b, out=torch.empty(6, 8, device=device)[:, ::2])
+    with test.assertRaisesRegex(TypeError, "1 tensors for 2 outputs|2 tensors for 1 output"):
+        prog(a, b, out=[good, good])
+    # Meta tensors (no memory; get_device() is -1 as for CPU ones) are refused.
+    with test.assertRaisesRegex(ValueError, "meta memory"):
+        prog(a, b, out=torch.empty(6, 4, device="meta"))
+    with test.assertRaisesRegex(ValueError, "meta memory"):
+        prog(a.to("meta"), b.to("meta"))
+    # A tensor whose metadata changed in place is checked again.
+    resized = torch.empty(6, 4, device=device)
+    prog(a, b, out=resized)
+    resized.resize_(4, 6)
+    with test.assertRaisesRegex(ic.ShapeMismatchError, r"got f32\[4, 6\]"):
+        prog(a, b, out=resized)
+    # An output that is an input: the run refuses it (aliasing), fast path or not.
+    a2 = rand(6, 4)
+    with test.assertRaisesRegex(ic.Error, "overlaps input"):
+        prog(a2, b, out=a2)
+    test.assertTrue(torch.equal(good, a * b + 1))
+    # A bad stream= is refused on the fast path too.
+    with test.assertRaises(TypeError):
+        prog(a, b, out=good, stream=object())
+    # Not torch.Tensor exactly (a subclass): the general path, same results.
+    p_out = torch.nn.Parameter(torch.empty(6, 4, device=device), requires_grad=False)
+    test.assertIs(prog(a, b, out=p_out), p_out)
+    test.assertTrue(torch.equal(p_out, a * b + 1))
+
+
+def check_two_outputs(test: unittest.TestCase, compile: Any, device: str) -> None:
+    """Two outputs through the fast path: allocated, and out= as a tuple or list."""
+    g = ic.Graph()
+    n = g.symbol("n")
+    a, b = g.input("a", ic.f32, (n,)), g.input("b", ic.f32, (n,))
+    g.output("y", a * b + 1.0)
+    g.output("z", (a - b).cast(ic.f64))
+    prog = compile(g)
+    gen = torch.Generator(device=device).manual_seed(11)
+    for n_ in (1, 37, 0):
+        for _ in range(3):
+            x1 = torch.randn(n_, generator=gen, device=device)
+            x2 = torch.randn(n_, generator=gen, device=device)
+            y, z = prog(x1, x2)
+            test.assertEqual((y.dtype, z.dtype), (torch.float32, torch.float64))
+            test.assertTrue(torch.equal(y, x1 * x2 + 1) and torch.equal(z, (x1 - x2).double()))
+            oy, oz = torch.empty(n_, device=device), torch.empty(n_, dtype=torch.float64, device=device)
+            r = prog(x1, x2, out=(oy, oz))
+            test.assertTrue(r[0] is oy and r[1] is oz)
+            test.assertTrue(torch.equal(oy, y) and torch.equal(oz, z))
+            oy2 = torch.empty(n_, device=device)
+            r = prog(x2, x1, out=[oy2, oz])
+            test.assertTrue(r[0] is oy2 and r[1] is oz)
+            test.assertTrue(torch.equal(oy2, x2 * x1 + 1) and torch.equal(oz, (x2 - x1).double()))
+        with test.assertRaisesRegex(ic.DTypeMismatchError, "out 'z'"):
+            prog(x1, x2, out=(oy, torch.empty(n_, device=device)))
+        with test.assertRaisesRegex(TypeError, "1 tensors for 2 outputs"):
+            prog(x1, x2, out=(oy,))
+
+
+def check_threads(test: unittest.TestCase, prog: ic.Program, device: str) -> None:
+    """Threads calling one program with out= (one signature, each its own tensors): an
+    entry busy on one thread sends another through a private copy, never its tensors."""
+    gen = torch.Generator(device=device).manual_seed(5)
+    pairs = [(torch.randn(9, 5, generator=gen, device=device), torch.randn(9, 5, generator=gen, device=device))
+             for _ in range(4)]
+    failures: List[str] = []
+
+    def work(i: int) -> None:
+        a, b = pairs[i]
+        want = a * b + 1
+        for k in range(50):
+            out = torch.full((9, 5), float("nan"), device=device)
+            if prog(a, b, out=out) is not out or not torch.equal(out, want):
+                failures.append(f"thread {i}, call {k}")
+            if not torch.equal(prog(a, b), want):
+                failures.append(f"thread {i}, call {k}, allocated")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(pairs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    test.assertEqual(failures, [])
+
+
+def product_plus_one(layout: str = "contiguous") -> ic.Graph:
+    g = ic.Graph()
+    n, m = g.symbol("n"), g.symbol("m")
+    a = g.input("a", ic.f32, (n, m), layout=layout)
+    b = g.input("b", ic.f32, (n, m), layout=layout)
+    g.output("y", a * b + 1.0)
+    return g
+
+
 @unittest.skipUnless(HAVE_TORCH, "needs torch")
 class TorchCpuTest(unittest.TestCase):
     """The ref backend takes torch CPU tensors (host pointers) and returns torch tensors."""
@@ -50,6 +189,11 @@ class TorchCpuTest(unittest.TestCase):
         self.assertTrue(torch.equal(out, a + b))
         with self.assertRaises(ic.ShapeMismatchError):
             prog(a, b, out=torch.empty(7, 5))
+
+    def test_out_fast_path(self) -> None:
+        check_out_fast_path(self, product_plus_one().compile(backend="ref"), "cpu")
+        check_two_outputs(self, lambda g: g.compile(backend="ref"), "cpu")
+        check_threads(self, product_plus_one().compile(backend="ref"), "cpu")
 
 
 @unittest.skipUnless(HAVE_GPU, "needs torch with a CUDA GPU")
@@ -137,6 +281,35 @@ class TorchGpuTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "host memory"):
             prog(a, b, out=torch.empty(33, 17))
 
+    def test_out_fast_path(self) -> None:
+        for mode in ("fused", "eager"):
+            with self.subTest(mode=mode):
+                prog = self.compile(product_plus_one(), mode)
+                check_out_fast_path(self, prog, "cuda")
+                check_two_outputs(self, lambda g, mode=mode: self.compile(g, mode), "cuda")
+                check_threads(self, self.compile(product_plus_one(), mode), "cuda")
+                a, b = self.pair((8, 8), torch.float32)
+                good = torch.empty(8, 8, device="cuda")
+                prog(a, b, out=good)
+                with self.assertRaisesRegex(ValueError, "host memory"):
+                    prog(a, b, out=torch.empty(8, 8))
+                # On another stream, given or current: ordered after work queued there
+                # (b and good come from the default stream: finished first).
+                torch.cuda.synchronize()
+                s = torch.cuda.Stream()
+                with torch.cuda.stream(s):
+                    a2 = torch.full((8, 8), 3.0, device="cuda")
+                    prog(a2, b, out=good)
+                    z = good - 1
+                s.synchronize()
+                self.assertTrue(torch.equal(z, (a2 * b + 1) - 1))
+                torch.cuda.synchronize()
+                a3 = torch.full((8, 8), 2.0, device="cuda")
+                s.wait_stream(torch.cuda.current_stream())
+                prog(a3, b, out=good, stream=s)
+                s.synchronize()
+                self.assertTrue(torch.equal(good, a3 * b + 1))
+
     def test_non_contiguous_inputs(self) -> None:
         prog = self.compile(binary_graph("add", ic.f32, layout="strided"))
         a = torch.randn(300, 200, device="cuda").t()  # [200, 300], strides (1, 200)
@@ -212,8 +385,15 @@ class TorchGpuTest(unittest.TestCase):
             t * 2.0
         torch_host = (time.perf_counter() - start) / n * 1e6
         torch.cuda.synchronize()
-        print(f"\n[dispatch] ic 1-kernel program on torch tensors: {host:.1f} us/call host time; "
-              f"torch eager x * 2: {torch_host:.1f} us/call")
+        y = torch.empty(1024, device="cuda")
+        start = time.perf_counter()
+        for _ in range(n):
+            prog(t, out=y)
+        out_host = (time.perf_counter() - start) / n * 1e6
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(y, t * 2.0))
+        print(f"\n[dispatch] ic 1-kernel program on torch tensors: {host:.1f} us/call host time, "
+              f"{out_host:.1f} with out=; torch eager x * 2: {torch_host:.1f} us/call")
 
 
 if __name__ == "__main__":
