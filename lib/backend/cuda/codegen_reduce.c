@@ -43,7 +43,13 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
   if (!sym_depends_on(cg->a, in->offset, SYM_VAR, rg->inner)) return ACCESS_SPLAT;
   sym_id checks[IC_MAX_DIMS + 1];
   int32_t n = 0;
-  if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) return ACCESS_ELEMENT;
+  if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) {
+    /* contiguous chunks that are never aligned (a row length or offset not a multiple of
+     * 8): row kernels move them shifted, and no launch is vec_ok */
+    if (rg->columns || !kir_contiguous_along(k, in->offset, rg->inner, 1, checks, &n)) return ACCESS_ELEMENT;
+    rg->vec_never = true;
+    return ACCESS_VECTOR;
+  }
   for (int32_t i = 0; i < n; i++) cg_require_aligned(cg, checks[i]);
   return ACCESS_VECTOR;
 }
@@ -111,7 +117,7 @@ static void red_kernel(red_gen *rg) {
   red_kept_vars(rg);
   /* the vector test: uniform over the launch */
   sbuf_puts(o, "  const bool vec_ok = ");
-  if (!rg->any_vector) {
+  if (!rg->any_vector || rg->vec_never) {
     sbuf_puts(o, "false");
   } else {
     for (int32_t b = 0; b < k->buffers.count; b++) {
@@ -131,6 +137,28 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
   }
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
+  /* rows whose chunks are contiguous but whose starts are not aligned (an odd row length,
+   * a view's offset): their whole chunks move as the aligned vectors around them
+   * (ic_ld_shift, ic_st_shift), each lane keeping its chunks */
+  sbuf_puts(o, "  const bool vrow_ok = ");
+  if (!rg->any_vector || rg->columns) {
+    sbuf_puts(o, "false");
+  } else {
+    int32_t reduced = 0;
+    for (int32_t d = 0; d < k->ndim; d++) reduced += red_reduced(k, d);
+    for (int32_t b = 0; b < k->buffers.count; b++) {
+      bool used = false;
+      for (int32_t i = 0; i < k->instrs.count; i++) {
+        const kir_instr *in = &k->instrs.items[i];
+        used |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[i] == ACCESS_VECTOR;
+      }
+      size_t es = ic_dtype_size(k->buffers.items[b].dtype);
+      if (used && es > 1) sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, es - 1);
+    }
+    if (reduced > 1) sbuf_printf(o, "d%" PRId32 " %% 8 == 0 && ", rg->inner);
+    sbuf_puts(o, "true");
+  }
+  sbuf_puts(o, ";\n  (void)vrow_ok;\n");
   if (rg->pack > 1) red_pack_test(rg);
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */

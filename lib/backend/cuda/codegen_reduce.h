@@ -18,6 +18,8 @@ typedef struct red_gen {
   bool groups;      /* G may exceed 1: emit the lane-group loop */
   int32_t inner;    /* the innermost reduced dim, -1 if none */
   bool any_vector;  /* some element access moves whole chunks */
+  bool vec_never;   /* ... one of them at offsets never aligned: vec_ok is false, whole
+                     * chunks go shifted (vrow_ok) */
   /* Persistent rows: when a row's chunks fit (K chunks a lane, K * 8 values of every
    * cached load within RED_CACHE_VALUES), loads that several passes read are kept in
    * registers (c<i>[K][8], filled by the first pass that reads them): the row comes from
