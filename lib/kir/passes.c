@@ -13,12 +13,31 @@ static bool *kir_passes_levels(const kir_kernel *k) {
   return element;
 }
 
+/* A column kernel of REDUCEs that read earlier ones (var and std over dim 0: the squares
+ * about the mean) and no element stores reads its columns once a REDUCE either way; as a
+ * kernel a pass each pass is one light REDUCE, which the column split serves where few
+ * column blocks walk many rows (var over dim 0 of f32 [65536, 1000] was 16 blocks of 64
+ * columns). REDUCEs that read no other one (sum and argmax) stay one kernel: one read. */
+static bool kir_passes_columns(const kir_kernel *k) {
+  const int32_t nreduce = kir_reduce_count(k);
+  if (nreduce < 2) return false;
+  bool *element = kir_passes_levels(k);
+  bool *read_back = sys_malloc(sizeof(bool) * ((size_t)nreduce + 1));
+  bool wanted = element && read_back && !kir_stores_element_values(k, element) && kir_pass_plan(k, read_back) > 0;
+  bool reads = false;
+  for (int32_t q = 0; wanted && q < nreduce; q++) reads |= read_back[q];
+  free(element);
+  free(read_back);
+  return wanted && reads;
+}
+
 bool kir_passes_wanted(const kir_kernel *k) {
   int64_t rows = 0;
   if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_pack(k) > 1) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
-  if (rs.columns || !rs.groups || !sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
+  if (rs.columns) return kir_passes_columns(k);
+  if (!rs.groups || !sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
   if (kir_reduce_count(k) > 1) return true;
   bool *element = kir_passes_levels(k);
   if (!element) return false; /* the one kernel is as right, only slower */
@@ -31,6 +50,9 @@ sym_id kir_passes_when(const kir_kernel *k) {
   int64_t c = 0;
   const sym_id count = kir_reduced_count(k);
   if (sym_is_const(k->syms, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
+  kir_reduce_strategy rs;
+  kir_reduce_strategy_of(k, &rs);
+  if (rs.columns) return SYM_NONE; /* kir_passes_columns: any length */
   const int64_t group = (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS * KIR_REDUCE_CHUNK;
   return kir_sym_positive(k->syms, sym_sub(k->syms, count, sym_const(k->syms, group)));
 }

@@ -933,6 +933,39 @@ START_TEST(test_misaligned_rows) {
 }
 END_TEST
 
+/* Column reductions that read an earlier one (var and std over dim 0: the squares about
+ * the mean) run a kernel a pass, each pass one light column reduction that the column
+ * split serves: var over dim 0 of f32 [n, 1000] is the mean's partials and combine, then
+ * the squares'; the one kernel is there too (n small: few rounds). Independent column
+ * reductions (sum and argmax) stay one kernel. The values on ref: test_column_lengths and
+ * the matrix (var and std over dim 0 against the references). */
+START_TEST(test_column_passes) {
+  for (int var = 0; var < 2; var++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){ic_graph_symbol(g, "n"), 1000}, IC_LAYOUT_CONTIGUOUS);
+    if (var) {
+      IC_OK_OR_FAIL(ic_graph_output(g, "v", ic_graph_var(g, x, 1, (int32_t[]){0}, 1.0, 0)));
+    } else {
+      IC_OK_OR_FAIL(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0)));
+      IC_OK_OR_FAIL(ic_graph_output(g, "a", ic_graph_reduce(g, IC_REDUCE_ARGMAX, x, 1, (int32_t[]){0}, 0)));
+    }
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &p));
+    char *dump = NULL;
+    IC_OK_OR_FAIL(ic_program_dump(p, &dump));
+    const bool passes = strstr(dump, "_p0_partial grid") && strstr(dump, "_p0_combine grid") &&
+                        strstr(dump, "_p1_partial grid") && strstr(dump, "_p1_combine grid");
+    ck_assert_msg(passes == (var == 1), "%s", dump);
+    ck_assert_int_eq(ic_program_kernel_count(p), var ? 6 : 1);
+    ic_string_free(dump);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
 /* Column kernels read a warp's lanes 8 at a time, 64 loads a round. Rounds start at
  * multiples of 8 chunks, so a column of a constant length that is a multiple of 64 has no
  * ragged round: its kernel has no guarded copy of the round, light (a sum) and heavy (sum
@@ -1682,6 +1715,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_nvrtc_sm90a_floats, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a_ints, setup, teardown);
   CHECK_CASE(s, test_misaligned_rows, setup, teardown);
+  CHECK_CASE(s, test_column_passes, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }
