@@ -17,8 +17,13 @@ static bool *kir_passes_levels(const kir_kernel *k) {
  * about the mean) and no element stores reads its columns once a REDUCE either way; as a
  * kernel a pass each pass is one light REDUCE, which the column split serves where few
  * column blocks walk many rows (var over dim 0 of f32 [65536, 1000] was 16 blocks of 64
- * columns). REDUCEs that read no other one (sum and argmax) stay one kernel: one read. */
+ * columns): wanted where the split may be (kir_split_when: not a constant 0; short
+ * columns stay one launch). REDUCEs that read no other one (sum and argmax) stay one
+ * kernel: one read. */
 static bool kir_passes_columns(const kir_kernel *k) {
+  const sym_id when = kir_split_when(k);
+  int64_t v = 1;
+  if (when != SYM_NONE && sym_is_const(k->syms, when, &v) && v == 0) return false;
   const int32_t nreduce = kir_reduce_count(k);
   if (nreduce < 2) return false;
   bool *element = kir_passes_levels(k);
@@ -49,10 +54,10 @@ bool kir_passes_wanted(const kir_kernel *k) {
 sym_id kir_passes_when(const kir_kernel *k) {
   int64_t c = 0;
   const sym_id count = kir_reduced_count(k);
-  if (sym_is_const(k->syms, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
-  if (rs.columns) return SYM_NONE; /* kir_passes_columns: any length */
+  if (rs.columns) return kir_split_when(k); /* kir_passes_columns: where the split would be */
+  if (sym_is_const(k->syms, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
   const int64_t group = (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS * KIR_REDUCE_CHUNK;
   return kir_sym_positive(k->syms, sym_sub(k->syms, count, sym_const(k->syms, group)));
 }
