@@ -46,7 +46,8 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
   if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) {
     /* contiguous chunks that are never aligned (a row length or offset not a multiple of
      * 8): row kernels move them shifted, and no launch is vec_ok */
-    if (rg->columns || !kir_contiguous_along(k, in->offset, rg->inner, 1, checks, &n)) return ACCESS_ELEMENT;
+    if (rg->columns || (rg->count >= 0 && rg->count < RED_SHIFT_MIN) || !kir_contiguous_along(k, in->offset, rg->inner, 1, checks, &n))
+      return ACCESS_ELEMENT;
     rg->vec_never = true;
     return ACCESS_VECTOR;
   }
@@ -141,7 +142,7 @@ static void red_kernel(red_gen *rg) {
    * a view's offset): their whole chunks move as the aligned vectors around them
    * (ic_ld_shift, ic_st_shift), each lane keeping its chunks */
   sbuf_puts(o, "  const bool vrow_ok = ");
-  if (!rg->any_vector || rg->columns) {
+  if (!rg->shift) {
     sbuf_puts(o, "false");
   } else {
     int32_t reduced = 0;
@@ -250,6 +251,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   rg.columns = strategy.columns;
   rg.tpr = strategy.threads;
   rg.lanes_per_thread = strategy.lanes_per_thread;
+  rg.count = strategy.count; /* -1: symbolic */
   if (k->stage != KIR_STAGE_WHOLE) {
     /* two stages: blocks of KIR_SPLIT_LANES threads, a lane (partial) or a share of the
      * partials (combine) each */
@@ -276,6 +278,14 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
     if ((in->kind == KIR_LOAD || in->kind == KIR_STORE) && rg.element[i]) cg.mode[i] = red_classify(&rg, in);
     rg.any_vector |= cg.mode[i] == ACCESS_VECTOR;
   }
+  /* the shifted copies where rows may be misaligned for more than their pointers: a
+   * length or stride that is symbolic or never aligned; rows of a constant length below
+   * RED_SHIFT_MIN and rows whose only test is the pointers' alignment (a view's offset)
+   * keep their code (each chunk's shifted copy took NVRTC from 0.44 to 0.72 s for a
+   * softmax of rows of 4096) */
+  int64_t inner_size = 0;
+  rg.shift = rg.any_vector && !rg.columns && (rg.count < 0 || rg.count >= RED_SHIFT_MIN) &&
+             (rg.vec_never || cg.aligned.count > 0 || !sym_is_const(k->syms, k->dims[rg.inner], &inner_size));
   /* persistent rows: loads read by several passes stay in registers */
   rg.cached = sys_calloc(n, sizeof(bool));
   rg.packed = sys_calloc(n, sizeof(bool));
@@ -284,8 +294,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
-  const int64_t r = strategy.count; /* -1: symbolic */
-  rg.count = r;
+  const int64_t r = rg.count;
   if (k->stage == KIR_STAGE_WHOLE && !rg.groups && !rg.columns && r >= 0) {
     int64_t chunks = (r + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK, per_lane = (chunks + KIR_REDUCE_LANES - 1) / KIR_REDUCE_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */

@@ -550,7 +550,7 @@ void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const ch
     /* whole chunks of rows that are not aligned take the vectors around them */
     bool shift = false;
     for (int32_t i = 0; i < k->instrs.count; i++) shift |= load[i] && rg->cg->mode[i] == ACCESS_VECTOR;
-    shift = shift && !rg->vector_known && !rg->columns;
+    shift = shift && rg->shift && !rg->vector_known;
     sbuf_puts(o, "      const bool full = ");
     red_vector_test(rg, o);
     if (shift) sbuf_printf(o, ";\n      const bool shifted = !full && vrow_ok && %s;\n      if (full || shifted) {\n        {\n", red_in_row(rg, "r0 + 8 <= R"));
@@ -635,7 +635,7 @@ void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const ch
     for (int32_t i = 0; i < k->instrs.count; i++)
       vstores |= need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR;
     /* whole chunks: aligned vectors, then (rows not aligned) the shifted stores */
-    const int copies = vstores ? rg->vector_known || rg->columns ? 1 : 2 : 0;
+    const int copies = vstores ? rg->vector_known || !rg->shift ? 1 : 2 : 0;
     for (int copy = 0; copy < copies; copy++) {
       if (copy == 0) {
         sbuf_puts(o, "      if (");
