@@ -1969,8 +1969,8 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
          "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
          "%d runs after %d warm-up%s (%s); kernels = launches per run, fused / eager; fused\n"
          "compiles are strict (no eager fallback). Bitwise: fused against eager over every output,\n"
-         "and against the ref backend on the first %d rows (column sum: columns; the full sum, bias gradient, tall column sum, vector softmax and full std: all).\n"
-         "The vector softmax and the full std read x 3 and 2 times a run (a kernel a pass); moved counts it once.\n\n",
+         "and against the ref backend on the first %d rows (column sum: columns; the full sum, bias gradient, tall column sum, vector softmax, full std and var over dim 0: all).\n"
+         "The vector softmax, the full std and var over dim 0 read x 3, 2 and 2 times a run (a kernel a pass); moved counts it once.\n\n",
          reps, warm, warm == 1 ? "" : "s", b->ref ? "host clock" : "CUDA events", RED_CHECK_N);
   printf("| workload | x | moved | fused | fused GB/s | of copy | eager | eager / fused | kernels | == eager "
          "| == ref | notes |\n");
