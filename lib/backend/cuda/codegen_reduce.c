@@ -138,15 +138,14 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
   }
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
-  /* rows whose chunks are contiguous but whose starts are not aligned (an odd row length,
-   * a view's offset): their whole chunks move as the aligned vectors around them
-   * (ic_ld_shift, ic_st_shift), each lane keeping its chunks */
-  sbuf_puts(o, "  const bool vrow_ok = ");
-  if (!rg->shift) {
-    sbuf_puts(o, "false");
-  } else {
+  /* (rg->shift) rows whose chunks are contiguous but whose starts may not be aligned (an
+   * odd or symbolic row length or stride): their whole chunks move as the aligned vectors
+   * around them (ic_ld_shift, ic_st_shift), each lane keeping its chunks; vrow_ok is the
+   * launch's test (element-aligned buffers; chunks inside the innermost dim) */
+  if (rg->shift) {
     int32_t reduced = 0;
     for (int32_t d = 0; d < k->ndim; d++) reduced += red_reduced(k, d);
+    sbuf_puts(o, "  const bool vrow_ok = ");
     for (int32_t b = 0; b < k->buffers.count; b++) {
       bool used = false;
       for (int32_t i = 0; i < k->instrs.count; i++) {
@@ -157,9 +156,8 @@ static void red_kernel(red_gen *rg) {
       if (used && es > 1) sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, es - 1);
     }
     if (reduced > 1) sbuf_printf(o, "d%" PRId32 " %% 8 == 0 && ", rg->inner);
-    sbuf_puts(o, "true");
+    sbuf_puts(o, "true;\n  (void)vrow_ok;\n");
   }
-  sbuf_puts(o, ";\n  (void)vrow_ok;\n");
   if (rg->pack > 1) red_pack_test(rg);
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
