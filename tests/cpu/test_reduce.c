@@ -930,6 +930,28 @@ START_TEST(test_misaligned_rows) {
   }
   for (size_t di = 0; di < sizeof dts / sizeof *dts; di++)
     rc_matrix_case(dts[di], 2, (const int64_t[]){3, lens[di % 2]}, &(const rc_axes){1, {1}}, 1, RS_CONTIGUOUS, 1u);
+  /* the shifted copy only where rows may be misaligned for more than their pointers:
+   * symbolic lengths (ic_ld_shift beside the aligned loads), not rows of 4096 (aligned
+   * unless a view's pointer is not) nor rows shorter than 256 elements */
+  static const struct {
+    int64_t len; /* 0: symbolic */
+    bool shifted;
+  } kinds[] = {{0, true}, {4096, false}, {37, false}, {255, false}, {257, true}};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim len = kinds[i].len ? kinds[i].len : ic_graph_symbol(g, "m");
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){5, len}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_layer_norm(g, x, 1, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5)));
+    ic_compile_options o = {.struct_size = sizeof o};
+    ic_program *p;
+    IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &p));
+    const char *src = ic_program_kernel_source(p, ic_program_kernel_count(p) - 1);
+    ck_assert_msg((strstr(src, "ic_ld_shift(b0 + ") != NULL) == kinds[i].shifted, "rows of %lld:\n%s", (long long)kinds[i].len, src);
+    ck_assert_msg((strstr(src, "const bool vrow_ok = ") != NULL) == kinds[i].shifted, "rows of %lld", (long long)kinds[i].len);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
 }
 END_TEST
 
