@@ -1034,6 +1034,20 @@ START_TEST(test_column_passes) {
 }
 END_TEST
 
+/* Statistics over dim 0 of tall matrices on ref (sum, mean, var and std with corrections
+ * 0 and 1; the var and std as a kernel a pass where the column split may be) against the
+ * C references, bit for bit: symbolic and constant sizes, f32 and bf16. */
+START_TEST(test_tall_column_statistics_ref) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  static const int64_t shapes[][2] = {{65536, 7}, {3001, 1000}};
+  static const rc_axes dim0 = {1, {0}};
+  const uint32_t stats = 1u << 0 | 1u << 1 | 1u << 10 | 1u << 11 | 1u << 12 | 1u << 13;
+  for (int di = 0; di < RC_COUNT(dts); di++)
+    for (int si = 0; si < RC_COUNT(shapes); si++)
+      rc_matrix_case(dts[di], 2, shapes[si], &dim0, si, si == 0 ? RS_SYMBOLIC : RS_CONTIGUOUS, stats);
+}
+END_TEST
+
 /* Column kernels read a warp's lanes 8 at a time, 64 loads a round. Rounds start at
  * multiples of 8 chunks, so a column of a constant length that is a multiple of 64 has no
  * ragged round: its kernel has no guarded copy of the round, light (a sum) and heavy (sum
@@ -1784,6 +1798,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_nvrtc_sm90a_ints, setup, teardown);
   CHECK_CASE(s, test_misaligned_rows, setup, teardown);
   CHECK_CASE(s, test_column_passes, setup, teardown);
+  CHECK_CASE(s, test_tall_column_statistics_ref, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

@@ -437,6 +437,21 @@ START_TEST(test_misaligned_rows) {
 }
 END_TEST
 
+/* Statistics over dim 0 of tall matrices (sum, mean, var and std with corrections 0 and
+ * 1): the var and std as a kernel a pass, each pass split in partials and combine where
+ * few column blocks walk many rows; 1 to 4099 columns, constant and symbolic sizes, f32
+ * and bf16, against the C references and the ref backend, bit for bit. */
+START_TEST(test_tall_column_statistics) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  static const int64_t shapes[][2] = {{100003, 1}, {65536, 7}, {20011, 1000}, {5003, 4099}};
+  static const rc_axes dim0 = {1, {0}};
+  const uint32_t stats = 1u << 0 | 1u << 1 | 1u << 10 | 1u << 11 | 1u << 12 | 1u << 13;
+  for (int di = 0; di < RC_COUNT(dts); di++)
+    for (int si = 0; si < RC_COUNT(shapes); si++)
+      rc_matrix_case(dts[di], 2, shapes[si], &dim0, si & 1, si < 2 ? RS_SYMBOLIC : RS_CONTIGUOUS, stats);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_reduce");
   CHECK_CASE(s, test_matrix_f32, setup, teardown);
@@ -461,6 +476,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_narrow_epilogue_stores, setup, teardown);
   CHECK_CASE(s, test_division_by_row_values, setup, teardown);
   CHECK_CASE(s, test_misaligned_rows, setup, teardown);
+  CHECK_CASE(s, test_tall_column_statistics, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }
