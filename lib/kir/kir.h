@@ -255,7 +255,7 @@ bool kir_split_wanted(const kir_kernel *k);
 sym_id kir_split_when(const kir_kernel *k);
 /* A kernel a pass. Few long rows (the split's: a constant count of at most
  * KIR_SPLIT_MAX_ROWS, more than one lane group or a symbolic length; no asm pack; columns
- * whose REDUCEs read earlier ones where the column split may be) whose kernel has several REDUCEs or stores elements cannot split in two stages as
+ * of 2 to 4 REDUCEs, some reading earlier ones, where the column split may be) whose kernel has several REDUCEs or stores elements cannot split in two stages as
  * it is: one block a row would walk it pass after pass (std over 2^28 elements, softmax
  * of a vector: one multiprocessor's bandwidth). kir_passes_wanted says so; the program
  * then runs the passes kir_pass_plan counts in turn (kir_pass_kernel), each reading the

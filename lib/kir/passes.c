@@ -19,13 +19,17 @@ static bool *kir_passes_levels(const kir_kernel *k) {
  * column blocks walk many rows (var over dim 0 of f32 [65536, 1000] was 16 blocks of 64
  * columns): wanted where the split may be (kir_split_when: not a constant 0; short
  * columns stay one launch). REDUCEs that read no other one (sum and argmax) stay one
- * kernel: one read. */
+ * kernel: one read. At most KIR_PASSES_COLUMN_REDUCES REDUCEs (statistics: mean, var,
+ * std): each pass holds its stages and, for a symbolic size, the one kernel beside them,
+ * so a kernel of 13 column reductions would have NVRTC compile 40 kernels. */
+enum { KIR_PASSES_COLUMN_REDUCES = 4 };
+
 static bool kir_passes_columns(const kir_kernel *k) {
+  const int32_t nreduce = kir_reduce_count(k);
+  if (nreduce < 2 || nreduce > KIR_PASSES_COLUMN_REDUCES) return false;
   const sym_id when = kir_split_when(k);
   int64_t v = 1;
   if (when != SYM_NONE && sym_is_const(k->syms, when, &v) && v == 0) return false;
-  const int32_t nreduce = kir_reduce_count(k);
-  if (nreduce < 2) return false;
   bool *element = kir_passes_levels(k);
   bool *read_back = sys_malloc(sizeof(bool) * ((size_t)nreduce + 1));
   bool wanted = element && read_back && !kir_stores_element_values(k, element) && kir_pass_plan(k, read_back) > 0;
