@@ -34,6 +34,15 @@
 
 enum { RED_MIN_BLOCK = 128 };
 
+/* Whether a row's chunks can lie inside its innermost reduced dim (vrow_ok's test): one
+ * reduced dim, or an innermost size that is not a constant off a multiple of 8. */
+static bool red_chunks_inside(const red_gen *rg) {
+  int32_t reduced = 0;
+  int64_t size = 0;
+  for (int32_t d = 0; d < rg->k->ndim; d++) reduced += red_reduced(rg->k, d);
+  return reduced == 1 || !sym_is_const(rg->k->syms, rg->k->dims[rg->inner], &size) || size % KIR_REDUCE_CHUNK == 0;
+}
+
 /* How an element access moves a chunk: whole (VECTOR), once (SPLAT: not read by the
  * innermost reduced var) or element by element. */
 static access_mode red_classify(red_gen *rg, const kir_instr *in) {
@@ -46,7 +55,8 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
   if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) {
     /* contiguous chunks that are never aligned (a row length or offset not a multiple of
      * 8): row kernels move them shifted, and no launch is vec_ok */
-    if (rg->columns || (rg->count >= 0 && rg->count < RED_SHIFT_MIN) || !kir_contiguous_along(k, in->offset, rg->inner, 1, checks, &n))
+    if (rg->columns || (rg->count >= 0 && rg->count < RED_SHIFT_MIN) || !red_chunks_inside(rg) ||
+        !kir_contiguous_along(k, in->offset, rg->inner, 1, checks, &n))
       return ACCESS_ELEMENT;
     rg->vec_never = true;
     return ACCESS_VECTOR;
@@ -282,7 +292,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
    * keep their code (each chunk's shifted copy took NVRTC from 0.44 to 0.72 s for a
    * softmax of rows of 4096) */
   int64_t inner_size = 0;
-  rg.shift = rg.any_vector && !rg.columns && (rg.count < 0 || rg.count >= RED_SHIFT_MIN) &&
+  rg.shift = rg.any_vector && !rg.columns && (rg.count < 0 || rg.count >= RED_SHIFT_MIN) && red_chunks_inside(&rg) &&
              (rg.vec_never || cg.aligned.count > 0 || !sym_is_const(k->syms, k->dims[rg.inner], &inner_size));
   /* persistent rows: loads read by several passes stay in registers */
   rg.cached = sys_calloc(n, sizeof(bool));
