@@ -1056,6 +1056,8 @@ typedef enum red_kind {
   RED_FULL_SUM,
   RED_VEC_SOFTMAX, /* softmax of a vector x [n]: a kernel a pass (kir_passes_wanted) */
   RED_FULL_STD,    /* std of every element of x [n]: the mean, then the squares about it */
+  RED_VAR_OVER_N,  /* var (correction 1) over the rows n of x [n, len]: two column passes */
+  RED_GROUP_NORM,  /* x [n, 32, 10, len] normalized over its last two dims, weight and bias a channel */
   RED_ASM_FP8, /* not reductions: the asm table (ic-bench asm) */
   RED_CAST_FP8,
   RED_ASM_ROWQUANT, /* RED_FP8_QUANT with the values packed by the asm */
@@ -1095,6 +1097,17 @@ static const red_case red_cases[] = {
     {"softmax, rows of 1024", RED_SOFTMAX, IC_F32, 65536, 1024, 2048},
     {"softmax, rows of 16384", RED_SOFTMAX, IC_F32, 4096, 16384, 128},
     {"softmax, rows of 262144", RED_SOFTMAX, IC_F32, 256, 262144, 8},
+    {"softmax bf16, rows of 4096 (aligned)", RED_SOFTMAX, IC_BF16, 65536, 4096, 1024},
+    {"softmax bf16, rows of 4095 (odd)", RED_SOFTMAX, IC_BF16, 65536, 4095, 1024},
+    {"softmax bf16, rows of 1031 (prime)", RED_SOFTMAX, IC_BF16, 262144, 1031, 4096},
+    {"softmax f32, rows of 4099 (prime)", RED_SOFTMAX, IC_F32, 32768, 4099, 1024},
+    {"RMS norm bf16, weight, rows of 8191 (prime)", RED_RMS_NORM, IC_BF16, 32768, 8191, 512},
+    {"var over dim 0: f32 [n, 1000]", RED_VAR_OVER_N, IC_F32, 65536, 1000, 1024},
+    {"var over dim 0: f32 [n, 1000], 32 MB (fits L2)", RED_VAR_OVER_N, IC_F32, 8192, 1000, 1024},
+    {"var over dim 0: f32 [n, 16]", RED_VAR_OVER_N, IC_F32, 4194304, 16, 65536},
+    {"var over dim 0: f32 [n, 16384]", RED_VAR_OVER_N, IC_F32, 4096, 16384, 64},
+    {"group norm: f32 [n, 32, 10, 4096] over its last two dims, weight and bias a channel", RED_GROUP_NORM, IC_F32, 96, 4096, 2},
+    {"group norm: bf16 [n, 32, 10, 4096] over its last two dims, weight and bias a channel", RED_GROUP_NORM, IC_BF16, 192, 4096, 4},
 };
 
 /* ic-bench asm: bf16 x [n, 8192] times a given f32 scale a row, packed to f8e4m3 by one
@@ -1270,10 +1283,29 @@ static ic_graph *red_graph(const red_case *c, int64_t n, red_tensor *in, int32_t
     ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
     return g;
   }
-  if (c->kind == RED_SUM_OVER_N) { /* x [n, len], summed over dim 0 */
+  if (c->kind == RED_SUM_OVER_N || c->kind == RED_VAR_OVER_N) { /* x [n, len], reduced over dim 0 */
     ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){sym, len}, contig);
     red_input(&in[(*nin)++], "x", dt, 2, (int64_t[]){n, len}, 0, -1, 1);
-    ic_graph_output(g, "y", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0));
+    ic_graph_output(g, "y", c->kind == RED_SUM_OVER_N ? ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0)
+                                                      : ic_graph_var(g, x, 1, (int32_t[]){0}, 1.0, 0));
+    return g;
+  }
+  if (c->kind == RED_GROUP_NORM) {
+    /* group norm of [n, 320, H, W] with 32 groups, H * W = len: the statistics of a group
+     * are one row of 10 * len elements (dims 2 and 3), the affine a channel's (group, j) */
+    ic_value x = ic_graph_input(g, "x", dt, 4, (ic_dim[]){sym, 32, 10, len}, contig);
+    ic_value w = ic_graph_input(g, "w", dt, 3, (ic_dim[]){32, 10, 1}, contig);
+    ic_value bias = ic_graph_input(g, "b", dt, 3, (ic_dim[]){32, 10, 1}, contig);
+    red_input(&in[(*nin)++], "x", dt, 4, (int64_t[]){n, 32, 10, len}, 0, -3, 5);
+    red_input(&in[(*nin)++], "w", dt, 3, (int64_t[]){32, 10, 1}, -1, 0.5, 1.5);
+    red_input(&in[(*nin)++], "b", dt, 3, (int64_t[]){32, 10, 1}, -1, -0.5, 0.5);
+    const int32_t axes[2] = {2, 3};
+    ic_value m = ic_graph_reduce(g, IC_REDUCE_MEAN, x, 2, axes, 1);
+    ic_value d = ic_graph_binary(g, IC_OP_SUB, x, m);
+    ic_value v = ic_graph_reduce(g, IC_REDUCE_MEAN, ic_graph_binary(g, IC_OP_MUL, d, d), 2, axes, 1);
+    ic_value r = ic_graph_unary(g, IC_OP_RSQRT, ic_graph_binary(g, IC_OP_ADD, v, ic_graph_constant(g, 1e-5, IC_DTYPE_AUTO)));
+    ic_value y = ic_graph_binary(g, IC_OP_MUL, ic_graph_binary(g, IC_OP_MUL, d, r), w);
+    ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_ADD, y, bias));
     return g;
   }
   if (c->kind == RED_FULL_SUM || c->kind == RED_VEC_SOFTMAX || c->kind == RED_FULL_STD) { /* x [n] */
@@ -1616,7 +1648,8 @@ done:
  * rows of the timed run must equal ref's. */
 static void red_check_ref(bench *b, ic_graph *g, const red_case *c, int64_t n, red_tensor *in, int32_t nin,
                           const red_tensor *out, int32_t nout, bool eager, red_row *row) {
-  const bool whole = c->kind == RED_FULL_SUM || c->kind == RED_VEC_SOFTMAX || c->kind == RED_FULL_STD || c->kind == RED_SUM_OVER_N;
+  const bool whole = c->kind == RED_FULL_SUM || c->kind == RED_VEC_SOFTMAX || c->kind == RED_FULL_STD || c->kind == RED_SUM_OVER_N ||
+                     c->kind == RED_VAR_OVER_N;
   int64_t k = whole || n < RED_CHECK_N ? n : RED_CHECK_N;
   snprintf(row->same_ref, sizeof row->same_ref, "not checked");
   if (c->kind == RED_ASM_FP8 || c->kind == RED_ASM_ROWQUANT) {
@@ -1936,8 +1969,8 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
          "bound at run time; moved = inputs read once + outputs written once; times are medians of\n"
          "%d runs after %d warm-up%s (%s); kernels = launches per run, fused / eager; fused\n"
          "compiles are strict (no eager fallback). Bitwise: fused against eager over every output,\n"
-         "and against the ref backend on the first %d rows (column sum: columns; the full sum, bias gradient, tall column sum, vector softmax and full std: all).\n"
-         "The vector softmax and the full std read x 3 and 2 times a run (a kernel a pass); moved counts it once.\n\n",
+         "and against the ref backend on the first %d rows (column sum: columns; the full sum, bias gradient, tall column sum, vector softmax, full std and var over dim 0: all).\n"
+         "The vector softmax, the full std and var over dim 0 read x 3, 2 and 2 times a run (a kernel a pass); moved counts it once.\n\n",
          reps, warm, warm == 1 ? "" : "s", b->ref ? "host clock" : "CUDA events", RED_CHECK_N);
   printf("| workload | x | moved | fused | fused GB/s | of copy | eager | eager / fused | kernels | == eager "
          "| == ref | notes |\n");

@@ -586,7 +586,10 @@ IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const i
  * several reductions or element stores (softmax of a vector, std over every element)
  * runs as a kernel a reduction, each reading the earlier ones' results back from a
  * temporary, then a pointwise kernel for the element stores (for a symbolic length, only
- * where the length bound at run time is more than 262144): the same bits again.
+ * where the length bound at run time is more than 262144): the same bits again. Column
+ * reductions (the last dim kept) whose later reductions read earlier ones (var and std
+ * over dim 0) run the same way where few column blocks would walk many rows, each pass
+ * in two stages: the columns are read once a reduction either way.
  *
  * Reductions fuse: the pointwise ops that feed one (a prologue), the ops on its result
  * and broadcasts of the result back over the reduced axes (an epilogue), and several

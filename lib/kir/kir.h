@@ -254,8 +254,8 @@ bool kir_split_wanted(const kir_kernel *k);
  * one launch and no workspace, many columns the one kernel that fills the device). */
 sym_id kir_split_when(const kir_kernel *k);
 /* A kernel a pass. Few long rows (the split's: a constant count of at most
- * KIR_SPLIT_MAX_ROWS, more than one lane group or a symbolic length; not columns, no asm
- * pack) whose kernel has several REDUCEs or stores elements cannot split in two stages as
+ * KIR_SPLIT_MAX_ROWS, more than one lane group or a symbolic length; no asm pack; columns
+ * of 2 to 4 REDUCEs, some reading earlier ones, where the column split may be) whose kernel has several REDUCEs or stores elements cannot split in two stages as
  * it is: one block a row would walk it pass after pass (std over 2^28 elements, softmax
  * of a vector: one multiprocessor's bandwidth). kir_passes_wanted says so; the program
  * then runs the passes kir_pass_plan counts in turn (kir_pass_kernel), each reading the
@@ -279,7 +279,9 @@ int32_t kir_pass_plan(const kir_kernel *k, bool *read_back);
  * expression of the symbols, 1 where the count bound at run time is more than a lane
  * group (the passes run) and 0 where it is not (the one kernel runs: rows that short
  * take a launch, and the row cache, rather than 2 R + 1 launches). The program holds
- * both, as it holds a column split beside its one kernel (kir_split_when). */
+ * both, as it holds a column split beside its one kernel (kir_split_when). Column
+ * kernels (their REDUCEs reading earlier ones, no element stores) take the passes where
+ * the one kernel would be split (kir_split_when): few column blocks over many rows. */
 sym_id kir_passes_when(const kir_kernel *k);
 /* Pass `pass` of k into out (which owns nothing yet); IC_ERR_OUT_OF_MEMORY (no message:
  * the caller's), or kir_collect_params' error. */

@@ -13,12 +13,40 @@ static bool *kir_passes_levels(const kir_kernel *k) {
   return element;
 }
 
+/* A column kernel of REDUCEs that read earlier ones (var and std over dim 0: the squares
+ * about the mean) and no element stores reads its columns once a REDUCE either way; as a
+ * kernel a pass each pass is one light REDUCE, which the column split serves where few
+ * column blocks walk many rows (var over dim 0 of f32 [65536, 1000] was 16 blocks of 64
+ * columns): wanted where the split may be (kir_split_when: not a constant 0; short
+ * columns stay one launch). REDUCEs that read no other one (sum and argmax) stay one
+ * kernel: one read. At most KIR_PASSES_COLUMN_REDUCES REDUCEs (statistics: mean, var,
+ * std): each pass holds its stages and, for a symbolic size, the one kernel beside them,
+ * so a kernel of 13 column reductions would have NVRTC compile 40 kernels. */
+enum { KIR_PASSES_COLUMN_REDUCES = 4 };
+
+static bool kir_passes_columns(const kir_kernel *k) {
+  const int32_t nreduce = kir_reduce_count(k);
+  if (nreduce < 2 || nreduce > KIR_PASSES_COLUMN_REDUCES) return false;
+  const sym_id when = kir_split_when(k);
+  int64_t v = 1;
+  if (when != SYM_NONE && sym_is_const(k->syms, when, &v) && v == 0) return false;
+  bool *element = kir_passes_levels(k);
+  bool *read_back = sys_malloc(sizeof(bool) * ((size_t)nreduce + 1));
+  bool wanted = element && read_back && !kir_stores_element_values(k, element) && kir_pass_plan(k, read_back) > 0;
+  bool reads = false;
+  for (int32_t q = 0; wanted && q < nreduce; q++) reads |= read_back[q];
+  free(element);
+  free(read_back);
+  return wanted && reads;
+}
+
 bool kir_passes_wanted(const kir_kernel *k) {
   int64_t rows = 0;
   if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_pack(k) > 1) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
-  if (rs.columns || !rs.groups || !sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
+  if (rs.columns) return kir_passes_columns(k);
+  if (!rs.groups || !sym_is_const(k->syms, k->launch_numel, &rows) || rows > KIR_SPLIT_MAX_ROWS) return false;
   if (kir_reduce_count(k) > 1) return true;
   bool *element = kir_passes_levels(k);
   if (!element) return false; /* the one kernel is as right, only slower */
@@ -30,6 +58,9 @@ bool kir_passes_wanted(const kir_kernel *k) {
 sym_id kir_passes_when(const kir_kernel *k) {
   int64_t c = 0;
   const sym_id count = kir_reduced_count(k);
+  kir_reduce_strategy rs;
+  kir_reduce_strategy_of(k, &rs);
+  if (rs.columns) return kir_split_when(k); /* kir_passes_columns: where the split would be */
   if (sym_is_const(k->syms, count, &c)) return SYM_NONE; /* kir_passes_wanted: more than one lane group */
   const int64_t group = (int64_t)KIR_REDUCE_LANES * KIR_REDUCE_LANE_CHUNKS * KIR_REDUCE_CHUNK;
   return kir_sym_positive(k->syms, sym_sub(k->syms, count, sym_const(k->syms, group)));

@@ -888,6 +888,166 @@ START_TEST(test_row_cache_tiers) {
 }
 END_TEST
 
+/* Rows whose chunks are contiguous but not aligned: a constant odd length (every row but
+ * the first starts off a 16-byte boundary), in every dtype. Their whole chunks move as the
+ * aligned vectors around them (ic_ld_shift; a softmax's stores ic_st_shift), the row
+ * tests say so at run time (vrow_ok), and the aligned copy of a pass is left out (vec_ok
+ * is the constant false). Strict compiles (NVRTC and ptxas) for sm_80 and sm_90a; the
+ * sums over such rows on the ref backend match the documented order bit for bit. */
+START_TEST(test_misaligned_rows) {
+  static const ic_dtype dts[] = {IC_F32, IC_F64, IC_F16, IC_BF16, IC_F8E4M3, IC_I32, IC_I64, IC_U8, IC_I8, IC_BOOL};
+  static const char *const archs[] = {"sm_80", "sm_90a"};
+  static const int64_t lens[] = {1031, 4095};
+  for (size_t ai = 0; ai < sizeof archs / sizeof *archs; ai++) {
+    ic_context_options co = {.struct_size = sizeof co, .arch = archs[ai], .flags = IC_CONTEXT_COMPILE_ONLY};
+    ic_context *ctx;
+    IC_OK_OR_FAIL(ic_context_create(&co, &ctx));
+    for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+      const ic_dtype dt = dts[di];
+      const int64_t len = lens[di % 2];
+      const bool is_float = dt == IC_F32 || dt == IC_F64 || dt == IC_F16 || dt == IC_BF16;
+      ic_graph *g;
+      IC_OK_OR_FAIL(ic_graph_create(&g));
+      ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){ic_graph_symbol(g, "n"), len}, IC_LAYOUT_CONTIGUOUS);
+      IC_OK_OR_FAIL(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){1}, 1)));
+      if (is_float) IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_softmax(g, x, -1)));
+      ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+      ic_program *p;
+      ic_status st = ic_compile(ctx, g, &o, &p);
+      ck_assert_msg(st == IC_OK, "%s %s: %s", archs[ai], ic_dtype_name(dt), ic_last_error());
+      for (int32_t kk = 0; kk < ic_program_kernel_count(p); kk++) {
+        const char *src = ic_program_kernel_source(p, kk);
+        ck_assert_msg(strstr(src, "ic_ld_shift(b0 + ") != NULL, "%s %s: no shifted loads\n%s", archs[ai], ic_dtype_name(dt), src);
+        ck_assert_msg(strstr(src, "const bool vec_ok = false;") != NULL, "%s %s: vec_ok", archs[ai], ic_dtype_name(dt));
+        ck_assert_msg(strstr(src, "const bool shifted = !full && vrow_ok && ") != NULL, "%s %s", archs[ai], ic_dtype_name(dt));
+        if (is_float && strstr(src, "ic_st_s") != NULL)
+          ck_assert_msg(strstr(src, "ic_st_shift(b") != NULL, "%s %s: no shifted stores", archs[ai], ic_dtype_name(dt));
+      }
+      ic_program_release(p);
+      ic_graph_destroy(g);
+    }
+    ic_context_destroy(ctx);
+  }
+  for (size_t di = 0; di < sizeof dts / sizeof *dts; di++)
+    rc_matrix_case(dts[di], 2, (const int64_t[]){3, lens[di % 2]}, &(const rc_axes){1, {1}}, 1, RS_CONTIGUOUS, 1u);
+  /* the shifted copy only where rows may be misaligned for more than their pointers:
+   * symbolic lengths (ic_ld_shift beside the aligned loads), not rows of 4096 (aligned
+   * unless a view's pointer is not) nor rows shorter than 256 elements */
+  static const struct {
+    int64_t len; /* 0: symbolic */
+    bool shifted;
+  } kinds[] = {{0, true}, {4096, false}, {37, false}, {255, false}, {257, true}};
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_dim len = kinds[i].len ? kinds[i].len : ic_graph_symbol(g, "m");
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){5, len}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_layer_norm(g, x, 1, IC_INVALID_VALUE, IC_INVALID_VALUE, 1e-5)));
+    ic_compile_options o = {.struct_size = sizeof o};
+    ic_program *p;
+    IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &p));
+    const char *src = ic_program_kernel_source(p, ic_program_kernel_count(p) - 1);
+    ck_assert_msg((strstr(src, "ic_ld_shift(b0 + ") != NULL) == kinds[i].shifted, "rows of %lld:\n%s", (long long)kinds[i].len, src);
+    ck_assert_msg((strstr(src, "const bool vrow_ok = ") != NULL) == kinds[i].shifted, "rows of %lld", (long long)kinds[i].len);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* Column reductions that read an earlier one (var and std over dim 0: the squares about
+ * the mean) run a kernel a pass where the column split may be, each pass one light column
+ * reduction that the split serves: var over dim 0 of f32 [n, 1000] is the mean's partials
+ * and combine, then the squares'; the one kernel is there too (n small: few rounds), and
+ * short constant columns (var over 7 rows) stay one kernel, as do independent column
+ * reductions (sum and argmax). The values on ref: test_column_lengths and
+ * the matrix (var and std over dim 0 against the references). */
+START_TEST(test_column_passes) {
+  for (int var = 0; var < 2; var++) {
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", IC_F32, 2, (ic_dim[]){ic_graph_symbol(g, "n"), 1000}, IC_LAYOUT_CONTIGUOUS);
+    if (var) {
+      IC_OK_OR_FAIL(ic_graph_output(g, "v", ic_graph_var(g, x, 1, (int32_t[]){0}, 1.0, 0)));
+    } else {
+      IC_OK_OR_FAIL(ic_graph_output(g, "s", ic_graph_reduce(g, IC_REDUCE_SUM, x, 1, (int32_t[]){0}, 0)));
+      IC_OK_OR_FAIL(ic_graph_output(g, "a", ic_graph_reduce(g, IC_REDUCE_ARGMAX, x, 1, (int32_t[]){0}, 0)));
+    }
+    if (var) { /* over 7 rows: one kernel */
+      ic_value s7 = ic_graph_input(g, "s", IC_F32, 2, (ic_dim[]){7, 1000}, IC_LAYOUT_CONTIGUOUS);
+      IC_OK_OR_FAIL(ic_graph_output(g, "v7", ic_graph_var(g, s7, 1, (int32_t[]){0}, 1.0, 0)));
+    }
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+    ic_program *p;
+    IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &p));
+    char *dump = NULL;
+    IC_OK_OR_FAIL(ic_program_dump(p, &dump));
+    const bool passes = strstr(dump, "_p0_partial grid") && strstr(dump, "_p0_combine grid") &&
+                        strstr(dump, "_p1_partial grid") && strstr(dump, "_p1_combine grid");
+    ck_assert_msg(passes == (var == 1), "%s", dump);
+    /* var: each pass split or whole, the one kernel where n is short; v7's kernel */
+    ck_assert_int_eq(ic_program_kernel_count(p), var ? 8 : 1);
+    ic_string_free(dump);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
+  /* on ref, the passes (at n = 65536 the split runs) against eager's kernels of the
+   * decomposition (mean, sub, mul, mean), bit for bit, f32 and bf16, 37 columns */
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  enum { N = 65536, COLS = 37 };
+  uint64_t seed = 0x243f6a8885a308d3ull;
+  for (int di = 0; di < 2; di++) {
+    const ic_dtype dt = dts[di];
+    const size_t es = ic_dtype_size(dt);
+    unsigned char *hx = malloc(es * N * COLS), *got[2];
+    for (size_t i = 0; i < (size_t)N * COLS; i++) {
+      seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+      float f = (float)((double)(seed >> 11) * 0x1p-53 * 6.0 - 2.0 + (double)(i % COLS));
+      uint32_t b;
+      memcpy(&b, &f, 4);
+      uint16_t h = (uint16_t)(b >> 16);
+      if (dt == IC_F32) memcpy(hx + 4 * i, &b, 4);
+      else memcpy(hx + 2 * i, &h, 2);
+    }
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){ic_graph_symbol(g, "n"), COLS}, IC_LAYOUT_CONTIGUOUS);
+    IC_OK_OR_FAIL(ic_graph_output(g, "v", ic_graph_var(g, x, 1, (int32_t[]){0}, 1.0, 0)));
+    for (int mode = 0; mode < 2; mode++) {
+      ic_compile_options o = {.struct_size = sizeof o, .backend = "ref", .mode = mode ? IC_MODE_EAGER : IC_MODE_FUSED};
+      ic_program *p;
+      IC_OK_OR_FAIL(ic_compile(rc_ctx, g, &o, &p));
+      if (mode == 0) ck_assert_int_gt(ic_program_kernel_count(p), 1);
+      got[mode] = malloc(es * COLS);
+      memset(got[mode], 0xA5, es * COLS);
+      int64_t xs[2] = {N, COLS}, ys[1] = {COLS};
+      ic_tensor in = {hx, dt, 2, xs, NULL}, out = {got[mode], dt, 1, ys, NULL};
+      IC_OK_OR_FAIL(ic_program_run(p, &in, 1, &out, 1, NULL));
+      ic_program_release(p);
+    }
+    ck_assert_msg(memcmp(got[0], got[1], es * COLS) == 0, "var over dim 0, %s: passes and eager differ", ic_dtype_name(dt));
+    free(got[0]);
+    free(got[1]);
+    free(hx);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* Statistics over dim 0 of tall matrices on ref (sum, mean, var and std with corrections
+ * 0 and 1; the var and std as a kernel a pass where the column split may be) against the
+ * C references, bit for bit: symbolic and constant sizes, f32 and bf16. */
+START_TEST(test_tall_column_statistics_ref) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  static const int64_t shapes[][2] = {{65536, 7}, {3001, 1000}};
+  static const rc_axes dim0 = {1, {0}};
+  const uint32_t stats = 1u << 0 | 1u << 1 | 1u << 10 | 1u << 11 | 1u << 12 | 1u << 13;
+  for (int di = 0; di < RC_COUNT(dts); di++)
+    for (int si = 0; si < RC_COUNT(shapes); si++)
+      rc_matrix_case(dts[di], 2, shapes[si], &dim0, si, si == 0 ? RS_SYMBOLIC : RS_CONTIGUOUS, stats);
+}
+END_TEST
+
 /* Column kernels read a warp's lanes 8 at a time, 64 loads a round. Rounds start at
  * multiples of 8 chunks, so a column of a constant length that is a multiple of 64 has no
  * ragged round: its kernel has no guarded copy of the round, light (a sum) and heavy (sum
@@ -1636,6 +1796,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_nvrtc_sm80_shorthands, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a_floats, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a_ints, setup, teardown);
+  CHECK_CASE(s, test_misaligned_rows, setup, teardown);
+  CHECK_CASE(s, test_column_passes, setup, teardown);
+  CHECK_CASE(s, test_tall_column_statistics_ref, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

@@ -251,7 +251,7 @@ START_TEST(test_narrow_epilogue_stores) {
   static const float pattern[] = {2.0f, -3.0f, 5.0f, 0.5f, -0.25f, 40.0f, -50.0f, 1.0f / 3.0f, NAN, -NAN, INFINITY,
                                   11.25f, -11.25f, 0.0f, -0.0f, 1e-3f};
   enum { ROWS = 5, NP = sizeof pattern / sizeof *pattern };
-  static const int64_t cols_list[] = {1000, 16, 13}; /* 13: the element-by-element stores */
+  static const int64_t cols_list[] = {1000, 16, 13, 1031}; /* 13: the element-by-element stores; 1031: shifted */
   for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
     for (int sat = 0; sat < 2; sat++) {
       ic_dtype dt = dts[di];
@@ -313,7 +313,7 @@ START_TEST(test_division_by_row_values) {
   static const float divisors[] = {1.0f, 3.0f, 0x1.fffffep0f, 1e-40f, 0.0f, -0.0f, INFINITY, NAN, 3e38f, -5.0f, 7e-39f, 0.1f, 98.0f};
   enum { ROWS = sizeof divisors / sizeof *divisors };
   static const ic_dtype dts[] = {IC_F32, IC_BF16};
-  static const int64_t cols_list[] = {1000, 13};
+  static const int64_t cols_list[] = {1000, 13, 1031}; /* 1031: rows not aligned, whole chunks shifted */
   uint64_t seed = 0x5851f42d4c957f2dull;
   for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
     ic_dtype dt = dts[di];
@@ -375,6 +375,83 @@ START_TEST(test_division_by_row_values) {
 }
 END_TEST
 
+/* Rows that are not aligned: constant odd and prime lengths (every row but the first
+ * starts off a 16-byte boundary; whole chunks move shifted, ic_ld_shift), every op of
+ * every dtype against the C references and the ref backend, bit for bit; then x / max(x)
+ * over views whose data starts 1 or 3 elements past an aligned address (rows of a
+ * symbolic length bound to 1024: the loads and the stores shifted), fused against eager
+ * and ref, bit for bit. */
+START_TEST(test_misaligned_rows) {
+  static const ic_dtype dts[] = {IC_F32, IC_F64, IC_F16, IC_BF16, IC_F8E4M3, IC_I32, IC_I64, IC_U8, IC_I8, IC_BOOL};
+  static const int64_t lens[] = {1031, 4095, 2053};
+  static const rc_axes rows = {1, {1}};
+  for (int di = 0; di < RC_COUNT(dts); di++)
+    rc_matrix_case(dts[di], 2, (const int64_t[]){5, lens[di % 3]}, &rows, 1, RS_CONTIGUOUS, rc_all_ops());
+  static const ic_dtype fdts[] = {IC_F32, IC_BF16, IC_F16};
+  enum { ROWS = 6, COLS = 1024 };
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  for (int di = 0; di < RC_COUNT(fdts); di++) {
+    const ic_dtype dt = fdts[di];
+    const size_t es = ic_dtype_size(dt), count = (size_t)ROWS * COLS, ob = es * count;
+    ic_graph *g;
+    IC_OK_OR_FAIL(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", dt, 2, (ic_dim[]){ROWS, ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+    ic_value m = ic_graph_reduce(g, IC_REDUCE_MAX, x, 1, (int32_t[]){1}, 1);
+    IC_OK_OR_FAIL(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_DIV, x, m)));
+    ic_program *p[3];
+    rc_compile_three(g, p);
+    for (int shift = 1; shift <= 3; shift += 2) {
+      unsigned char *hx = malloc(ob + 4 * es);
+      for (size_t i = 0; i < count + 4; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        float f = (float)((double)(seed >> 11) * 0x1p-53 * 16.0 - 8.0);
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        if (dt == IC_F32) memcpy(hx + 4 * i, &b, 4);
+        else {
+          uint16_t h = dt == IC_BF16 ? (uint16_t)(b >> 16) : (uint16_t)(0x3c00u | (b & 0x3ffu) | ((b >> 16) & 0x8000u));
+          memcpy(hx + 2 * i, &h, 2);
+        }
+      }
+      void *dx = gpu_upload(rc_ctx, hx, ob + 4 * es);
+      int64_t xs[2] = {ROWS, COLS};
+      void *got[3];
+      for (int v3 = 0; v3 < 3; v3++) {
+        ic_tensor in = {v3 == 2 ? (void *)(hx + es * (size_t)shift) : (void *)((unsigned char *)dx + es * (size_t)shift), dt, 2, xs, NULL};
+        got[v3] = rc_run_one(p[v3], v3 == 2, &in, 1, dt, xs, ob);
+      }
+      for (int v3 = 1; v3 < 3; v3++) {
+        size_t b = 0;
+        while (b < ob && ((unsigned char *)got[0])[b] == ((unsigned char *)got[v3])[b]) b++;
+        ck_assert_msg(b == ob, "x / max(x) %s, a view %d elements in: byte %zu differs between fused and %s", ic_dtype_name(dt), shift,
+                      b, v3 == 1 ? "eager" : "ref");
+      }
+      for (int v3 = 0; v3 < 3; v3++) free(got[v3]);
+      IC_OK_OR_FAIL(ic_free(rc_ctx, dx));
+      free(hx);
+    }
+    ck_assert_ptr_nonnull(strstr(ic_program_kernel_source(p[0], ic_program_kernel_count(p[0]) - 1), "ic_st_shift("));
+    for (int v3 = 0; v3 < 3; v3++) ic_program_release(p[v3]);
+    ic_graph_destroy(g);
+  }
+}
+END_TEST
+
+/* Statistics over dim 0 of tall matrices (sum, mean, var and std with corrections 0 and
+ * 1): the var and std as a kernel a pass, each pass split in partials and combine where
+ * few column blocks walk many rows; 1 to 4099 columns, constant and symbolic sizes, f32
+ * and bf16, against the C references and the ref backend, bit for bit. */
+START_TEST(test_tall_column_statistics) {
+  static const ic_dtype dts[] = {IC_F32, IC_BF16};
+  static const int64_t shapes[][2] = {{100003, 1}, {65536, 7}, {20011, 1000}, {5003, 4099}};
+  static const rc_axes dim0 = {1, {0}};
+  const uint32_t stats = 1u << 0 | 1u << 1 | 1u << 10 | 1u << 11 | 1u << 12 | 1u << 13;
+  for (int di = 0; di < RC_COUNT(dts); di++)
+    for (int si = 0; si < RC_COUNT(shapes); si++)
+      rc_matrix_case(dts[di], 2, shapes[si], &dim0, si & 1, si < 2 ? RS_SYMBOLIC : RS_CONTIGUOUS, stats);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("gpu_reduce");
   CHECK_CASE(s, test_matrix_f32, setup, teardown);
@@ -398,6 +475,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_column_lengths, setup, teardown);
   CHECK_CASE(s, test_narrow_epilogue_stores, setup, teardown);
   CHECK_CASE(s, test_division_by_row_values, setup, teardown);
+  CHECK_CASE(s, test_misaligned_rows, setup, teardown);
+  CHECK_CASE(s, test_tall_column_statistics, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return gpu_run_suite(s);
 }

@@ -34,6 +34,15 @@
 
 enum { RED_MIN_BLOCK = 128 };
 
+/* Whether a row's chunks can lie inside its innermost reduced dim (vrow_ok's test): one
+ * reduced dim, or an innermost size that is not a constant off a multiple of 8. */
+static bool red_chunks_inside(const red_gen *rg) {
+  int32_t reduced = 0;
+  int64_t size = 0;
+  for (int32_t d = 0; d < rg->k->ndim; d++) reduced += red_reduced(rg->k, d);
+  return reduced == 1 || !sym_is_const(rg->k->syms, rg->k->dims[rg->inner], &size) || size % KIR_REDUCE_CHUNK == 0;
+}
+
 /* How an element access moves a chunk: whole (VECTOR), once (SPLAT: not read by the
  * innermost reduced var) or element by element. */
 static access_mode red_classify(red_gen *rg, const kir_instr *in) {
@@ -43,7 +52,15 @@ static access_mode red_classify(red_gen *rg, const kir_instr *in) {
   if (!sym_depends_on(cg->a, in->offset, SYM_VAR, rg->inner)) return ACCESS_SPLAT;
   sym_id checks[IC_MAX_DIMS + 1];
   int32_t n = 0;
-  if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) return ACCESS_ELEMENT;
+  if (!kir_contiguous_along(k, in->offset, rg->inner, KIR_REDUCE_CHUNK, checks, &n)) {
+    /* contiguous chunks that are never aligned (a row length or offset not a multiple of
+     * 8): row kernels move them shifted, and no launch is vec_ok */
+    if (rg->columns || (rg->count >= 0 && rg->count < RED_SHIFT_MIN) || !red_chunks_inside(rg) ||
+        !kir_contiguous_along(k, in->offset, rg->inner, 1, checks, &n))
+      return ACCESS_ELEMENT;
+    rg->vec_never = true;
+    return ACCESS_VECTOR;
+  }
   for (int32_t i = 0; i < n; i++) cg_require_aligned(cg, checks[i]);
   return ACCESS_VECTOR;
 }
@@ -111,7 +128,7 @@ static void red_kernel(red_gen *rg) {
   red_kept_vars(rg);
   /* the vector test: uniform over the launch */
   sbuf_puts(o, "  const bool vec_ok = ");
-  if (!rg->any_vector) {
+  if (!rg->any_vector || rg->vec_never) {
     sbuf_puts(o, "false");
   } else {
     for (int32_t b = 0; b < k->buffers.count; b++) {
@@ -131,6 +148,26 @@ static void red_kernel(red_gen *rg) {
     sbuf_printf(o, "d%" PRId32 " %% 8 == 0", rg->inner);
   }
   sbuf_puts(o, ";\n  (void)vec_ok;\n");
+  /* (rg->shift) rows whose chunks are contiguous but whose starts may not be aligned (an
+   * odd or symbolic row length or stride): their whole chunks move as the aligned vectors
+   * around them (ic_ld_shift, ic_st_shift), each lane keeping its chunks; vrow_ok is the
+   * launch's test (element-aligned buffers; chunks inside the innermost dim) */
+  if (rg->shift) {
+    int32_t reduced = 0;
+    for (int32_t d = 0; d < k->ndim; d++) reduced += red_reduced(k, d);
+    sbuf_puts(o, "  const bool vrow_ok = ");
+    for (int32_t b = 0; b < k->buffers.count; b++) {
+      bool used = false;
+      for (int32_t i = 0; i < k->instrs.count; i++) {
+        const kir_instr *in = &k->instrs.items[i];
+        used |= (in->kind == KIR_LOAD || in->kind == KIR_STORE) && in->buffer == b && cg->mode[i] == ACCESS_VECTOR;
+      }
+      size_t es = ic_dtype_size(k->buffers.items[b].dtype);
+      if (used && es > 1) sbuf_printf(o, "((ic_u64)b%" PRId32 " & %zu) == 0 && ", b, es - 1);
+    }
+    if (reduced > 1) sbuf_printf(o, "d%" PRId32 " %% 8 == 0 && ", rg->inner);
+    sbuf_puts(o, "true;\n  (void)vrow_ok;\n");
+  }
   if (rg->pack > 1) red_pack_test(rg);
   /* one shared block for every pass's combine (the passes run one after the other, each
    * ending with a barrier): accumulators of up to 8 bytes, then the arg indices */
@@ -222,6 +259,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
   rg.columns = strategy.columns;
   rg.tpr = strategy.threads;
   rg.lanes_per_thread = strategy.lanes_per_thread;
+  rg.count = strategy.count; /* -1: symbolic */
   if (k->stage != KIR_STAGE_WHOLE) {
     /* two stages: blocks of KIR_SPLIT_LANES threads, a lane (partial) or a share of the
      * partials (combine) each */
@@ -248,6 +286,14 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
     if ((in->kind == KIR_LOAD || in->kind == KIR_STORE) && rg.element[i]) cg.mode[i] = red_classify(&rg, in);
     rg.any_vector |= cg.mode[i] == ACCESS_VECTOR;
   }
+  /* the shifted copies where rows may be misaligned for more than their pointers: a
+   * length or stride that is symbolic or never aligned; rows of a constant length below
+   * RED_SHIFT_MIN and rows whose only test is the pointers' alignment (a view's offset)
+   * keep their code (each chunk's shifted copy took NVRTC from 0.44 to 0.72 s for a
+   * softmax of rows of 4096) */
+  int64_t inner_size = 0;
+  rg.shift = rg.any_vector && !rg.columns && (rg.count < 0 || rg.count >= RED_SHIFT_MIN) && red_chunks_inside(&rg) &&
+             (rg.vec_never || cg.aligned.count > 0 || !sym_is_const(k->syms, k->dims[rg.inner], &inner_size));
   /* persistent rows: loads read by several passes stay in registers */
   rg.cached = sys_calloc(n, sizeof(bool));
   rg.packed = sys_calloc(n, sizeof(bool));
@@ -256,8 +302,7 @@ ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm
     s = error_set(IC_ERR_OUT_OF_MEMORY, "codegen: out of memory");
     goto done;
   }
-  const int64_t r = strategy.count; /* -1: symbolic */
-  rg.count = r;
+  const int64_t r = rg.count;
   if (k->stage == KIR_STAGE_WHOLE && !rg.groups && !rg.columns && r >= 0) {
     int64_t chunks = (r + KIR_REDUCE_CHUNK - 1) / KIR_REDUCE_CHUNK, per_lane = (chunks + KIR_REDUCE_LANES - 1) / KIR_REDUCE_LANES;
     /* chunks a thread: its lanes (short rows) or its lane's chunks */

@@ -18,6 +18,9 @@ typedef struct red_gen {
   bool groups;      /* G may exceed 1: emit the lane-group loop */
   int32_t inner;    /* the innermost reduced dim, -1 if none */
   bool any_vector;  /* some element access moves whole chunks */
+  bool vec_never;   /* ... one of them at offsets never aligned: vec_ok is false, whole
+                     * chunks go shifted (vrow_ok) */
+  bool shift;       /* chunks that are whole but not aligned go shifted (vrow_ok) */
   /* Persistent rows: when a row's chunks fit (K chunks a lane, K * 8 values of every
    * cached load within RED_CACHE_VALUES), loads that several passes read are kept in
    * registers (c<i>[K][8], filled by the first pass that reads them): the row comes from
@@ -79,6 +82,8 @@ typedef struct red_gen {
  * 512-thread block (the long rows of kir_reduce_strategy_of): two such blocks of 64
  * registers fill a multiprocessor's 64K. */
 /* RED_CLUSTER_SLOTS: the bytes of a cluster row's ic_cslot (a value and an index). */
+/* RED_SHIFT_MIN: the shortest constant row length whose misaligned chunks go shifted. */
+enum { RED_SHIFT_MIN = 256 };
 enum { RED_CACHE_VALUES = 64, RED_DIVIDE_ROW_CHUNKS = 8, RED_TIER_BLOCK = 512, RED_CLUSTER_MAX = 8, RED_CLUSTER_SLOTS = 16 };
 
 /* ---------------------------------------------------------------- codegen_reduce_common.c */

@@ -233,16 +233,24 @@ void red_range(red_gen *rg, int32_t i, const char *target) {
 /* Words of a chunk of 8 elements of dt, moved by ic_ld_w4/ic_st_w4 (ic_ld_w2 for bytes). */
 int32_t red_words(ic_dtype dt) { return KIR_REDUCE_CHUNK * (int32_t)ic_dtype_size(dt) / 4; }
 
-static void red_vector_load(red_gen *rg, int32_t i) {
+/* Load i's chunk as words; where `shift`, a chunk that is whole but not aligned
+ * (`shifted`) takes the aligned vectors around it (ic_ld_shift). */
+static void red_vector_load(red_gen *rg, int32_t i, bool shift) {
   const kir_instr *in = &rg->k->instrs.items[i];
   sbuf *o = &rg->cg->out;
   int32_t words = red_words(in->dtype);
   sbuf_printf(o, "      { ic_u32 w[%" PRId32 "];\n", words);
+  if (shift) {
+    sbuf_puts(o, "        if (shifted) {\n          ic_ld_shift(");
+    cg_address(rg->cg, in, NULL);
+    sbuf_printf(o, ", w, %" PRId32 ");\n        } else {\n", words);
+  }
   for (int32_t q = 0; q < words; q += 4) {
     sbuf_printf(o, "        ic_ld_w%d((", words < 4 ? (int)words : 4);
     cg_address(rg->cg, in, NULL);
     sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
   }
+  if (shift) sbuf_puts(o, "        }\n");
   const char *dt = cg_dtname(in->dtype);
   if (rg->packed[i]) {
     sbuf_printf(o, "        for (int q = 0; q < %" PRId32 "; q++) ", words);
@@ -309,7 +317,9 @@ static void red_pack(red_gen *rg, int32_t i, sbuf *o) {
   sbuf_printf(o, "ic_pack_%s(%s)", cg_dtname(in->dtype), src);
 }
 
-static void red_vector_store(red_gen *rg, int32_t i) {
+/* Store i's chunk as words: vectors, or where `shifted` a chunk aligned to its element
+ * only (ic_st_shift). */
+static void red_vector_store(red_gen *rg, int32_t i, bool shifted) {
   const kir_instr *in = &rg->k->instrs.items[i];
   sbuf *o = &rg->cg->out;
   int32_t words = red_words(in->dtype);
@@ -333,7 +343,12 @@ static void red_vector_store(red_gen *rg, int32_t i) {
     red_pack(rg, i, o);
     sbuf_printf(o, ") << (e %% %" PRId32 ") * %d;\n", per_word, 32 / per_word);
   }
-  for (int32_t q = 0; q < words; q += 4) {
+  if (shifted) {
+    sbuf_puts(o, "        ic_st_shift(");
+    cg_address(rg->cg, in, NULL);
+    sbuf_printf(o, ", w, %" PRId32 ");\n", words);
+  }
+  for (int32_t q = 0; q < words && !shifted; q += 4) {
     sbuf_printf(o, "        ic_st_w%d((", words < 4 ? (int)words : 4);
     cg_address(rg->cg, in, NULL);
     sbuf_printf(o, ") + %" PRId32 ", &w[%" PRId32 "]);\n", q * 4, q);
@@ -532,14 +547,19 @@ void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const ch
   for (int32_t i = 0; i < k->instrs.count; i++)
     vec |= ((load[i] || (need[i] && k->instrs.items[i].kind == KIR_STORE))) && rg->cg->mode[i] == ACCESS_VECTOR;
   if (vec) {
+    /* whole chunks of rows that are not aligned take the vectors around them */
+    bool shift = false;
+    for (int32_t i = 0; i < k->instrs.count; i++) shift |= load[i] && rg->cg->mode[i] == ACCESS_VECTOR;
+    shift = shift && rg->shift && !rg->vector_known;
     sbuf_puts(o, "      const bool full = ");
     red_vector_test(rg, o);
-    sbuf_puts(o, ";\n      if (full) {\n        {\n");
+    if (shift) sbuf_printf(o, ";\n      const bool shifted = !full && vrow_ok && %s;\n      if (full || shifted) {\n        {\n", red_in_row(rg, "r0 + 8 <= R"));
+    else sbuf_puts(o, ";\n      if (full) {\n        {\n");
     red_decompose(rg, "r0", "          ");
     for (int32_t i = 0; i < k->instrs.count; i++) {
       const kir_instr *in = &k->instrs.items[i];
       if (!load[i]) continue;
-      if (rg->cg->mode[i] == ACCESS_VECTOR) red_vector_load(rg, i);
+      if (rg->cg->mode[i] == ACCESS_VECTOR) red_vector_load(rg, i, shift);
       if (rg->cg->mode[i] == ACCESS_SPLAT) {
         sbuf_printf(o, "          { %s sv; ", cg_ctype(in->dtype));
         red_scalar_load(rg, i, "sv");
@@ -614,13 +634,19 @@ void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const ch
     bool vstores = false;
     for (int32_t i = 0; i < k->instrs.count; i++)
       vstores |= need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR;
-    if (vstores) {
-      sbuf_puts(o, "      if (");
-      red_vector_test(rg, o);
+    /* whole chunks: aligned vectors, then (rows not aligned) the shifted stores */
+    const int copies = vstores ? rg->vector_known || !rg->shift ? 1 : 2 : 0;
+    for (int copy = 0; copy < copies; copy++) {
+      if (copy == 0) {
+        sbuf_puts(o, "      if (");
+        red_vector_test(rg, o);
+      } else {
+        sbuf_printf(o, "      if (vrow_ok && %s", red_in_row(rg, "r0 + 8 <= R"));
+      }
       sbuf_puts(o, ") {\n        {\n");
       red_decompose(rg, "r0", "          ");
       for (int32_t i = 0; i < k->instrs.count; i++)
-        if (need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR) red_vector_store(rg, i);
+        if (need[i] && k->instrs.items[i].kind == KIR_STORE && rg->cg->mode[i] == ACCESS_VECTOR) red_vector_store(rg, i, copy == 1);
       sbuf_puts(o, "        }\n#pragma unroll\n        for (int e = 0; e < 8; e++) {\n          const ic_i64 r = r0 + e;\n");
       red_decompose(rg, "r", "          ");
       for (int32_t i = 0; i < k->instrs.count; i++)

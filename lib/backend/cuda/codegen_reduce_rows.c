@@ -28,7 +28,7 @@ static bool red_pass_loads(const red_gen *rg, int32_t p) {
  * warps share a multiprocessor there; rows of 4096 (many blocks a multiprocessor) read at
  * 97-99% of copy as they are, and the copy took f32 layer norm from 64 to 95 registers. */
 static bool red_known_copy(const red_gen *rg, int32_t p) {
-  return rg->kloop > 0 && rg->any_vector && red_count_multiple(rg, KIR_REDUCE_CHUNK) && !rg->groups &&
+  return rg->kloop > 0 && rg->any_vector && !rg->vec_never && red_count_multiple(rg, KIR_REDUCE_CHUNK) && !rg->groups &&
          !rg->columns && rg->k->stage == KIR_STAGE_WHOLE && (rg->cluster > 1 || rg->block >= RED_TIER_BLOCK) &&
          red_pass_loads(rg, p);
 }
@@ -103,7 +103,7 @@ void red_stores_pass(red_gen *rg, int32_t p) {
     vec |= need[i] && in->kind == KIR_LOAD && !red_from_cache(rg, p, i) && rg->cg->mode[i] == ACCESS_VECTOR &&
            ic_dtype_size(in->dtype) <= 2;
   }
-  red_chunk_loops_copied(rg, p, -1, vec || red_known_copy(rg, p), "t", "(ic_i64)1024", "a", "ai", "a", "ai");
+  red_chunk_loops_copied(rg, p, -1, (vec && !rg->vec_never) || red_known_copy(rg, p), "t", "(ic_i64)1024", "a", "ai", "a", "ai");
 }
 
 /* Whether red_block_combine_scattered serves m lane blocks: several warps a row (a block

@@ -42,6 +42,57 @@ __device__ __forceinline__ void ic_st_s64(ic_u8 *p, ic_u64 v) { asm volatile("st
 __device__ __forceinline__ void ic_st_w1(ic_u8 *p, const ic_u32 *w) { asm volatile("st.global.cs.b32 [%0], %1;" :: "l"(p), "r"(w[0]) : "memory"); }
 __device__ __forceinline__ void ic_st_w2(ic_u8 *p, const ic_u32 *w) { asm volatile("st.global.cs.v2.b32 [%0], {%1, %2};" :: "l"(p), "r"(w[0]), "r"(w[1]) : "memory"); }
 __device__ __forceinline__ void ic_st_w4(ic_u8 *p, const ic_u32 *w) { asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory"); }
+/* A reduction chunk of n words (n = 2, 4, 8 or 16: 8 elements) at p, which is aligned to
+ * its element only (a row whose start is not): the aligned vectors that hold it (16 bytes,
+ * 8 for n = 2; the last one only where p is not aligned, so nothing past the chunk's own
+ * vectors is read), each word funneled from two neighbours. The chunk's elements and
+ * bits are the element loads'; n is a constant where it is called, so u stays in
+ * registers. */
+__device__ __forceinline__ void ic_ld_shift(const ic_u8 *p, ic_u32 *w, int n) {
+  const unsigned vb = n < 4 ? 8u : 16u, off = (unsigned)((ic_u64)p & (vb - 1u)), ow = off >> 2, sh = (off & 3u) * 8u;
+  const ic_u8 *a = p - off;
+  ic_u32 u[20];
+#pragma unroll
+  for (int q = 0; q < 20; q++) u[q] = 0u;
+  if (n < 4) {
+    ic_ld_w2(a, u);
+    if (off != 0u) ic_ld_w2(a + 8, &u[2]);
+  } else {
+#pragma unroll
+    for (int q = 0; q < n; q += 4) ic_ld_w4(a + 4 * q, &u[q]);
+    if (off != 0u) ic_ld_w4(a + 4 * n, &u[n]);
+  }
+#pragma unroll
+  for (int i = 0; i < n; i++) {
+    const ic_u32 lo = ow == 0u ? u[i] : ow == 1u ? u[i + 1] : ow == 2u ? u[i + 2] : u[i + 3];
+    const ic_u32 hi = ow == 0u ? u[i + 1] : ow == 1u ? u[i + 2] : ow == 2u ? u[i + 3] : u[i + 4];
+    w[i] = __funnelshift_r(lo, hi, sh);
+  }
+}
+/* A chunk of n words to p, aligned to its element only: 16- or 8-byte vectors where p is
+ * so aligned, else words, halves (a 2-byte aligned p: the words shifted by 16 bits
+ * between a half at each end) or bytes; every byte once, none outside the chunk. */
+__device__ __forceinline__ void ic_st_shift(ic_u8 *p, const ic_u32 *w, int n) {
+  const unsigned m = (unsigned)((ic_u64)p & 15u);
+  if (n >= 4 && m == 0u) {
+#pragma unroll
+    for (int q = 0; q < n; q += 4) ic_st_w4(p + 4 * q, &w[q]);
+  } else if ((m & 7u) == 0u) {
+#pragma unroll
+    for (int q = 0; q < n; q += 2) ic_st_w2(p + 4 * q, &w[q]);
+  } else if ((m & 3u) == 0u) {
+#pragma unroll
+    for (int q = 0; q < n; q++) ic_st_s32(p + 4 * q, w[q]);
+  } else if ((m & 1u) == 0u) {
+    ic_st_s16(p, w[0]);
+#pragma unroll
+    for (int q = 0; q + 1 < n; q++) ic_st_s32(p + 2 + 4 * q, __funnelshift_r(w[q], w[q + 1], 16u));
+    ic_st_s16(p + 4 * n - 2, w[n - 1] >> 16);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4 * n; q++) ic_st_s8(p + q, w[q / 4] >> (q % 4) * 8);
+  }
+}
 
 /* ---- conversions. Compute types: bool; int (u8, i8, i16, i32); ic_i64; float (f16, bf16,
  * f32, f8e4m3, f8e5m2); double (f64). */
