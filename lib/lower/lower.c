@@ -380,6 +380,17 @@ static const asm_spec *lower_asm_spec(lowered *l, const asm_spec *spec) {
   return c->text && c->constraints ? c : NULL;
 }
 
+/* Values with a lowered node of their own (computed ones). */
+static bool lower_computed(const graph_node *n) {
+  return n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT;
+}
+
+/* The value under a chain of reshapes of v (v itself when v is no reshape). */
+static ic_value lower_reshape_base(const ic_graph *g, ic_value v) {
+  while (graph_node_get(g, v)->kind == GRAPH_RESHAPE) v = graph_node_get(g, v)->args[0];
+  return v;
+}
+
 static ic_status lower_run(lower_state *st) {
   const ic_graph *g = st->g;
   lowered *l = st->l;
@@ -438,8 +449,19 @@ static ic_status lower_run(lower_state *st) {
     const graph_output *go = &g->outputs.items[o];
     const graph_node *n = graph_node_get(g, go->value);
     l->outputs[o].name = str_dup(go->name);
-    bool own = (n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT) &&
-               !claimed[st->node_of[go->value]];
+    l->outputs[o].ndim = n->ndim;
+    lower_import_dims(st, n, l->outputs[o].dims);
+    /* A reshape (squeeze, unsqueeze, flatten, a keepdim reduction viewed without its 1s)
+     * of a computed value: the value's own buffer in the output's shape, so that the
+     * kernel computing it stores the output, not a copy kernel after it. */
+    ic_value base = lower_reshape_base(g, go->value);
+    const graph_node *bn = graph_node_get(g, base);
+    if (base != go->value && bn->dtype == n->dtype && lower_computed(bn) && !claimed[st->node_of[base]]) {
+      l->outputs[o].node = st->node_of[base];
+      claimed[l->outputs[o].node] = true;
+      continue;
+    }
+    bool own = lower_computed(n) && !claimed[st->node_of[go->value]];
     lower_arg copied = {0};
     if (!own && l->outputs[o].name) copied = lower_operand(st, go->value, n->ndim, n->dims);
     if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false))) {

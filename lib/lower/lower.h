@@ -103,9 +103,14 @@ typedef struct lower_input {
   sym_id strides[IC_MAX_DIMS];
 } lower_input;
 
+/* An output's buffer holds node's values in row-major order; its shape is the graph
+ * output's, which differs from node's dims where the output is a reshape of node (a
+ * reshape of a contiguous buffer moves no element, so only the store's shape changes). */
 typedef struct lower_output {
   char *name;
   int32_t node;
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
 } lower_output;
 
 typedef struct lowered {
