@@ -26,6 +26,7 @@ typedef struct lower_state {
   lowered *l;
   int32_t *node_of; /* graph value -> lowered node, -1 */
   bool *is_output;  /* graph value -> an output's value */
+  bool *recompute;  /* graph value -> recomputed where read through a broadcast */
   int32_t inline_budget; /* copies lower_inline may still make */
   bool oom;
 } lower_state;
@@ -288,6 +289,8 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   sym_id str[IC_MAX_DIMS] = {0};
   lower_contiguous_strides(a, p->ndim, p->dims, str);
   uint32_t bcast = lower_row_broadcast(a, c, p, idx);
+  /* a value of inputs and constants only is recomputed here (lib/lower/broadcast.c) */
+  if (bcast && st->recompute[v] && lower_inline(st, c, v, idx, guard, &arg)) return arg;
   if (bcast && guard < 0) {
     arg.kind = LOWER_ARG_NODE;
     arg.node = st->node_of[v];
@@ -540,11 +543,13 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
   bool *is_output = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
   for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
-  lower_state st = {g, l, node_of, is_output, LOWER_INLINE_BASE + 4 * g->nodes.count, false};
-  ic_status s = is_output ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
+  bool *recompute = is_output ? lower_broadcast_recomputable(g, is_output) : NULL;
+  lower_state st = {g, l, node_of, is_output, recompute, LOWER_INLINE_BASE + 4 * g->nodes.count, false};
+  ic_status s = recompute ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
   if (!s) s = lower_drop_dead(l);
   free(node_of);
   free(is_output);
+  free(recompute);
   if (s) {
     lowered_destroy(l);
     return error_set(s, "lowering: out of memory");

@@ -137,6 +137,9 @@ ic_status lower_graph(const ic_graph *g, lowered **out);
 void lowered_destroy(lowered *l);
 /* Calls fn on every leaf (NODE, LOAD, CONST) of arg: arg itself, or a SELECT's branches. */
 void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const lower_arg *leaf, void *ctx), void *ctx);
+/* Per graph value: whether a read of it through a broadcast recomputes it at the
+ * reader's point (lib/lower/broadcast.c); NULL when out of memory. */
+bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
 
