@@ -161,7 +161,7 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
     return IC_OK;
   }
   lowered *l = NULL;
-  if ((st = lower_graph(g, &l))) return st;
+  if ((st = lower_graph(g, !eager, &l))) return st;
   bool *split = sys_calloc((size_t)l->nodes.count + 1, sizeof(bool));
   if (!split) {
     lowered_destroy(l);

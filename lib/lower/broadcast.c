@@ -10,7 +10,7 @@
  * materialized, let alone at the broadcast size. Values that depend on a reduction (a
  * row of a reduction kernel, read back over its row), an asm (run once), a pad or a
  * concat (guarded choices), and outputs (stored anyway) are read from their nodes as
- * before. */
+ * before. Eager programs keep each op in its own space: one kernel an op of the graph. */
 #include "lower/lower.h"
 
 #include <stdlib.h>
@@ -25,7 +25,7 @@ static ic_value broadcast_view_base(const ic_graph *g, ic_value v) {
   }
 }
 
-bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output) {
+bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output, bool fused) {
   bool *leaf_only = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool)); /* inputs, constants and such ops */
   bool *recompute = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   if (!leaf_only || !recompute) {
@@ -43,7 +43,7 @@ bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output) {
     bool ok = true;
     for (int32_t i = 0; i < n->nargs && ok; i++) ok = leaf_only[broadcast_view_base(g, n->args[i])];
     leaf_only[v] = ok;
-    recompute[v] = ok && !is_output[v];
+    recompute[v] = fused && ok && !is_output[v];
   }
   free(leaf_only);
   return recompute;

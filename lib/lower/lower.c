@@ -531,7 +531,7 @@ static ic_status lower_drop_dead(lowered *l) {
   return IC_OK;
 }
 
-ic_status lower_graph(const ic_graph *g, lowered **out) {
+ic_status lower_graph(const ic_graph *g, bool fused, lowered **out) {
   *out = NULL;
   lowered *l = sys_calloc(1, sizeof *l);
   int32_t *node_of = sys_malloc(sizeof(int32_t) * ((size_t)g->nodes.count + 1));
@@ -543,7 +543,7 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
   bool *is_output = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
   for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
-  bool *recompute = is_output ? lower_broadcast_recomputable(g, is_output) : NULL;
+  bool *recompute = is_output ? lower_broadcast_recomputable(g, is_output, fused) : NULL;
   lower_state st = {g, l, node_of, is_output, recompute, LOWER_INLINE_BASE + 4 * g->nodes.count, false};
   ic_status s = recompute ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
   if (!s) s = lower_drop_dead(l);

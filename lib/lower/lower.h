@@ -132,14 +132,17 @@ typedef struct lowered {
 static inline int32_t lower_stride_param(int32_t input, int32_t dim) { return input * IC_MAX_DIMS + dim; }
 
 /* Lowers a graph without errors. Unused nodes are dropped; every output gets a node of
- * its own (a copy where the output is an input, a constant, a view or another output). */
-ic_status lower_graph(const ic_graph *g, lowered **out);
+ * its own (a copy where the output is an input, a constant, a view or another output,
+ * but the value's own node for a reshape of a computed value). fused: canonicalize for
+ * fusion (lib/lower/broadcast.c); eager programs keep every op of the graph in its own
+ * space. */
+ic_status lower_graph(const ic_graph *g, bool fused, lowered **out);
 void lowered_destroy(lowered *l);
 /* Calls fn on every leaf (NODE, LOAD, CONST) of arg: arg itself, or a SELECT's branches. */
 void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const lower_arg *leaf, void *ctx), void *ctx);
 /* Per graph value: whether a read of it through a broadcast recomputes it at the
- * reader's point (lib/lower/broadcast.c); NULL when out of memory. */
-bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output);
+ * reader's point (lib/lower/broadcast.c; none unless fused); NULL when out of memory. */
+bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output, bool fused);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
 
