@@ -55,13 +55,40 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
     for (int32_t d = 0; d < view->ndim; d++) out[view->perm[d]] = idx[d];
     break;
   case GRAPH_RESHAPE: {
-    sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
-    lower_contiguous_strides(a, view->ndim, vdims, vstr);
-    lower_contiguous_strides(a, src->ndim, sdims, sstr);
-    sym_id flat = lower_dot(a, view->ndim, idx, vstr);
-    for (int32_t d = 0; d < src->ndim; d++) {
-      sym_id q = sym_floordiv(a, flat, sstr[d]);
-      out[d] = d == 0 ? q : sym_mod(a, q, sdims[d]);
+    /* Dims split and merge in groups whose sizes multiply to the same product (the
+     * prefixes of both shapes with equal products end a group): each source index comes
+     * from its group's flat index only, and the first of a group needs no modulo (it is
+     * in range), so [n, 256, 1024] read as [n, 32, 8192] stays affine: i0, 8 * i1 +
+     * i2 / 1024, i2 % 1024. */
+    int32_t vi = 0, si = 0;
+    while (vi < view->ndim || si < src->ndim) {
+      int32_t ve = vi, se = si;
+      sym_id vp = sym_const(a, 1), sp = sym_const(a, 1);
+      if (ve < view->ndim) vp = vdims[ve++];
+      if (se < src->ndim) sp = sdims[se++];
+      /* grow the group until the products agree; one group of the rest when they never do */
+      while (vp != sp && (ve < view->ndim || se < src->ndim)) {
+        int64_t vc = 0, sc = 0;
+        bool grow_view = se >= src->ndim ||
+                         (ve < view->ndim && sym_is_const(a, vp, &vc) && sym_is_const(a, sp, &sc) && vc < sc);
+        if (!grow_view && ve < view->ndim && !(sym_is_const(a, vp, &vc) && sym_is_const(a, sp, &sc))) {
+          ve = view->ndim; /* symbolic sizes that do not line up: the rest is one group */
+          se = src->ndim;
+          break;
+        }
+        if (grow_view) vp = sym_mul(a, vp, vdims[ve++]);
+        else sp = sym_mul(a, sp, sdims[se++]);
+      }
+      sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
+      lower_contiguous_strides(a, ve - vi, vdims + vi, vstr);
+      lower_contiguous_strides(a, se - si, sdims + si, sstr);
+      sym_id flat = lower_dot(a, ve - vi, idx + vi, vstr);
+      for (int32_t d = si; d < se; d++) {
+        sym_id q = sym_floordiv(a, flat, sstr[d - si]);
+        out[d] = d == si ? q : sym_mod(a, q, sdims[d]);
+      }
+      vi = ve;
+      si = se;
     }
     break;
   }
@@ -173,47 +200,53 @@ done:
 }
 
 /* The dims of the consumer's space along which idx reads p as a row broadcast: p's dims
- * are the consumer's with those dims made 1 (idx 0 there) or dropped, and idx is the
- * consumer's var on every other dim. 0 when idx is anything else. */
+ * are the consumer's with those dims made 1s (idx 0 there; any number of 1s, so a merged
+ * reduction's keepdim result and the graph's spelling of it both match) or dropped, and
+ * idx is the consumer's var on every other dim, in order. 0 when idx is anything else. */
 static uint32_t lower_row_broadcast(sym_arena *a, const lower_consumer *c, const lower_node *p, const sym_id *idx) {
   uint32_t bcast = 0;
-  int64_t one = 0;
-  if (p->ndim == c->ndim) {
-    for (int32_t d = 0; d < c->ndim; d++) {
-      if (idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d]) continue;
-      if (!sym_is_const(a, idx[d], &one) || one != 0 || !sym_is_const(a, p->dims[d], &one) || one != 1) return 0;
-      bcast |= 1u << d;
-    }
-    return bcast;
-  }
+  int64_t v = 0;
   int32_t j = 0;
   for (int32_t d = 0; d < c->ndim; d++) {
+    while (j < p->ndim && sym_is_const(a, idx[j], &v) && v == 0 && sym_is_const(a, p->dims[j], &v) && v == 1) j++;
     if (j < p->ndim && idx[j] == sym_var(a, d) && p->dims[j] == c->dims[d]) j++;
     else bcast |= 1u << d;
   }
+  while (j < p->ndim && sym_is_const(a, idx[j], &v) && v == 0 && sym_is_const(a, p->dims[j], &v) && v == 1) j++;
   return j == p->ndim ? bcast : 0;
+}
+
+/* Matches dims (ndim) to the row form of in_dims over axes: each kept dim in order, each
+ * reduced dim as 1s (as many as the kept dims after it leave room for) or nothing.
+ * src[j]: the in_dims dim that dims[j] is, -1 for a 1 of a reduced dim. */
+static bool lower_row_match(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                            const sym_id *dims, int32_t *src) {
+  int32_t kept_after = 0, j = 0;
+  int64_t one = 0;
+  for (int32_t d = 0; d < in_ndim; d++) kept_after += !((axes >> d) & 1u);
+  for (int32_t d = 0; d < in_ndim; d++) {
+    if ((axes >> d) & 1u) {
+      while (j < ndim && ndim - j > kept_after && sym_is_const(a, dims[j], &one) && one == 1) src[j++] = -1;
+      continue;
+    }
+    kept_after--;
+    if (j >= ndim || dims[j] != in_dims[d]) return false;
+    src[j++] = d;
+  }
+  return j == ndim;
 }
 
 bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                        const sym_id *dims) {
-  int64_t one = 0;
-  bool keep = ndim == in_ndim, drop = true;
-  int32_t j = 0;
-  for (int32_t d = 0; d < in_ndim; d++) {
-    bool reduced = (axes >> d) & 1u;
-    if (keep) keep = reduced ? sym_is_const(a, dims[d], &one) && one == 1 : dims[d] == in_dims[d];
-    if (!reduced) drop = drop && j < ndim && dims[j++] == in_dims[d];
-  }
-  return keep || (drop && j == ndim);
+  int32_t src[IC_MAX_DIMS];
+  return lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src);
 }
 
-void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, sym_id *repl) {
-  int32_t j = 0;
-  for (int32_t d = 0; d < in_ndim; d++) {
-    bool reduced = (axes >> d) & 1u;
-    if (ndim == in_ndim) repl[d] = reduced ? sym_const(a, 0) : sym_var(a, d); /* keepdim form */
-    else if (!reduced && j < ndim) repl[j++] = sym_var(a, d);                 /* dropped form */
-  }
+void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                    const sym_id *dims, sym_id *repl) {
+  int32_t src[IC_MAX_DIMS];
+  if (!lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src)) return;
+  for (int32_t j = 0; j < ndim; j++) repl[j] = src[j] >= 0 ? sym_var(a, src[j]) : sym_const(a, 0);
 }
 
 /* A pointwise op read through a view (a slice, a concat's or a pad's operand, a permute)
@@ -279,6 +312,15 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   /* A computed value: the same point (fusable) unless a view moved the index, or a
    * slice, concat or pad left the same index in a space of other sizes. */
   const lower_node *p = &st->l->nodes.items[st->node_of[v]];
+  if (p->ndim != n->ndim) { /* a merged reduction's keepdim result (merge_axes.c) */
+    lower_axes_merge m;
+    sym_id in_dims[IC_MAX_DIMS] = {0};
+    const graph_node *operand = graph_node_get(st->g, n->args[0]);
+    lower_import_dims(st, operand, in_dims);
+    lower_merge_axes(a, operand->ndim, in_dims, n->axes, &m);
+    lower_merge_join_row_index(a, &m, n->ndim, idx);
+    viewed = true;
+  }
   bool identity = p->ndim == c->ndim;
   for (int32_t d = 0; identity && d < c->ndim; d++) identity = idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d];
   if (!viewed || identity) {
@@ -415,8 +457,25 @@ static ic_status lower_run(lower_state *st) {
     /* operands first: resolving them may add nodes (lower_inline), which come before */
     const graph_node *space = n->kind == GRAPH_REDUCE ? graph_node_get(g, n->args[0]) : n;
     lower_arg args[LOWER_MAX_ARGS] = {{0}};
-    for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
-    if (!lower_push_node(st, n->op, n->dtype, n->ndim, n->dims, false)) {
+    lower_axes_merge merge = {0};
+    sym_id dims[IC_MAX_DIMS] = {0}, space_dims[IC_MAX_DIMS] = {0};
+    lower_import_dims(st, n, dims);
+    lower_import_dims(st, space, space_dims);
+    bool merged = n->kind == GRAPH_REDUCE && lower_merge_axes(l->syms, space->ndim, space_dims, n->axes, &merge);
+    if (merged) {
+      /* the operand at the point of the merged space's vars (merge_axes.c) */
+      lower_consumer c = {.ndim = merge.ndim};
+      memcpy(c.dims, merge.dims, sizeof c.dims);
+      sym_id idx[IC_MAX_DIMS] = {0};
+      lower_merge_split_index(l->syms, &merge, space->ndim, space_dims, idx);
+      args[0] = lower_resolve(st, &c, n->args[0], idx, -1, true);
+      if (n->keepdim) { /* the merged space's keepdim row: one 1 a merged run */
+        for (int32_t d = 0; d < merge.ndim; d++) dims[d] = (merge.axes >> d) & 1u ? sym_const(l->syms, 1) : merge.dims[d];
+      }
+    } else {
+      for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
+    }
+    if (!lower_push_node(st, n->op, n->dtype, merged && n->keepdim ? merge.ndim : n->ndim, dims, true)) {
       s = IC_ERR_OUT_OF_MEMORY;
       break;
     }
@@ -427,8 +486,9 @@ static ic_status lower_run(lower_state *st) {
       ln->reduce = n->reduce;
       ln->axes = n->axes;
       ln->correction = n->value;
-      ln->in_ndim = space->ndim;
-      for (int32_t d = 0; d < space->ndim; d++) ln->in_dims[d] = sym_import(l->syms, g->syms, space->dims[d]);
+      ln->in_ndim = merged ? merge.ndim : space->ndim;
+      memcpy(ln->in_dims, merged ? merge.dims : space_dims, sizeof ln->in_dims);
+      if (merged) ln->axes = merge.axes;
     }
     if (n->kind == GRAPH_ASM && !(ln->asm_spec = lower_asm_spec(l, &g->asms.items[n->asm_index]))) s = IC_ERR_OUT_OF_MEMORY;
     ln->is_asm_result = n->kind == GRAPH_ASM_RESULT;

@@ -84,13 +84,15 @@ typedef struct lower_node {
 } lower_node;
 
 /* True when dims (ndim) are the row form of a reduction over `axes` of space in_dims:
- * in_dims with the reduced dims made 1 or dropped. */
+ * in_dims with each reduced dim made 1s (one, or several where a merged reduction is read
+ * in the graph's keepdim shape; lib/lower/merge_axes.c) or dropped. */
 bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                        const sym_id *dims);
 /* The substitution that maps a row-form node's vars (its own ndim dims) onto the vars of
- * an element space of in_ndim dims: vars of reduced dims become 0 (keepdim form, ndim ==
- * in_ndim) or the kept dims are renumbered (dropped form). repl gets ndim entries. */
-void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, sym_id *repl);
+ * the element space in_dims: a kept dim's var becomes its element dim's var, a reduced
+ * dim's 1s become 0. repl gets ndim entries (none when dims are no row form). */
+void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                    const sym_id *dims, sym_id *repl);
 
 typedef struct lower_input {
   char *name;
@@ -143,6 +145,24 @@ void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const l
 /* Per graph value: whether a read of it through a broadcast recomputes it at the
  * reader's point (lib/lower/broadcast.c; none unless fused); NULL when out of memory. */
 bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output, bool fused);
+/* A reduction's operand space with each run of adjacent reduced dims merged into one
+ * (lib/lower/merge_axes.c): merged dims and axes; by original dim, its merged dim, the
+ * product of the run's sizes after it, and whether it starts its merged dim. */
+typedef struct lower_axes_merge {
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
+  uint32_t axes;
+  int32_t dim_of[IC_MAX_DIMS];
+  sym_id inner[IC_MAX_DIMS];
+  bool first[IC_MAX_DIMS];
+} lower_axes_merge;
+/* The merge of a reduction over `axes` of dims; true when some run merges (only dims of
+ * constant size join a run after its first). */
+bool lower_merge_axes(sym_arena *a, int32_t ndim, const sym_id *dims, uint32_t axes, lower_axes_merge *m);
+/* The original index (ndim, of dims) of the point at the merged space's vars. */
+void lower_merge_split_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, const sym_id *dims, sym_id *idx);
+/* A keepdim result's index (ndim, in place) as an index of the merged keepdim result. */
+void lower_merge_join_row_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, sym_id *idx);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
 

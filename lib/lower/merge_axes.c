@@ -1,0 +1,56 @@
+/* Canonical reduction axes: a reduction over several adjacent dims is one reduction over
+ * their product.
+ *
+ * ic's summation order depends only on N and the row-major numbering of the reduced
+ * elements (ic.h), and adjacent reduced dims, taken in order, number their elements as
+ * one dim of their product size does: reducing x[n, 32, 8, 1024] over dims 2 and 3 and
+ * reducing its reshape x[n, 32, 8192] over dim 2 give the same bits. The lowered
+ * reduction therefore lives on the merged space (a row reduction for group norm's
+ * statistics over trailing dims), whichever spelling the graph used. Its operand is
+ * resolved at the split index (i2 / 1024, i2 % 1024 for the two dims), which folds back
+ * into a reshape's flat index ((x / b) * b + x % b = x). A keepdim result's 1s in the
+ * merged run collapse into one 1: same elements, same row-major order. Only runs whose
+ * dims after the first are constants merge, so no index divides by a size that may be 0. */
+#include "lower/lower.h"
+
+#include <string.h>
+
+bool lower_merge_axes(sym_arena *a, int32_t ndim, const sym_id *dims, uint32_t axes, lower_axes_merge *m) {
+  memset(m, 0, sizeof *m);
+  bool merged = false;
+  int32_t j = -1;
+  for (int32_t d = 0; d < ndim; d++) {
+    bool reduced = (axes >> d) & 1u;
+    int64_t size = 0;
+    bool joins = d > 0 && reduced && ((axes >> (d - 1)) & 1u) && sym_is_const(a, dims[d], &size) && size >= 1;
+    if (joins) {
+      /* every earlier dim of the run gets this dim's size in its inner product */
+      for (int32_t e = d - 1; e >= 0 && m->dim_of[e] == j; e--) m->inner[e] = sym_mul(a, m->inner[e], dims[d]);
+      m->dims[j] = sym_mul(a, m->dims[j], dims[d]);
+      m->first[d] = false;
+      merged = true;
+    } else {
+      m->dims[++j] = dims[d];
+      m->first[d] = true;
+      if (reduced) m->axes |= 1u << j;
+    }
+    m->dim_of[d] = j;
+    m->inner[d] = sym_const(a, 1);
+  }
+  m->ndim = j + 1;
+  return merged;
+}
+
+void lower_merge_split_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, const sym_id *dims, sym_id *idx) {
+  for (int32_t d = 0; d < ndim; d++) {
+    sym_id q = sym_floordiv(a, sym_var(a, m->dim_of[d]), m->inner[d]);
+    idx[d] = m->first[d] ? q : sym_mod(a, q, dims[d]);
+  }
+}
+
+void lower_merge_join_row_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, sym_id *idx) {
+  sym_id out[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < ndim; d++)
+    out[m->dim_of[d]] = m->first[d] ? idx[d] : sym_add(a, out[m->dim_of[d]], idx[d]); /* the run's dims are 1s */
+  memcpy(idx, out, sizeof(sym_id) * (size_t)m->ndim);
+}
