@@ -279,6 +279,26 @@ static bool lower_inline(lower_state *st, const lower_consumer *c, ic_value v, c
   return true;
 }
 
+static bool lower_is_one(const sym_arena *a, sym_id e) {
+  int64_t v = 0;
+  return sym_is_const(a, e, &v) && v == 1;
+}
+
+/* Whether idx reads p at the consumer's own point up to dims of size 1 (whose index can
+ * only be 0): an unsqueeze, a squeeze or a keepdim of a value is the same point of the
+ * same row-major numbering, so a row read as [n, 1] or as [n] is one value of one kernel. */
+static bool lower_same_point(sym_arena *a, const lower_consumer *c, const lower_node *p, const sym_id *idx) {
+  int32_t j = 0;
+  for (int32_t d = 0; d < c->ndim; d++) {
+    if (lower_is_one(a, c->dims[d])) continue;
+    while (j < p->ndim && lower_is_one(a, p->dims[j])) j++;
+    if (j >= p->ndim || p->dims[j] != c->dims[d] || idx[j] != sym_var(a, d)) return false;
+    j++;
+  }
+  while (j < p->ndim && lower_is_one(a, p->dims[j])) j++;
+  return j == p->ndim;
+}
+
 /* Resolves value v at index idx (of v's space; expressions of the consumer's vars, idx
  * is overwritten): follows views to a base. guard: the range a load must sit under;
  * viewed: whether a view has moved the index. */
@@ -321,9 +341,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
     lower_merge_join_row_index(a, &m, n->ndim, idx);
     viewed = true;
   }
-  bool identity = p->ndim == c->ndim;
-  for (int32_t d = 0; identity && d < c->ndim; d++) identity = idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d];
-  if (!viewed || identity) {
+  if (!viewed || lower_same_point(a, c, p, idx)) {
     arg.kind = LOWER_ARG_NODE;
     arg.node = st->node_of[v];
     return arg;
