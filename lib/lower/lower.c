@@ -20,6 +20,8 @@ static sym_id lower_dot(sym_arena *a, int32_t ndim, const sym_id *idx, const sym
 
 /* The copies lower_inline may make: this many, plus 4 a graph node. */
 enum { LOWER_INLINE_BASE = 64 };
+/* The reduction spaces pointwise ops may move to (the first ones of a graph). */
+enum { LOWER_MAX_SPACES = 8 };
 
 typedef struct lower_state {
   const ic_graph *g;
@@ -27,6 +29,11 @@ typedef struct lower_state {
   int32_t *node_of; /* graph value -> lowered node, -1 */
   bool *is_output;  /* graph value -> an output's value */
   bool *recompute;  /* graph value -> recomputed where read through a broadcast */
+  /* The (merged: merge_axes.c) operand spaces of reductions, first come first: a pointwise
+   * op over a reshape of one of them is lowered on it, so that it shares the reduction's
+   * kernel whichever view of the rows the graph computes it on. */
+  struct { int32_t ndim; sym_id dims[IC_MAX_DIMS]; } spaces[LOWER_MAX_SPACES];
+  int32_t nspaces;
   int32_t inline_budget; /* copies lower_inline may still make */
   bool oom;
 } lower_state;
@@ -34,6 +41,50 @@ typedef struct lower_state {
 /* A graph node's dims, brought into the lowered arena. */
 static void lower_import_dims(lower_state *st, const graph_node *n, sym_id *dims) {
   for (int32_t d = 0; d < n->ndim; d++) dims[d] = sym_import(st->l->syms, st->g->syms, n->dims[d]);
+}
+
+/* The index (into out) of the point of space `to` with the row-major number of point idx
+ * of space `from` (a reshape). Dims split and merge in groups whose sizes multiply to the
+ * same product (prefixes of both shapes with equal products end a group): each index
+ * comes from its group's flat index only, and the first of a group needs no modulo (it
+ * is in range), so [n, 256, 1024] read as [n, 32, 8192] stays affine: i0, 8 * i1 +
+ * i2 / 1024, i2 % 1024. False when the sizes never line up before the end (symbolic
+ * sizes that differ): then the whole shape is one group. */
+static bool lower_reshape_index(sym_arena *a, int32_t from_ndim, const sym_id *from_dims, const sym_id *idx,
+                                int32_t to_ndim, const sym_id *to_dims, sym_id *out) {
+  int32_t vi = 0, si = 0;
+  bool grouped = true;
+  while (vi < from_ndim || si < to_ndim) {
+    int32_t ve = vi, se = si;
+    sym_id vp = sym_const(a, 1), sp = sym_const(a, 1);
+    if (ve < from_ndim) vp = from_dims[ve++];
+    if (se < to_ndim) sp = to_dims[se++];
+    /* grow the group until the products agree */
+    while (vp != sp && (ve < from_ndim || se < to_ndim)) {
+      int64_t vc = 0, sc = 0;
+      bool consts = sym_is_const(a, vp, &vc) && sym_is_const(a, sp, &sc);
+      bool grow_from = se >= to_ndim || (ve < from_ndim && consts && vc < sc);
+      if (!grow_from && ve < from_ndim && !consts) {
+        ve = from_ndim; /* symbolic sizes that do not line up: the rest is one group */
+        se = to_ndim;
+        grouped = false;
+        break;
+      }
+      if (grow_from) vp = sym_mul(a, vp, from_dims[ve++]);
+      else sp = sym_mul(a, sp, to_dims[se++]);
+    }
+    sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
+    lower_contiguous_strides(a, ve - vi, from_dims + vi, vstr);
+    lower_contiguous_strides(a, se - si, to_dims + si, sstr);
+    sym_id flat = lower_dot(a, ve - vi, idx + vi, vstr);
+    for (int32_t d = si; d < se; d++) {
+      sym_id q = sym_floordiv(a, flat, sstr[d - si]);
+      out[d] = d == si ? q : sym_mod(a, q, to_dims[d]);
+    }
+    vi = ve;
+    si = se;
+  }
+  return grouped;
 }
 
 /* Maps an index of a view's space (idx, in place) to its source's space. */
@@ -54,44 +105,9 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
   case GRAPH_PERMUTE:
     for (int32_t d = 0; d < view->ndim; d++) out[view->perm[d]] = idx[d];
     break;
-  case GRAPH_RESHAPE: {
-    /* Dims split and merge in groups whose sizes multiply to the same product (the
-     * prefixes of both shapes with equal products end a group): each source index comes
-     * from its group's flat index only, and the first of a group needs no modulo (it is
-     * in range), so [n, 256, 1024] read as [n, 32, 8192] stays affine: i0, 8 * i1 +
-     * i2 / 1024, i2 % 1024. */
-    int32_t vi = 0, si = 0;
-    while (vi < view->ndim || si < src->ndim) {
-      int32_t ve = vi, se = si;
-      sym_id vp = sym_const(a, 1), sp = sym_const(a, 1);
-      if (ve < view->ndim) vp = vdims[ve++];
-      if (se < src->ndim) sp = sdims[se++];
-      /* grow the group until the products agree; one group of the rest when they never do */
-      while (vp != sp && (ve < view->ndim || se < src->ndim)) {
-        int64_t vc = 0, sc = 0;
-        bool grow_view = se >= src->ndim ||
-                         (ve < view->ndim && sym_is_const(a, vp, &vc) && sym_is_const(a, sp, &sc) && vc < sc);
-        if (!grow_view && ve < view->ndim && !(sym_is_const(a, vp, &vc) && sym_is_const(a, sp, &sc))) {
-          ve = view->ndim; /* symbolic sizes that do not line up: the rest is one group */
-          se = src->ndim;
-          break;
-        }
-        if (grow_view) vp = sym_mul(a, vp, vdims[ve++]);
-        else sp = sym_mul(a, sp, sdims[se++]);
-      }
-      sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
-      lower_contiguous_strides(a, ve - vi, vdims + vi, vstr);
-      lower_contiguous_strides(a, se - si, sdims + si, sstr);
-      sym_id flat = lower_dot(a, ve - vi, idx + vi, vstr);
-      for (int32_t d = si; d < se; d++) {
-        sym_id q = sym_floordiv(a, flat, sstr[d - si]);
-        out[d] = d == si ? q : sym_mod(a, q, sdims[d]);
-      }
-      vi = ve;
-      si = se;
-    }
+  case GRAPH_RESHAPE:
+    lower_reshape_index(a, view->ndim, vdims, idx, src->ndim, sdims, out);
     break;
-  }
   case GRAPH_SLICE:
     memcpy(out, idx, sizeof(sym_id) * (size_t)view->ndim);
     out[view->axis] = sym_add(a, sym_import(a, st->g->syms, view->first), sym_mul(a, idx[view->axis], sym_const(a, view->step)));
@@ -279,6 +295,14 @@ static bool lower_inline(lower_state *st, const lower_consumer *c, ic_value v, c
   return true;
 }
 
+/* idx (ndim) without the divisions and modulos the consumer's ranges make moot. */
+static void lower_simplify_index(sym_arena *a, const lower_consumer *c, int32_t ndim, sym_id *idx) {
+  int64_t end[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < c->ndim; d++)
+    if (!sym_is_const(a, c->dims[d], &end[d])) end[d] = 0;
+  for (int32_t d = 0; d < ndim; d++) idx[d] = sym_simplify_in_range(a, idx[d], c->ndim, end);
+}
+
 static bool lower_is_one(const sym_arena *a, sym_id e) {
   int64_t v = 0;
   return sym_is_const(a, e, &v) && v == 1;
@@ -313,6 +337,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
     n = src;
     viewed = true;
   }
+  if (viewed) lower_simplify_index(a, c, n->ndim, idx);
   lower_arg arg = {.dtype = n->dtype, .guard = -1};
   if (n->kind == GRAPH_PAD) return lower_resolve_pad(st, c, n, idx, guard);
   if (n->kind == GRAPH_CONCAT) return lower_resolve_concat(st, c, n, idx, guard);
@@ -332,13 +357,14 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   /* A computed value: the same point (fusable) unless a view moved the index, or a
    * slice, concat or pad left the same index in a space of other sizes. */
   const lower_node *p = &st->l->nodes.items[st->node_of[v]];
-  if (p->ndim != n->ndim) { /* a merged reduction's keepdim result (merge_axes.c) */
-    lower_axes_merge m;
-    sym_id in_dims[IC_MAX_DIMS] = {0};
-    const graph_node *operand = graph_node_get(st->g, n->args[0]);
-    lower_import_dims(st, operand, in_dims);
-    lower_merge_axes(a, operand->ndim, in_dims, n->axes, &m);
-    lower_merge_join_row_index(a, &m, n->ndim, idx);
+  sym_id gdims[IC_MAX_DIMS] = {0};
+  lower_import_dims(st, n, gdims);
+  if (p->ndim != n->ndim || memcmp(p->dims, gdims, sizeof(sym_id) * (size_t)n->ndim) != 0) {
+    /* lowered on a merged space (merge_axes.c): the same point in its row-major order */
+    sym_id moved[IC_MAX_DIMS] = {0};
+    lower_reshape_index(a, n->ndim, gdims, idx, p->ndim, p->dims, moved);
+    memcpy(idx, moved, sizeof moved);
+    lower_simplify_index(a, c, p->ndim, idx);
     viewed = true;
   }
   if (!viewed || lower_same_point(a, c, p, idx)) {
@@ -454,6 +480,28 @@ static ic_value lower_reshape_base(const ic_graph *g, ic_value v) {
   return v;
 }
 
+/* A reduction space (lower_state.spaces) that dims (ndim) are a reshape of, dims
+ * splitting and merging in groups of equal constant products: into m->ndim and m->dims.
+ * False for none, and for dims that are such a space already. */
+static bool lower_pick_space(lower_state *st, int32_t ndim, const sym_id *dims, lower_axes_merge *m) {
+  sym_arena *a = st->l->syms;
+  sym_id numel = sym_const(a, 1);
+  for (int32_t d = 0; d < ndim; d++) numel = sym_mul(a, numel, dims[d]);
+  for (int32_t k = 0; k < st->nspaces; k++) {
+    int32_t rn = st->spaces[k].ndim;
+    const sym_id *r = st->spaces[k].dims;
+    if (rn == ndim && memcmp(r, dims, sizeof(sym_id) * (size_t)ndim) == 0) return false;
+    sym_id rnumel = sym_const(a, 1), idx[IC_MAX_DIMS] = {0}, out[IC_MAX_DIMS] = {0};
+    for (int32_t d = 0; d < rn; d++) rnumel = sym_mul(a, rnumel, r[d]);
+    for (int32_t d = 0; d < ndim; d++) idx[d] = sym_var(a, d);
+    if (rnumel != numel || !lower_reshape_index(a, ndim, dims, idx, rn, r, out)) continue;
+    m->ndim = rn;
+    memcpy(m->dims, r, sizeof(sym_id) * (size_t)rn);
+    return true;
+  }
+  return false;
+}
+
 static ic_status lower_run(lower_state *st) {
   const ic_graph *g = st->g;
   lowered *l = st->l;
@@ -490,15 +538,34 @@ static ic_status lower_run(lower_state *st) {
       if (n->keepdim) { /* the merged space's keepdim row: one 1 a merged run */
         for (int32_t d = 0; d < merge.ndim; d++) dims[d] = (merge.axes >> d) & 1u ? sym_const(l->syms, 1) : merge.dims[d];
       }
+    } else if (n->kind == GRAPH_OP && lower_pick_space(st, n->ndim, dims, &merge)) {
+      /* on a merged reduction space: operands at the point of its vars */
+      lower_consumer c = {.ndim = merge.ndim};
+      memcpy(c.dims, merge.dims, sizeof c.dims);
+      sym_id vars[IC_MAX_DIMS] = {0};
+      for (int32_t d = 0; d < c.ndim; d++) vars[d] = sym_var(l->syms, d);
+      for (int32_t i = 0; i < n->nargs; i++) {
+        sym_id idx[IC_MAX_DIMS] = {0};
+        lower_reshape_index(l->syms, c.ndim, c.dims, vars, n->ndim, dims, idx);
+        lower_simplify_index(l->syms, &c, n->ndim, idx);
+        args[i] = lower_resolve(st, &c, graph_node_arg(g, n, i), idx, -1, true);
+      }
+      memcpy(dims, merge.dims, sizeof dims);
+      merged = true;
     } else {
       for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
     }
-    if (!lower_push_node(st, n->op, n->dtype, merged && n->keepdim ? merge.ndim : n->ndim, dims, true)) {
+    bool moved = merged && (n->kind == GRAPH_OP || n->keepdim);
+    if (!lower_push_node(st, n->op, n->dtype, moved ? merge.ndim : n->ndim, dims, true)) {
       s = IC_ERR_OUT_OF_MEMORY;
       break;
     }
     st->node_of[v] = l->nodes.count - 1;
     lower_node *ln = &l->nodes.items[l->nodes.count - 1];
+    if (n->kind == GRAPH_REDUCE && st->nspaces < LOWER_MAX_SPACES) {
+      st->spaces[st->nspaces].ndim = merged ? merge.ndim : space->ndim;
+      memcpy(st->spaces[st->nspaces++].dims, merged ? merge.dims : space_dims, sizeof space_dims);
+    }
     if (n->kind == GRAPH_REDUCE) {
       ln->is_reduce = true;
       ln->reduce = n->reduce;
@@ -622,7 +689,8 @@ ic_status lower_graph(const ic_graph *g, bool fused, lowered **out) {
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
   for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
   bool *recompute = is_output ? lower_broadcast_recomputable(g, is_output, fused) : NULL;
-  lower_state st = {g, l, node_of, is_output, recompute, LOWER_INLINE_BASE + 4 * g->nodes.count, false};
+  lower_state st = {.g = g, .l = l, .node_of = node_of, .is_output = is_output, .recompute = recompute,
+                    .inline_budget = LOWER_INLINE_BASE + 4 * g->nodes.count};
   ic_status s = recompute ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
   if (!s) s = lower_drop_dead(l);
   free(node_of);

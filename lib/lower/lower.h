@@ -161,8 +161,6 @@ typedef struct lower_axes_merge {
 bool lower_merge_axes(sym_arena *a, int32_t ndim, const sym_id *dims, uint32_t axes, lower_axes_merge *m);
 /* The original index (ndim, of dims) of the point at the merged space's vars. */
 void lower_merge_split_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, const sym_id *dims, sym_id *idx);
-/* A keepdim result's index (ndim, in place) as an index of the merged keepdim result. */
-void lower_merge_join_row_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, sym_id *idx);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
 

@@ -9,8 +9,11 @@
  * statistics over trailing dims), whichever spelling the graph used. Its operand is
  * resolved at the split index (i2 / 1024, i2 % 1024 for the two dims), which folds back
  * into a reshape's flat index ((x / b) * b + x % b = x). A keepdim result's 1s in the
- * merged run collapse into one 1: same elements, same row-major order. Only runs whose
- * dims after the first are constants merge, so no index divides by a size that may be 0. */
+ * merged run collapse into one 1: same elements, same row-major order, and readers of
+ * the graph's shape read it through a reshape index (lower.c). Pointwise ops over a
+ * reshape of the merged space move onto it (lower_pick_space), so the reduction's
+ * prologue and epilogue share its kernel. Only runs whose dims after the first are
+ * constants merge, so no index divides by a size that may be 0. */
 #include "lower/lower.h"
 
 #include <string.h>
@@ -46,11 +49,4 @@ void lower_merge_split_index(sym_arena *a, const lower_axes_merge *m, int32_t nd
     sym_id q = sym_floordiv(a, sym_var(a, m->dim_of[d]), m->inner[d]);
     idx[d] = m->first[d] ? q : sym_mod(a, q, dims[d]);
   }
-}
-
-void lower_merge_join_row_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, sym_id *idx) {
-  sym_id out[IC_MAX_DIMS] = {0};
-  for (int32_t d = 0; d < ndim; d++)
-    out[m->dim_of[d]] = m->first[d] ? idx[d] : sym_add(a, out[m->dim_of[d]], idx[d]); /* the run's dims are 1s */
-  memcpy(idx, out, sizeof(sym_id) * (size_t)m->ndim);
 }
