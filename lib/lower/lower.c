@@ -516,6 +516,18 @@ static ic_status lower_run(lower_state *st) {
   bool *live = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   if (!live) return IC_ERR_OUT_OF_MEMORY;
   lower_mark_live(g, live);
+  /* the reductions' spaces first: pointwise ops before a reduction may move onto it too */
+  for (int32_t v = 0; v < g->nodes.count && st->nspaces < LOWER_MAX_SPACES; v++) {
+    const graph_node *n = &g->nodes.items[v];
+    if (!live[v] || n->kind != GRAPH_REDUCE) continue;
+    const graph_node *operand = graph_node_get(g, n->args[0]);
+    sym_id dims[IC_MAX_DIMS] = {0};
+    lower_axes_merge m;
+    lower_import_dims(st, operand, dims);
+    bool merged = lower_merge_axes(l->syms, operand->ndim, dims, n->axes, &m);
+    st->spaces[st->nspaces].ndim = merged ? m.ndim : operand->ndim;
+    memcpy(st->spaces[st->nspaces++].dims, merged ? m.dims : dims, sizeof dims);
+  }
   for (int32_t v = 0; v < g->nodes.count && !s; v++) {
     const graph_node *n = &g->nodes.items[v];
     bool is_asm = n->kind == GRAPH_ASM || n->kind == GRAPH_ASM_RESULT;
@@ -562,10 +574,6 @@ static ic_status lower_run(lower_state *st) {
     }
     st->node_of[v] = l->nodes.count - 1;
     lower_node *ln = &l->nodes.items[l->nodes.count - 1];
-    if (n->kind == GRAPH_REDUCE && st->nspaces < LOWER_MAX_SPACES) {
-      st->spaces[st->nspaces].ndim = merged ? merge.ndim : space->ndim;
-      memcpy(st->spaces[st->nspaces++].dims, merged ? merge.dims : space_dims, sizeof space_dims);
-    }
     if (n->kind == GRAPH_REDUCE) {
       ln->is_reduce = true;
       ln->reduce = n->reduce;

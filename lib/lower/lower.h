@@ -145,9 +145,10 @@ void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const l
 /* Per graph value: whether a read of it through a broadcast recomputes it at the
  * reader's point (lib/lower/broadcast.c; none unless fused); NULL when out of memory. */
 bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output, bool fused);
-/* A reduction's operand space with each run of adjacent reduced dims merged into one
- * (lib/lower/merge_axes.c): merged dims and axes; by original dim, its merged dim, the
- * product of the run's sizes after it, and whether it starts its merged dim. */
+/* A reduction's operand space with each run of adjacent reduced dims merged into one and
+ * kept dims of size 1 dropped (lib/lower/merge_axes.c): merged dims and axes; by original
+ * dim, its merged dim (-1: dropped), the product of the run's sizes after it, and whether
+ * it starts its merged dim. */
 typedef struct lower_axes_merge {
   int32_t ndim;
   sym_id dims[IC_MAX_DIMS];
@@ -156,8 +157,8 @@ typedef struct lower_axes_merge {
   sym_id inner[IC_MAX_DIMS];
   bool first[IC_MAX_DIMS];
 } lower_axes_merge;
-/* The merge of a reduction over `axes` of dims; true when some run merges (only dims of
- * constant size join a run after its first). */
+/* The merge of a reduction over `axes` of dims; true when it changes the space (only dims
+ * of constant size join a run after its first). */
 bool lower_merge_axes(sym_arena *a, int32_t ndim, const sym_id *dims, uint32_t axes, lower_axes_merge *m);
 /* The original index (ndim, of dims) of the point at the merged space's vars. */
 void lower_merge_split_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, const sym_id *dims, sym_id *idx);
