@@ -783,7 +783,7 @@ def formulation_torch(name: str) -> Callable[..., Any]:
         nb = buf * 0.9 + g
         return p - lr * nb, nb
 
-    return {
+    fns: Dict[str, Callable[..., Any]] = {
         "rms_norm_f32_weight": rms_w,
         "layer_norm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5),
         "softmax": lambda x: torch.softmax(x, -1),
@@ -798,7 +798,8 @@ def formulation_torch(name: str) -> Callable[..., Any]:
         "std_unbiased": lambda x: x.std(-1, keepdim=True),
         "gelu_bias_bf16": lambda x, b: F.gelu(x + b.float(), approximate="tanh"),
         "scaled_residual_rms": residual_rms,
-    }[name]
+    }
+    return fns[name]
 
 
 _DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
@@ -923,7 +924,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     global torch, F, DEVICE, BACKEND
     ap = argparse.ArgumentParser(description="ic vs PyTorch eager and torch.compile (one markdown table)")
     ap.add_argument("--quick", action="store_true", help="small sizes (1/16 of the rows)")
-    ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(f.__name__ for f in WORKLOADS))
+    ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(f.__name__ for f in WORKLOADS)
+                    + "; and computations of the formulations section: " + ", ".join(FORMULATIONS))
     ap.add_argument("--json", help="also write the rows to this JSON file")
     ap.add_argument("--section", choices=("all", "workloads", "formulations"), default="all",
                     help="workloads: the table of workloads; formulations: equivalent spellings side by side")
@@ -946,12 +948,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     wanted = set(args.only.split(",")) if args.only else None
     works = [f() for f in WORKLOADS]
+    formulations = list(FORMULATIONS)
     if wanted:
-        unknown = wanted - {w.name for w in works}
+        unknown = wanted - {w.name for w in works} - set(FORMULATIONS)
         if unknown:
             print(f"unknown workload(s): {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
         works = [w for w in works if w.name in wanted]
+        formulations = [f for f in formulations if f in wanted]
     device = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (--ref: ic's ref backend)"
     copy_bw = copy_bandwidth(args.quick)
     rows_out = []
@@ -968,9 +972,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             torch.cuda.empty_cache()
     if args.section != "formulations":
         print(table(rows_out, copy_bw, device, args.quick))
-    if args.section != "workloads":
+    if args.section != "workloads" and formulations:
         print()
-        print(run_formulations(args.quick, not args.no_torch_compile, copy_bw))
+        print(run_formulations(args.quick, not args.no_torch_compile, copy_bw, formulations))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": device, "ic": ic.version(), "torch": torch.__version__, "copy_bandwidth": copy_bw,
