@@ -142,6 +142,9 @@ ic_status lower_graph(const ic_graph *g, bool fused, lowered **out);
 void lowered_destroy(lowered *l);
 /* Calls fn on every leaf (NODE, LOAD, CONST) of arg: arg itself, or a SELECT's branches. */
 void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const lower_arg *leaf, void *ctx), void *ctx);
+/* Puts the nodes in canonical order (lib/lower/order.c): the order a depth-first walk
+ * from the outputs finishes them, independent of the order the graph built them in. */
+ic_status lower_canonical_order(lowered *l);
 /* Per graph value: whether a read of it through a broadcast recomputes it at the
  * reader's point (lib/lower/broadcast.c; none unless fused); NULL when out of memory. */
 bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output, bool fused);
