@@ -357,8 +357,9 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   /* A computed value: the same point (fusable) unless a view moved the index, or a
    * slice, concat or pad left the same index in a space of other sizes. */
   const lower_node *p = &st->l->nodes.items[st->node_of[v]];
-  sym_id gdims[IC_MAX_DIMS] = {0};
+  sym_id gdims[IC_MAX_DIMS] = {0}, gidx[IC_MAX_DIMS] = {0};
   lower_import_dims(st, n, gdims);
+  memcpy(gidx, idx, sizeof gidx); /* v's own index: what a recomputation of v reads at */
   if (p->ndim != n->ndim || memcmp(p->dims, gdims, sizeof(sym_id) * (size_t)n->ndim) != 0) {
     /* lowered on a merged space (merge_axes.c): the same point in its row-major order */
     sym_id moved[IC_MAX_DIMS] = {0};
@@ -376,7 +377,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   lower_contiguous_strides(a, p->ndim, p->dims, str);
   uint32_t bcast = lower_row_broadcast(a, c, p, idx);
   /* a value of inputs and constants only is recomputed here (lib/lower/broadcast.c) */
-  if (bcast && st->recompute[v] && lower_inline(st, c, v, idx, guard, &arg)) return arg;
+  if (bcast && st->recompute[v] && lower_inline(st, c, v, gidx, guard, &arg)) return arg;
   if (bcast && guard < 0) {
     arg.kind = LOWER_ARG_NODE;
     arg.node = st->node_of[v];
@@ -384,7 +385,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
     arg.offset = lower_dot(a, p->ndim, idx, str);
     return arg;
   }
-  if (lower_inline(st, c, v, idx, guard, &arg)) return arg;
+  if (lower_inline(st, c, v, gidx, guard, &arg)) return arg;
   arg.kind = LOWER_ARG_LOAD;
   arg.src = (lower_source){false, st->node_of[v]};
   arg.offset = lower_dot(a, p->ndim, idx, str);

@@ -206,6 +206,17 @@ static const formulation formulations[] = {
       "one = const 1\nr = add(x, h)\n%1 = mul(r, r)\n%2 = mean(%1, [1])\nms = reshape(%2, [n, 1])\n"
       "%3 = reshape(w, [1, 40])\nw1 = add(%3, one)\n%4 = add(ms, eps)\n%5 = rsqrt(%4)\n%6 = mul(r, %5)\n"
       "y = mul(%6, w1)\noutput y\noutput r\n"}},
+    {"softmax_read_transposed",
+     {/* a strided, transposed read of a fused result: its ops recomputed at the moved index */
+      "symbol n\ninput x : f32[n, 40]\nm = max(x, [1], keepdim)\n%1 = sub(x, m)\ne = exp(%1)\n"
+      "s = sum(e, [1], keepdim)\ny = div(e, s)\nyt = permute(y, [1, 0])\nz = slice(yt, 0, 3, 37, 2)\noutput z\n",
+      "symbol n\ninput x : f32[n, 40]\nx3 = reshape(x, [n, 5, 8])\nm = max(x3, [1, 2], keepdim)\n%1 = sub(x3, m)\n"
+      "e = exp(%1)\ns = sum(e, [1, 2], keepdim)\ny3 = div(e, s)\ny = reshape(y3, [n, 40])\nyt = permute(y, [1, 0])\n"
+      "z = slice(yt, 0, 3, 37, 2)\noutput z\n",
+      "symbol n\ninput x : f32[n, 40]\nx4 = reshape(x, [n, 5, 2, 4])\nm0 = max(x4, [1, 2, 3])\n"
+      "m = reshape(m0, [n, 1, 1, 1])\n%1 = sub(x4, m)\ne = exp(%1)\ns0 = sum(e, [1, 2, 3])\n"
+      "s = reshape(s0, [n, 1, 1, 1])\ny4 = div(e, s)\ny = reshape(y4, [n, 40])\nyt = permute(y, [1, 0])\n"
+      "z = slice(yt, 0, 3, 37, 2)\noutput z\n"}},
 };
 
 enum { RUN_N = 5 }; /* the symbol n at run time: odd, not a multiple of a vector */
