@@ -538,6 +538,7 @@ static ic_status lower_run(lower_state *st) {
     lower_arg args[LOWER_MAX_ARGS] = {{0}};
     lower_axes_merge merge = {0};
     sym_id dims[IC_MAX_DIMS] = {0}, space_dims[IC_MAX_DIMS] = {0};
+    int32_t row_ndim = n->ndim; /* the lowered node's dims, where they are not the graph's */
     lower_import_dims(st, n, dims);
     lower_import_dims(st, space, space_dims);
     bool merged = n->kind == GRAPH_REDUCE && lower_merge_axes(l->syms, space->ndim, space_dims, n->axes, &merge);
@@ -548,9 +549,11 @@ static ic_status lower_run(lower_state *st) {
       sym_id idx[IC_MAX_DIMS] = {0};
       lower_merge_split_index(l->syms, &merge, space->ndim, space_dims, idx);
       args[0] = lower_resolve(st, &c, n->args[0], idx, -1, true);
-      if (n->keepdim) { /* the merged space's keepdim row: one 1 a merged run */
-        for (int32_t d = 0; d < merge.ndim; d++) dims[d] = (merge.axes >> d) & 1u ? sym_const(l->syms, 1) : merge.dims[d];
-      }
+      /* the merged space's row: one 1 a merged run (keepdim), or its kept dims */
+      int32_t rn = 0;
+      for (int32_t d = 0; d < merge.ndim; d++)
+        if (n->keepdim || !((merge.axes >> d) & 1u)) dims[rn++] = (merge.axes >> d) & 1u ? sym_const(l->syms, 1) : merge.dims[d];
+      row_ndim = rn;
     } else if (n->kind == GRAPH_OP && lower_pick_space(st, n->ndim, dims, &merge)) {
       /* on a merged reduction space: operands at the point of its vars */
       lower_consumer c = {.ndim = merge.ndim};
@@ -564,12 +567,12 @@ static ic_status lower_run(lower_state *st) {
         args[i] = lower_resolve(st, &c, graph_node_arg(g, n, i), idx, -1, true);
       }
       memcpy(dims, merge.dims, sizeof dims);
+      row_ndim = merge.ndim;
       merged = true;
     } else {
       for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
     }
-    bool moved = merged && (n->kind == GRAPH_OP || n->keepdim);
-    if (!lower_push_node(st, n->op, n->dtype, moved ? merge.ndim : n->ndim, dims, true)) {
+    if (!lower_push_node(st, n->op, n->dtype, row_ndim, dims, true)) {
       s = IC_ERR_OUT_OF_MEMORY;
       break;
     }
