@@ -705,7 +705,6 @@ ic_status lower_graph(const ic_graph *g, bool fused, lowered **out) {
                     .inline_budget = LOWER_INLINE_BASE + 4 * g->nodes.count};
   ic_status s = recompute ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
   if (!s) s = lower_drop_dead(l);
-  if (!s) s = lower_canonical_order(l);
   free(node_of);
   free(is_output);
   free(recompute);
