@@ -30,7 +30,7 @@ The launch-bound chain (4 pointwise ops on 1024 elements) also reports host micr
 per call (time.perf_counter over many calls, one synchronization at the end) for torch
 eager, torch.compile, torch.compile(mode="reduce-overhead") and ic.
 
-The formulations section times equivalent spellings of 14 computations (norms,
+The formulations section times equivalent spellings of 15 computations (norms,
 softmaxes, fp8 quantizations, losses, optimizer steps; the spellings of
 tests/cpu/test_formulations.c at bench sizes) side by side: per spelling its kernel count,
 ic fused time, % of copy bandwidth and time over its computation's best spelling (target:
@@ -644,6 +644,11 @@ FORMULATIONS: Dict[str, List[str]] = {
         "d = sub(xg, m)\n%2 = mul(d, d)\n%3 = mean(%2, [2, 3])\nv = reshape(%3, [n, 32, 1, 1])\n"
         "%4 = add(v, eps)\n%5 = rsqrt(%4)\n%6 = mul(d, %5)\nxn = reshape(%6, [n, 256, 1024])\n"
         "%7 = reshape(w, [256, 1])\n%8 = mul(xn, %7)\n%9 = reshape(b, [256, 1])\ny = add(%8, %9)\noutput y\n",
+        "symbol n\ninput x : f32[n, 256, 1024]\ninput w : f32[256]\ninput b : f32[256]\neps = const 1e-5\n"
+        "xg = reshape(x, [n, 1, 32, 8, 1024])\nm0 = mean(xg, [3, 4])\nm = reshape(m0, [n, 1, 32, 1, 1])\n"
+        "d = sub(xg, m)\n%1 = mul(d, d)\nv0 = mean(%1, [3, 4])\nv = reshape(v0, [n, 1, 32, 1, 1])\n"
+        "%2 = add(v, eps)\n%3 = rsqrt(%2)\n%4 = mul(d, %3)\nxn = reshape(%4, [n, 256, 1024])\n"
+        "%5 = reshape(w, [256, 1])\n%6 = mul(xn, %5)\n%7 = reshape(b, [256, 1])\ny = add(%6, %7)\noutput y\n",
     ],
     "block_fp8_quant": [
         "symbol n\ninput x : bf16[n, 4096]\ntiny = const 1e-12\nfmax = const 448\n"
@@ -755,6 +760,18 @@ FORMULATIONS: Dict[str, List[str]] = {
         "%3 = reshape(w, [1, 4096])\nw1 = add(%3, one)\n%4 = add(ms, eps)\n%5 = rsqrt(%4)\n%6 = mul(r, %5)\n"
         "y = mul(%6, w1)\noutput y\noutput r\n",
     ],
+    "softmax_read_transposed": [
+        "symbol n\ninput x : f32[n, 4096]\nm = max(x, [1], keepdim)\n%1 = sub(x, m)\ne = exp(%1)\n"
+        "s = sum(e, [1], keepdim)\ny = div(e, s)\nyt = permute(y, [1, 0])\nz = slice(yt, 0, 3, 4093, 2)\n"
+        "output z\n",
+        "symbol n\ninput x : f32[n, 4096]\nx3 = reshape(x, [n, 64, 64])\nm = max(x3, [1, 2], keepdim)\n"
+        "%1 = sub(x3, m)\ne = exp(%1)\ns = sum(e, [1, 2], keepdim)\ny3 = div(e, s)\n"
+        "y = reshape(y3, [n, 4096])\nyt = permute(y, [1, 0])\nz = slice(yt, 0, 3, 4093, 2)\noutput z\n",
+        "symbol n\ninput x : f32[n, 4096]\nx4 = reshape(x, [n, 64, 8, 8])\nm0 = max(x4, [1, 2, 3])\n"
+        "m = reshape(m0, [n, 1, 1, 1])\n%1 = sub(x4, m)\ne = exp(%1)\ns0 = sum(e, [1, 2, 3])\n"
+        "s = reshape(s0, [n, 1, 1, 1])\ny4 = div(e, s)\ny = reshape(y4, [n, 4096])\nyt = permute(y, [1, 0])\n"
+        "z = slice(yt, 0, 3, 4093, 2)\noutput z\n",
+    ],
 }
 
 
@@ -798,6 +815,7 @@ def formulation_torch(name: str) -> Callable[..., Any]:
         "std_unbiased": lambda x: x.std(-1, keepdim=True),
         "gelu_bias_bf16": lambda x, b: F.gelu(x + b.float(), approximate="tanh"),
         "scaled_residual_rms": residual_rms,
+        "softmax_read_transposed": lambda x: torch.softmax(x, -1).t()[3:4093:2].contiguous(),
     }
     return fns[name]
 

@@ -233,8 +233,9 @@ static uint32_t lower_row_broadcast(sym_arena *a, const lower_consumer *c, const
 }
 
 /* Matches dims (ndim) to the row form of in_dims over axes: each kept dim in order, each
- * reduced dim as 1s (as many as the kept dims after it leave room for) or nothing.
- * src[j]: the in_dims dim that dims[j] is, -1 for a 1 of a reduced dim. */
+ * reduced dim as 1s (as many as the kept dims after it leave room for) or nothing, and
+ * 1s anywhere else too (kept dims of size 1 that a merged space dropped: merge_axes.c).
+ * src[j]: the in_dims dim that dims[j] is, -1 for a 1 that is no kept dim. */
 static bool lower_row_match(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                             const sym_id *dims, int32_t *src) {
   int32_t kept_after = 0, j = 0;
@@ -245,10 +246,13 @@ static bool lower_row_match(const sym_arena *a, int32_t in_ndim, const sym_id *i
       while (j < ndim && ndim - j > kept_after && sym_is_const(a, dims[j], &one) && one == 1) src[j++] = -1;
       continue;
     }
+    while (j < ndim && ndim - j > kept_after && dims[j] != in_dims[d] && sym_is_const(a, dims[j], &one) && one == 1)
+      src[j++] = -1;
     kept_after--;
     if (j >= ndim || dims[j] != in_dims[d]) return false;
     src[j++] = d;
   }
+  while (j < ndim && sym_is_const(a, dims[j], &one) && one == 1) src[j++] = -1;
   return j == ndim;
 }
 
@@ -295,12 +299,17 @@ static bool lower_inline(lower_state *st, const lower_consumer *c, ic_value v, c
   return true;
 }
 
-/* idx (ndim) without the divisions and modulos the consumer's ranges make moot. */
+/* idx (ndim) without the divisions and modulos the consumer's ranges make moot, and with
+ * the vars of the consumer's dims of size 1 (always 0) replaced by 0. */
 static void lower_simplify_index(sym_arena *a, const lower_consumer *c, int32_t ndim, sym_id *idx) {
   int64_t end[IC_MAX_DIMS] = {0};
-  for (int32_t d = 0; d < c->ndim; d++)
+  sym_id vars[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < c->ndim; d++) {
     if (!sym_is_const(a, c->dims[d], &end[d])) end[d] = 0;
-  for (int32_t d = 0; d < ndim; d++) idx[d] = sym_simplify_in_range(a, idx[d], c->ndim, end);
+    vars[d] = end[d] == 1 ? sym_const(a, 0) : sym_var(a, d);
+  }
+  for (int32_t d = 0; d < ndim; d++)
+    idx[d] = sym_simplify_in_range(a, sym_subst_vars(a, idx[d], c->ndim, vars), c->ndim, end);
 }
 
 static bool lower_is_one(const sym_arena *a, sym_id e) {

@@ -99,7 +99,13 @@ static const formulation formulations[] = {
       "xg = reshape(x, [n, 4, 4, 24])\n%1 = mean(xg, [2, 3])\nm = reshape(%1, [n, 4, 1, 1])\n"
       "d = sub(xg, m)\n%2 = mul(d, d)\n%3 = mean(%2, [2, 3])\nv = reshape(%3, [n, 4, 1, 1])\n"
       "%4 = add(v, eps)\n%5 = rsqrt(%4)\n%6 = mul(d, %5)\nxn = reshape(%6, [n, 16, 24])\n"
-      "%7 = reshape(w, [16, 1])\n%8 = mul(xn, %7)\n%9 = reshape(b, [16, 1])\ny = add(%8, %9)\noutput y\n"}},
+      "%7 = reshape(w, [16, 1])\n%8 = mul(xn, %7)\n%9 = reshape(b, [16, 1])\ny = add(%8, %9)\noutput y\n",
+      /* a leading 1 (groups of one image), statistics without keepdim, viewed back as 1s */
+      "symbol n\ninput x : f32[n, 16, 24]\ninput w : f32[16]\ninput b : f32[16]\neps = const 1e-5\n"
+      "xg = reshape(x, [n, 1, 4, 4, 24])\nm0 = mean(xg, [3, 4])\nm = reshape(m0, [n, 1, 4, 1, 1])\nd = sub(xg, m)\n"
+      "%1 = mul(d, d)\nv0 = mean(%1, [3, 4])\nv = reshape(v0, [n, 1, 4, 1, 1])\n%2 = add(v, eps)\n%3 = rsqrt(%2)\n"
+      "%4 = mul(d, %3)\nxn = reshape(%4, [n, 16, 24])\n%5 = reshape(w, [16, 1])\n%6 = mul(xn, %5)\n"
+      "%7 = reshape(b, [16, 1])\ny = add(%6, %7)\noutput y\n"}},
     {"block_fp8_quant",
      {/* 3-D outputs viewed back as 2-D */
       "symbol n\ninput x : bf16[n, 64]\ntiny = const 1e-12\nfmax = const 448\n%1 = reshape(x, [n, 4, 16])\n"
