@@ -2,8 +2,10 @@
 
     PYTHONPATH=python python3 bench/torch_compare.py [--quick] [--only NAME[,NAME...]]
                                                       [--json FILE] [--no-torch-compile]
+                                                      [--section all|workloads|formulations]
 
-One run prints one markdown table. Per workload:
+One run prints one markdown table of workloads, then the formulations table (below).
+Per workload:
 
 - kernel times of torch eager, torch.compile (default mode), ic fused and ic eager:
   CUDA-event medians after warm-up; each sample times a batch of calls (as many as fill
@@ -28,6 +30,12 @@ The launch-bound chain (4 pointwise ops on 1024 elements) also reports host micr
 per call (time.perf_counter over many calls, one synchronization at the end) for torch
 eager, torch.compile, torch.compile(mode="reduce-overhead") and ic.
 
+The formulations section times equivalent spellings of 15 computations (norms,
+softmaxes, fp8 quantizations, losses, optimizer steps; the spellings of
+tests/cpu/test_formulations.c at bench sizes) side by side: per spelling its kernel count,
+ic fused time, % of copy bandwidth and time over its computation's best spelling (target:
+within 5%, else marked "over 5%"), with torch eager and torch.compile of the computation.
+
 Workloads the loaded libic cannot build (the reductions of softmax, the norms, row sums
 and row-wise fp8 quantization need ic_graph_reduce) print "not supported" in the ic
 columns rather than vanish.
@@ -43,6 +51,7 @@ import importlib
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -559,6 +568,338 @@ def run_workload(w: Workload, quick: bool, use_compile: bool, copy_bw: float) ->
     return row
 
 
+# ---------------------------------------------------------------- formulations
+#
+# Equivalent spellings of one computation, as users write them (a cast before or after a
+# broadcast, keepdim or a reshape, a reduction over several trailing dims or over their
+# product, 2-D or 3-D views of the outputs): ic canonicalizes them to the same kernels, so
+# each should run within 5% of its computation's best spelling. The same computations and
+# spellings as tests/cpu/test_formulations.c (which checks kernel counts, sources and
+# bits), at bench sizes.
+
+FORMULATIONS: Dict[str, List[str]] = {
+    "rms_norm_f32_weight": [
+        "symbol n\ninput x : bf16[n, 4096]\ninput w : bf16[4096]\neps = const 1e-6\nxf = cast(x, f32)\n"
+        "sq = mul(xf, xf)\nms = mean(sq, [1], keepdim)\n%1 = add(ms, eps)\nr = rsqrt(%1)\nxn = mul(xf, r)\n"
+        "we = expand(w, [n, 4096])\nwf = cast(we, f32)\n%2 = mul(xn, wf)\ny = cast(%2, bf16)\noutput y\n",
+        "symbol n\ninput x : bf16[n, 4096]\ninput w : bf16[4096]\neps = const 1e-6\nxf = cast(x, f32)\n"
+        "sq = mul(xf, xf)\nms = mean(sq, [1], keepdim)\n%1 = add(ms, eps)\nr = rsqrt(%1)\nxn = mul(xf, r)\n"
+        "wf = cast(w, f32)\n%2 = mul(xn, wf)\ny = cast(%2, bf16)\noutput y\n",
+        "symbol n\ninput x : bf16[n, 4096]\ninput w : bf16[4096]\neps = const 1e-6\nxf = cast(x, f32)\n"
+        "sq = mul(xf, xf)\nms0 = mean(sq, [1])\nms = reshape(ms0, [n, 1])\n%1 = add(ms, eps)\nr = rsqrt(%1)\n"
+        "xn = mul(xf, r)\nw1 = reshape(w, [1, 4096])\nwf = cast(w1, f32)\n%2 = mul(xn, wf)\n"
+        "y = cast(%2, bf16)\noutput y\n",
+        "symbol n\ninput x : bf16[n, 4096]\ninput w : bf16[4096]\neps = const 1e-6\n"
+        "x3 = reshape(x, [n, 64, 64])\nxf = cast(x3, f32)\nsq = mul(xf, xf)\nms = mean(sq, [1, 2], keepdim)\n"
+        "%1 = add(ms, eps)\nr = rsqrt(%1)\nxn3 = mul(xf, r)\nxn = reshape(xn3, [n, 4096])\n"
+        "wf = cast(w, f32)\n%2 = mul(xn, wf)\ny = cast(%2, bf16)\noutput y\n",
+    ],
+    "layer_norm": [
+        "symbol n\ninput x : f32[n, 4096]\ninput w : f32[4096]\ninput b : f32[4096]\neps = const 1e-5\n"
+        "m = mean(x, [1], keepdim)\nd = sub(x, m)\n%1 = mul(d, d)\nv = mean(%1, [1], keepdim)\n"
+        "%2 = add(v, eps)\nr = rsqrt(%2)\n%3 = mul(d, r)\n%4 = mul(%3, w)\ny = add(%4, b)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput w : f32[4096]\ninput b : f32[4096]\neps = const 1e-5\n"
+        "m0 = mean(x, [1])\nm = reshape(m0, [n, 1])\nd = sub(x, m)\n%1 = mul(d, d)\nv0 = mean(%1, [1])\n"
+        "v = reshape(v0, [n, 1])\n%2 = add(v, eps)\nr = rsqrt(%2)\n%3 = mul(d, r)\n%4 = mul(%3, w)\n"
+        "y = add(%4, b)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput w : f32[4096]\ninput b : f32[4096]\neps = const 1e-5\n"
+        "m = mean(x, [1], keepdim)\nd = sub(x, m)\n%1 = mul(d, d)\nv = mean(%1, [1], keepdim)\n"
+        "%2 = add(v, eps)\nr = rsqrt(%2)\n%3 = reshape(w, [1, 4096])\nw2 = expand(%3, [n, 4096])\n"
+        "b2 = expand(b, [n, 4096])\n%4 = mul(d, r)\n%5 = mul(%4, w2)\ny = add(%5, b2)\noutput y\n",
+    ],
+    "softmax": [
+        "symbol n\ninput x : f32[n, 4096]\nm = max(x, [1], keepdim)\n%1 = sub(x, m)\ne = exp(%1)\n"
+        "s = sum(e, [1], keepdim)\ny = div(e, s)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\nm0 = max(x, [1])\nm = reshape(m0, [n, 1])\n%1 = sub(x, m)\n"
+        "e = exp(%1)\ns0 = sum(e, [1])\ns = reshape(s0, [n, 1])\ny = div(e, s)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\nx3 = reshape(x, [n, 1, 4096])\nm = max(x3, [2], keepdim)\n"
+        "%1 = sub(x3, m)\ne = exp(%1)\ns = sum(e, [2], keepdim)\ny3 = div(e, s)\ny = reshape(y3, [n, 4096])\n"
+        "output y\n",
+        "symbol n\ninput x : f32[n, 4096]\nx3 = reshape(x, [n, 64, 64])\nm = max(x3, [1, 2], keepdim)\n"
+        "%1 = sub(x3, m)\ne = exp(%1)\ns = sum(e, [1, 2], keepdim)\ny3 = div(e, s)\n"
+        "y = reshape(y3, [n, 4096])\noutput y\n",
+    ],
+    "log_softmax": [
+        "symbol n\ninput x : f32[n, 4096]\nm = max(x, [1], keepdim)\nd = sub(x, m)\n%1 = exp(d)\n"
+        "s = sum(%1, [1], keepdim)\n%2 = log(s)\ny = sub(d, %2)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\nm0 = max(x, [1])\nm = reshape(m0, [n, 1])\nd = sub(x, m)\n"
+        "%1 = exp(d)\ns0 = sum(%1, [1])\n%2 = log(s0)\nls = reshape(%2, [n, 1])\ny = sub(d, ls)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\nx3 = reshape(x, [n, 1, 4096])\nm = max(x3, [2], keepdim)\n"
+        "d = sub(x3, m)\n%1 = exp(d)\ns = sum(%1, [2], keepdim)\n%2 = log(s)\ny3 = sub(d, %2)\n"
+        "y = reshape(y3, [n, 4096])\noutput y\n",
+    ],
+    "group_norm": [
+        "symbol n\ninput x : f32[n, 256, 1024]\ninput w : f32[256]\ninput b : f32[256]\neps = const 1e-5\n"
+        "xg = reshape(x, [n, 32, 8192])\nm = mean(xg, [2], keepdim)\nd = sub(xg, m)\n%1 = mul(d, d)\n"
+        "v = mean(%1, [2], keepdim)\n%2 = add(v, eps)\n%3 = rsqrt(%2)\n%4 = mul(d, %3)\n"
+        "xn = reshape(%4, [n, 256, 1024])\n%5 = reshape(w, [256, 1])\n%6 = mul(xn, %5)\n"
+        "%7 = reshape(b, [256, 1])\ny = add(%6, %7)\noutput y\n",
+        "symbol n\ninput x : f32[n, 256, 1024]\ninput w : f32[256]\ninput b : f32[256]\neps = const 1e-5\n"
+        "xg = reshape(x, [n, 32, 8, 1024])\nm = mean(xg, [2, 3], keepdim)\nd = sub(xg, m)\n%1 = mul(d, d)\n"
+        "v = mean(%1, [2, 3], keepdim)\n%2 = add(v, eps)\n%3 = rsqrt(%2)\n%4 = mul(d, %3)\n"
+        "xn = reshape(%4, [n, 256, 1024])\n%5 = reshape(w, [256, 1])\n%6 = mul(xn, %5)\n"
+        "%7 = reshape(b, [256, 1])\ny = add(%6, %7)\noutput y\n",
+        "symbol n\ninput x : f32[n, 256, 1024]\ninput w : f32[256]\ninput b : f32[256]\neps = const 1e-5\n"
+        "xg = reshape(x, [n, 32, 8, 1024])\n%1 = mean(xg, [2, 3])\nm = reshape(%1, [n, 32, 1, 1])\n"
+        "d = sub(xg, m)\n%2 = mul(d, d)\n%3 = mean(%2, [2, 3])\nv = reshape(%3, [n, 32, 1, 1])\n"
+        "%4 = add(v, eps)\n%5 = rsqrt(%4)\n%6 = mul(d, %5)\nxn = reshape(%6, [n, 256, 1024])\n"
+        "%7 = reshape(w, [256, 1])\n%8 = mul(xn, %7)\n%9 = reshape(b, [256, 1])\ny = add(%8, %9)\noutput y\n",
+        "symbol n\ninput x : f32[n, 256, 1024]\ninput w : f32[256]\ninput b : f32[256]\neps = const 1e-5\n"
+        "xg = reshape(x, [n, 1, 32, 8, 1024])\nm0 = mean(xg, [3, 4])\nm = reshape(m0, [n, 1, 32, 1, 1])\n"
+        "d = sub(xg, m)\n%1 = mul(d, d)\nv0 = mean(%1, [3, 4])\nv = reshape(v0, [n, 1, 32, 1, 1])\n"
+        "%2 = add(v, eps)\n%3 = rsqrt(%2)\n%4 = mul(d, %3)\nxn = reshape(%4, [n, 256, 1024])\n"
+        "%5 = reshape(w, [256, 1])\n%6 = mul(xn, %5)\n%7 = reshape(b, [256, 1])\ny = add(%6, %7)\noutput y\n",
+    ],
+    "block_fp8_quant": [
+        "symbol n\ninput x : bf16[n, 4096]\ntiny = const 1e-12\nfmax = const 448\n"
+        "%1 = reshape(x, [n, 256, 16])\nxf = cast(%1, f32)\n%2 = abs(xf)\namax = max(%2, [2], keepdim)\n"
+        "%3 = maximum(amax, tiny)\nsc = div(%3, fmax)\n%4 = div(xf, sc)\nq = cast_saturate(%4, f8e4m3)\n"
+        "values = reshape(q, [n, 4096])\nscales = reshape(sc, [n, 256])\noutput values\noutput scales\n",
+        "symbol n\ninput x : bf16[n, 4096]\ntiny = const 1e-12\nfmax = const 448\n"
+        "%1 = reshape(x, [n, 256, 16])\nxf = cast(%1, f32)\n%2 = abs(xf)\namax = max(%2, [2])\n"
+        "%3 = maximum(amax, tiny)\nscales = div(%3, fmax)\nsc = reshape(scales, [n, 256, 1])\n"
+        "%4 = div(xf, sc)\nq = cast_saturate(%4, f8e4m3)\nvalues = reshape(q, [n, 4096])\noutput values\n"
+        "output scales\n",
+        "symbol n\ninput x : bf16[n, 4096]\ntiny = const 1e-12\nfmax = const 448\n%1 = cast(x, f32)\n"
+        "xf = reshape(%1, [n, 256, 1, 16])\n%2 = abs(xf)\namax = max(%2, [3], keepdim)\n"
+        "%3 = maximum(amax, tiny)\nsc = div(%3, fmax)\n%4 = div(xf, sc)\nq = cast_saturate(%4, f8e4m3)\n"
+        "values = reshape(q, [n, 4096])\nscales = reshape(sc, [n, 256])\noutput values\noutput scales\n",
+    ],
+    "row_fp8_quant": [
+        "symbol n\ninput x : bf16[n, 8192]\ntiny = const 1e-12\nfmax = const 448\nxf = cast(x, f32)\n"
+        "%1 = abs(xf)\namax = max(%1, [1], keepdim)\n%2 = maximum(amax, tiny)\nscales = div(%2, fmax)\n"
+        "%3 = div(xf, scales)\nvalues = cast_saturate(%3, f8e4m3)\noutput values\noutput scales\n",
+        "symbol n\ninput x : bf16[n, 8192]\ntiny = const 1e-12\nfmax = const 448\nxf = cast(x, f32)\n"
+        "%1 = abs(xf)\namax = max(%1, [1])\n%2 = maximum(amax, tiny)\ns1 = div(%2, fmax)\n"
+        "scales = reshape(s1, [n, 1])\n%3 = div(xf, scales)\nvalues = cast_saturate(%3, f8e4m3)\n"
+        "output values\noutput scales\n",
+        "symbol n\ninput x : bf16[n, 8192]\ntiny = const 1e-12\nfmax = const 448\n"
+        "%1 = reshape(x, [n, 1, 8192])\nxf = cast(%1, f32)\n%2 = abs(xf)\namax = max(%2, [2], keepdim)\n"
+        "%3 = maximum(amax, tiny)\ns3 = div(%3, fmax)\n%4 = div(xf, s3)\nv3 = cast_saturate(%4, f8e4m3)\n"
+        "values = reshape(v3, [n, 8192])\nscales = reshape(s3, [n, 1])\noutput values\noutput scales\n",
+    ],
+    "nll_loss": [
+        "symbol n\ninput x : f32[n, 4096]\ninput onehot : f32[n, 4096]\nm = max(x, [1], keepdim)\n"
+        "d = sub(x, m)\n%1 = exp(d)\n%2 = sum(%1, [1], keepdim)\nls = log(%2)\nlogp = sub(d, ls)\n"
+        "%3 = mul(onehot, logp)\n%4 = sum(%3, [1], keepdim)\nloss = neg(%4)\noutput loss\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput onehot : f32[n, 4096]\n%1 = max(x, [1])\n"
+        "m = reshape(%1, [n, 1])\nd = sub(x, m)\n%2 = exp(d)\n%3 = sum(%2, [1])\n%4 = log(%3)\n"
+        "ls = reshape(%4, [n, 1])\nlogp = sub(d, ls)\n%5 = mul(onehot, logp)\n%6 = sum(%5, [1])\n"
+        "l0 = neg(%6)\nloss = reshape(l0, [n, 1])\noutput loss\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput onehot : f32[n, 4096]\nx3 = reshape(x, [n, 1, 4096])\n"
+        "m = max(x3, [2], keepdim)\nd = sub(x3, m)\n%1 = exp(d)\n%2 = sum(%1, [2], keepdim)\nls = log(%2)\n"
+        "%3 = sub(d, ls)\nlogp = reshape(%3, [n, 4096])\n%4 = mul(onehot, logp)\n%5 = sum(%4, [1], keepdim)\n"
+        "loss = neg(%5)\noutput loss\n",
+    ],
+    "mse_loss": [
+        "symbol n\ninput p : f32[n, 4096]\ninput t : f32[n, 4096]\nd = sub(p, t)\n%1 = mul(d, d)\n"
+        "loss = mean(%1, [0, 1])\noutput loss\n",
+        "symbol n\ninput p : f32[n, 4096]\ninput t : f32[n, 4096]\n%1 = sub(p, t)\n"
+        "d = reshape(%1, [4096 * n])\n%2 = mul(d, d)\nloss = mean(%2, [0])\noutput loss\n",
+        "symbol n\ninput p : f32[n, 4096]\ninput t : f32[n, 4096]\nd = sub(p, t)\n%1 = mul(d, d)\n"
+        "l2 = mean(%1, [0, 1], keepdim)\nloss = reshape(l2, [])\noutput loss\n",
+    ],
+    "sgd_momentum": [
+        "symbol n\ninput p : f32[n, 4096]\ninput g : f32[n, 4096]\ninput buf : f32[n, 4096]\n"
+        "input lr : f32[]\nmom = const 0.9\n%1 = mul(buf, mom)\nnb = add(%1, g)\n%2 = mul(lr, nb)\n"
+        "pn = sub(p, %2)\noutput pn\noutput nb\n",
+        "symbol n\ninput p : f32[n, 4096]\ninput g : f32[n, 4096]\ninput buf : f32[n, 4096]\n"
+        "input lr : f32[]\nmom = const 0.9\n%1 = mul(buf, mom)\nnb = add(%1, g)\n"
+        "lre = expand(lr, [n, 4096])\n%2 = mul(lre, nb)\npn = sub(p, %2)\noutput pn\noutput nb\n",
+        "symbol n\ninput p : f32[n, 4096]\ninput g : f32[n, 4096]\ninput buf : f32[n, 4096]\n"
+        "input lr : f32[]\nmom = const 0.9\n%1 = mul(buf, mom)\nnb = add(%1, g)\nlr2 = reshape(lr, [1, 1])\n"
+        "%2 = mul(lr2, nb)\npn = sub(p, %2)\noutput pn\noutput nb\n",
+    ],
+    "adam_step": [
+        "symbol n\ninput p : f32[n, 4096]\ninput g : f32[n, 4096]\ninput m : f32[n, 4096]\n"
+        "input v : f32[n, 4096]\ninput lr_c : f32[]\ninput v_c : f32[]\nb1 = const 0.9\nc1 = const 0.1\n"
+        "b2 = const 0.999\nc2 = const 0.001\neps = const 1e-8\n%1 = mul(m, b1)\n%2 = mul(g, c1)\n"
+        "mn = add(%1, %2)\n%3 = mul(v, b2)\n%4 = mul(g, g)\n%5 = mul(%4, c2)\nvn = add(%3, %5)\n"
+        "%6 = div(vn, v_c)\n%7 = sqrt(%6)\nden = add(%7, eps)\n%8 = div(mn, den)\n%9 = mul(lr_c, %8)\n"
+        "pn = sub(p, %9)\noutput pn\noutput mn\noutput vn\n",
+        "symbol n\ninput p : f32[n, 4096]\ninput g : f32[n, 4096]\ninput m : f32[n, 4096]\n"
+        "input v : f32[n, 4096]\ninput lr_c : f32[]\ninput v_c : f32[]\nb1 = const 0.9\nc1 = const 0.1\n"
+        "b2 = const 0.999\nc2 = const 0.001\neps = const 1e-8\n%1 = mul(m, b1)\n%2 = mul(g, c1)\n"
+        "mn = add(%1, %2)\n%3 = mul(v, b2)\n%4 = mul(g, g)\n%5 = mul(%4, c2)\nvn = add(%3, %5)\n"
+        "vce = expand(v_c, [n, 4096])\nlre = expand(lr_c, [n, 4096])\n%6 = div(vn, vce)\n%7 = sqrt(%6)\n"
+        "den = add(%7, eps)\n%8 = div(mn, den)\n%9 = mul(lre, %8)\npn = sub(p, %9)\noutput pn\noutput mn\n"
+        "output vn\n",
+        "symbol n\ninput p : f32[n, 4096]\ninput g : f32[n, 4096]\ninput m : f32[n, 4096]\n"
+        "input v : f32[n, 4096]\ninput lr_c : f32[]\ninput v_c : f32[]\nb1 = const 0.9\nc1 = const 0.1\n"
+        "b2 = const 0.999\nc2 = const 0.001\neps = const 1e-8\n%1 = mul(m, b1)\n%2 = mul(g, c1)\n"
+        "mn = add(%1, %2)\n%3 = mul(v, b2)\n%4 = mul(g, g)\n%5 = mul(%4, c2)\nvn = add(%3, %5)\n"
+        "vc2 = reshape(v_c, [1, 1])\nlr2 = reshape(lr_c, [1])\n%6 = div(vn, vc2)\n%7 = sqrt(%6)\n"
+        "den = add(%7, eps)\n%8 = div(mn, den)\n%9 = mul(lr2, %8)\npn = sub(p, %9)\noutput pn\noutput mn\n"
+        "output vn\n",
+    ],
+    "std_unbiased": [
+        "symbol n\ninput x : f32[n, 4096]\nv = mean(x, [1], keepdim, correction=1)\ns = sqrt(v)\noutput s\n",
+        "symbol n\ninput x : f32[n, 4096]\nv = mean(x, [1], correction=1)\n%1 = sqrt(v)\n"
+        "s = reshape(%1, [n, 1])\noutput s\n",
+        "symbol n\ninput x : f32[n, 4096]\nx3 = reshape(x, [n, 64, 64])\n"
+        "v = mean(x3, [1, 2], keepdim, correction=1)\n%1 = sqrt(v)\ns = reshape(%1, [n, 1])\noutput s\n",
+    ],
+    "gelu_bias_bf16": [
+        "symbol n\ninput x : f32[n, 4096]\ninput b : bf16[4096]\n%1 = expand(b, [n, 4096])\n"
+        "bf = cast(%1, f32)\n%2 = add(x, bf)\ny = gelu_tanh(%2)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput b : bf16[4096]\nbf = cast(b, f32)\n%1 = add(x, bf)\n"
+        "y = gelu_tanh(%1)\noutput y\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput b : bf16[4096]\n%1 = reshape(b, [1, 4096])\n"
+        "bf = cast(%1, f32)\n%2 = add(x, bf)\ny = gelu_tanh(%2)\noutput y\n",
+    ],
+    "scaled_residual_rms": [
+        "symbol n\ninput x : f32[n, 4096]\ninput h : f32[n, 4096]\ninput w : f32[4096]\neps = const 1e-6\n"
+        "one = const 1\nr = add(x, h)\n%1 = mul(r, r)\nms = mean(%1, [1], keepdim)\n%2 = add(ms, eps)\n"
+        "%3 = rsqrt(%2)\n%4 = mul(r, %3)\n%5 = add(w, one)\ny = mul(%4, %5)\noutput y\noutput r\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput h : f32[n, 4096]\ninput w : f32[4096]\neps = const 1e-6\n"
+        "one = const 1\nr = add(x, h)\n%1 = mul(r, r)\nms = mean(%1, [1], keepdim)\n"
+        "%2 = expand(w, [n, 4096])\nw1 = add(%2, one)\n%3 = add(ms, eps)\n%4 = rsqrt(%3)\n%5 = mul(r, %4)\n"
+        "y = mul(%5, w1)\noutput y\noutput r\n",
+        "symbol n\ninput x : f32[n, 4096]\ninput h : f32[n, 4096]\ninput w : f32[4096]\neps = const 1e-6\n"
+        "one = const 1\nr = add(x, h)\n%1 = mul(r, r)\n%2 = mean(%1, [1])\nms = reshape(%2, [n, 1])\n"
+        "%3 = reshape(w, [1, 4096])\nw1 = add(%3, one)\n%4 = add(ms, eps)\n%5 = rsqrt(%4)\n%6 = mul(r, %5)\n"
+        "y = mul(%6, w1)\noutput y\noutput r\n",
+    ],
+    "softmax_read_transposed": [
+        "symbol n\ninput x : f32[n, 4096]\nm = max(x, [1], keepdim)\n%1 = sub(x, m)\ne = exp(%1)\n"
+        "s = sum(e, [1], keepdim)\ny = div(e, s)\nyt = permute(y, [1, 0])\nz = slice(yt, 0, 3, 4093, 2)\n"
+        "output z\n",
+        "symbol n\ninput x : f32[n, 4096]\nx3 = reshape(x, [n, 64, 64])\nm = max(x3, [1, 2], keepdim)\n"
+        "%1 = sub(x3, m)\ne = exp(%1)\ns = sum(e, [1, 2], keepdim)\ny3 = div(e, s)\n"
+        "y = reshape(y3, [n, 4096])\nyt = permute(y, [1, 0])\nz = slice(yt, 0, 3, 4093, 2)\noutput z\n",
+        "symbol n\ninput x : f32[n, 4096]\nx4 = reshape(x, [n, 64, 8, 8])\nm0 = max(x4, [1, 2, 3])\n"
+        "m = reshape(m0, [n, 1, 1, 1])\n%1 = sub(x4, m)\ne = exp(%1)\ns0 = sum(e, [1, 2, 3])\n"
+        "s = reshape(s0, [n, 1, 1, 1])\ny4 = div(e, s)\ny = reshape(y4, [n, 4096])\nyt = permute(y, [1, 0])\n"
+        "z = slice(yt, 0, 3, 4093, 2)\noutput z\n",
+    ],
+}
+
+
+
+def formulation_torch(name: str) -> Callable[..., Any]:
+    """The computation in torch (inputs in the graphs' order), for torch eager and torch.compile."""
+    def rms_w(x: Any, w: Any) -> Any:
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).to(torch.bfloat16)
+
+    def block_quant(x: Any) -> Any:
+        xb = x.float().view(x.shape[0], -1, 16)
+        s = xb.abs().amax(-1, keepdim=True).clamp(min=1e-12) / 448
+        q = (xb / s).clamp(-448, 448).to(torch.float8_e4m3fn)
+        return q.view(x.shape[0], -1), s.view(x.shape[0], -1)
+
+    def adam_step(p: Any, g: Any, m: Any, v: Any, lr_c: Any, v_c: Any) -> Any:
+        mn, vn = m * 0.9 + g * 0.1, v * 0.999 + g * g * 0.001
+        return p - lr_c * (mn / (torch.sqrt(vn / v_c) + 1e-8)), mn, vn
+
+    def residual_rms(x: Any, h: Any, w: Any) -> Any:
+        r = x + h
+        return r * torch.rsqrt(r.pow(2).mean(-1, keepdim=True) + 1e-6) * (w + 1), r
+
+    def sgd(p: Any, g: Any, buf: Any, lr: Any) -> Any:
+        nb = buf * 0.9 + g
+        return p - lr * nb, nb
+
+    fns: Dict[str, Callable[..., Any]] = {
+        "rms_norm_f32_weight": rms_w,
+        "layer_norm": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5),
+        "softmax": lambda x: torch.softmax(x, -1),
+        "log_softmax": lambda x: torch.log_softmax(x, -1),
+        "group_norm": lambda x, w, b: F.group_norm(x, 32, w, b, 1e-5),
+        "block_fp8_quant": block_quant,
+        "row_fp8_quant": fp8_rowquant_torch,
+        "nll_loss": lambda x, onehot: -(onehot * torch.log_softmax(x, -1)).sum(-1, keepdim=True),
+        "mse_loss": lambda p, t: F.mse_loss(p, t),
+        "sgd_momentum": sgd,
+        "adam_step": adam_step,
+        "std_unbiased": lambda x: x.std(-1, keepdim=True),
+        "gelu_bias_bf16": lambda x, b: F.gelu(x + b.float(), approximate="tanh"),
+        "scaled_residual_rms": residual_rms,
+        "softmax_read_transposed": lambda x: torch.softmax(x, -1).t()[3:4093:2].contiguous(),
+    }
+    return fns[name]
+
+
+_DTYPES = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
+
+
+def formulation_input_specs(text: str, n: int) -> List[Tuple[str, str, Tuple[int, ...]]]:
+    """(name, dtype, shape) of a graph text's inputs, the symbol n bound."""
+    specs = []
+    for m in re.finditer(r"^input (\w+) : (\w+)\[([^\]]*)\]", text, re.M):
+        dims = tuple(int(eval(d, {"__builtins__": {}}, {"n": n})) for d in m.group(3).split(",") if d.strip())
+        specs.append((m.group(1), m.group(2), dims))
+    return specs
+
+
+def formulation_inputs(text: str, n: int) -> List[Any]:
+    """Random inputs: one-hot rows for "onehot", positive values for "v" and 0-d inputs."""
+    ins = []
+    for name, dt, shape in formulation_input_specs(text, n):
+        dtype = getattr(torch, _DTYPES[dt])
+        if name == "onehot":
+            t = torch.zeros(shape, device=DEVICE, dtype=dtype)
+            t.scatter_(-1, torch.randint(0, shape[-1], (*shape[:-1], 1), device=DEVICE), 1.0)
+        elif name == "v" or not shape:
+            t = (torch.rand(shape, device=DEVICE, dtype=torch.float32) + 0.01).to(dtype)
+        else:
+            t = randn(shape, dtype)
+        ins.append(t)
+    return ins
+
+
+def formulation_programs(name: str, backend: str, context: Any = None) -> List[Any]:
+    """Each spelling of computation `name` compiled (strict, fused) for backend."""
+    return [ic.Graph.parse(text).compile(backend=backend, strict=True, context=context)
+            for text in FORMULATIONS[name]]
+
+
+def run_formulations(quick: bool, use_compile: bool, copy_bw: float, names: Optional[List[str]] = None) -> str:
+    """One markdown table: per spelling its kernels, time, % of copy and time over the best spelling's."""
+    lines = [
+        "formulations: equivalent spellings of one computation (tests/cpu/test_formulations.c); "
+        "target: every spelling within 5% of its computation's best",
+        "",
+        "| computation | spelling | kernels | ic fused ms | ic % copy | / best spelling | torch eager ms | "
+        "torch.compile ms |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    worst = 0.0
+    for name in names or list(FORMULATIONS):
+        print(f"... formulations: {name}", file=sys.stderr, flush=True)
+        n = rows(quick, 8192 if name not in ("group_norm",) else 64)
+        ins = formulation_inputs(FORMULATIONS[name][0], n)
+        fn = formulation_torch(name)
+        eager_ms = compile_ms = None
+        try:
+            out = as_tuple(fn(*ins))
+            eager_ms = kernel_ms(lambda: fn(*ins))
+            if use_compile:
+                torch._dynamo.reset()
+                compiled = torch.compile(fn)
+                compiled(*ins)
+                compile_ms = kernel_ms(lambda: compiled(*ins))
+        except Exception as e:  # an old torch without fp8, ...
+            out = ()
+            print(f"    torch: {type(e).__name__}: {e}", file=sys.stderr)
+        times = []
+        for s, prog in enumerate(formulation_programs(name, BACKEND)):
+            res = as_tuple(prog(*ins))
+            ms = kernel_ms(lambda: prog(*ins))
+            times.append((s, prog.kernel_count, ms, nbytes(ins) + nbytes(res)))
+            prog.close()
+        best = min(t[2] for t in times)
+        for s, kernels, ms, nb in times:
+            worst = max(worst, ms / best)
+            lines.append("| " + " | ".join([
+                name if s == 0 else "", str(s), str(kernels), fmt(ms), fmt(100.0 * nb / (ms / 1e3) / copy_bw, ".1f"),
+                fmt(ms / best, ".3f") + ("" if ms <= 1.05 * best else " (over 5%)"),
+                fmt(eager_ms) if s == 0 else "", fmt(compile_ms) if s == 0 else ""]) + " |")
+        del out
+    lines += ["", f"slowest spelling over its computation's best: {worst:.3f}"]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- output
 
 
@@ -601,8 +942,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     global torch, F, DEVICE, BACKEND
     ap = argparse.ArgumentParser(description="ic vs PyTorch eager and torch.compile (one markdown table)")
     ap.add_argument("--quick", action="store_true", help="small sizes (1/16 of the rows)")
-    ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(f.__name__ for f in WORKLOADS))
+    ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(f.__name__ for f in WORKLOADS)
+                    + "; and computations of the formulations section: " + ", ".join(FORMULATIONS))
     ap.add_argument("--json", help="also write the rows to this JSON file")
+    ap.add_argument("--section", choices=("all", "workloads", "formulations"), default="all",
+                    help="workloads: the table of workloads; formulations: equivalent spellings side by side")
     ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (a quick smoke run)")
     ap.add_argument("--ref", action="store_true",
                     help="torch CPU tensors and ic's ref backend at tiny sizes, without torch.compile: checks "
@@ -622,15 +966,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     wanted = set(args.only.split(",")) if args.only else None
     works = [f() for f in WORKLOADS]
+    formulations = list(FORMULATIONS)
     if wanted:
-        unknown = wanted - {w.name for w in works}
+        unknown = wanted - {w.name for w in works} - set(FORMULATIONS)
         if unknown:
             print(f"unknown workload(s): {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
         works = [w for w in works if w.name in wanted]
+        formulations = [f for f in formulations if f in wanted]
     device = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (--ref: ic's ref backend)"
     copy_bw = copy_bandwidth(args.quick)
     rows_out = []
+    if args.section == "formulations":
+        works = []
     for w in works:
         print(f"... {w.name}", file=sys.stderr, flush=True)
         try:
@@ -640,7 +988,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         gc.collect()  # the workload's tensors, before the next one allocates
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
-    print(table(rows_out, copy_bw, device, args.quick))
+    if args.section != "formulations":
+        print(table(rows_out, copy_bw, device, args.quick))
+    if args.section != "workloads" and formulations:
+        print()
+        print(run_formulations(args.quick, not args.no_torch_compile, copy_bw, formulations))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": device, "ic": ic.version(), "torch": torch.__version__, "copy_bandwidth": copy_bw,

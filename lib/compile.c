@@ -1,6 +1,7 @@
 /* ic_compile: the whole pipeline, top to bottom, in compile_graph.
  *   check the graph -> open the backend (ctx_backend: its state in this context) ->
- *   program cache (canonical graph key + backend config) -> lower (lib/lower) ->
+ *   program cache (canonical graph key + backend config) -> lower (lib/lower; it
+ *   canonicalizes equivalent spellings) -> canonical node order (lib/lower/order.c) ->
  *   schedule (lib/sched) -> program IR and each group's kernel IR (lib/program) ->
  *   backend compile (lib/backend, through the kernel cache) -> grids -> program cache
  * A fused kernel that fails to compile is split into eager kernels (with a warning)
@@ -161,7 +162,13 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
     return IC_OK;
   }
   lowered *l = NULL;
-  if ((st = lower_graph(g, &l))) return st;
+  if ((st = lower_graph(g, !eager, &l))) return st;
+  /* canonical node order: spellings that differ in the order of their lines give the
+   * same kernels, instruction for instruction */
+  if ((st = lower_canonical_order(l))) {
+    lowered_destroy(l);
+    return error_set(st, "lowering: out of memory");
+  }
   bool *split = sys_calloc((size_t)l->nodes.count + 1, sizeof(bool));
   if (!split) {
     lowered_destroy(l);

@@ -578,6 +578,17 @@ IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const i
  * Error bound of a sum in f32: |error| <= (k + log2(L)) * 2^-24 * sum |x_r| to first
  * order, k <= 8 * ceil(C / L) the longest lane (k <= 256 elements).
  *
+ * Since the order depends only on N and the row-major numbering, spellings that number
+ * the same elements alike are one reduction: over adjacent dims or over their flattened
+ * product, with or without kept dims of size 1, keepdim or a reshape of the result. A
+ * fused compile gives them the same kernels (as many, with the same source), and fuses a
+ * reduction with pointwise ops over any reshape of its operand whose dims group into
+ * equal constant products (group norm's per-channel affine over [n, C, HW] with
+ * statistics over [n, G, C/G * HW]). An output that is a reshape of a computed value is
+ * stored by the kernel computing it, and a value of inputs and constants read through a
+ * broadcast (cast(w) used as a [n, k] operand) is recomputed in its reader's kernel: the
+ * kernel count does not depend on where a cast, a view or a keepdim is written.
+ *
  * Full reductions and other reductions of few, long rows (at most 256 rows, more than
  * 262144 elements a row or a symbolic count) run in two stages on the cuda backend:
  * partials over aligned blocks of 256 lanes into a workspace temporary, then one block a

@@ -20,12 +20,20 @@ static sym_id lower_dot(sym_arena *a, int32_t ndim, const sym_id *idx, const sym
 
 /* The copies lower_inline may make: this many, plus 4 a graph node. */
 enum { LOWER_INLINE_BASE = 64 };
+/* The reduction spaces pointwise ops may move to (the first ones of a graph). */
+enum { LOWER_MAX_SPACES = 8 };
 
 typedef struct lower_state {
   const ic_graph *g;
   lowered *l;
   int32_t *node_of; /* graph value -> lowered node, -1 */
   bool *is_output;  /* graph value -> an output's value */
+  bool *recompute;  /* graph value -> recomputed where read through a broadcast */
+  /* The (merged: merge_axes.c) operand spaces of reductions, first come first: a pointwise
+   * op over a reshape of one of them is lowered on it, so that it shares the reduction's
+   * kernel whichever view of the rows the graph computes it on. */
+  struct { int32_t ndim; sym_id dims[IC_MAX_DIMS]; } spaces[LOWER_MAX_SPACES];
+  int32_t nspaces;
   int32_t inline_budget; /* copies lower_inline may still make */
   bool oom;
 } lower_state;
@@ -33,6 +41,50 @@ typedef struct lower_state {
 /* A graph node's dims, brought into the lowered arena. */
 static void lower_import_dims(lower_state *st, const graph_node *n, sym_id *dims) {
   for (int32_t d = 0; d < n->ndim; d++) dims[d] = sym_import(st->l->syms, st->g->syms, n->dims[d]);
+}
+
+/* The index (into out) of the point of space `to` with the row-major number of point idx
+ * of space `from` (a reshape). Dims split and merge in groups whose sizes multiply to the
+ * same product (prefixes of both shapes with equal products end a group): each index
+ * comes from its group's flat index only, and the first of a group needs no modulo (it
+ * is in range), so [n, 256, 1024] read as [n, 32, 8192] stays affine: i0, 8 * i1 +
+ * i2 / 1024, i2 % 1024. False when the sizes never line up before the end (symbolic
+ * sizes that differ): then the whole shape is one group. */
+static bool lower_reshape_index(sym_arena *a, int32_t from_ndim, const sym_id *from_dims, const sym_id *idx,
+                                int32_t to_ndim, const sym_id *to_dims, sym_id *out) {
+  int32_t vi = 0, si = 0;
+  bool grouped = true;
+  while (vi < from_ndim || si < to_ndim) {
+    int32_t ve = vi, se = si;
+    sym_id vp = sym_const(a, 1), sp = sym_const(a, 1);
+    if (ve < from_ndim) vp = from_dims[ve++];
+    if (se < to_ndim) sp = to_dims[se++];
+    /* grow the group until the products agree */
+    while (vp != sp && (ve < from_ndim || se < to_ndim)) {
+      int64_t vc = 0, sc = 0;
+      bool consts = sym_is_const(a, vp, &vc) && sym_is_const(a, sp, &sc);
+      bool grow_from = se >= to_ndim || (ve < from_ndim && consts && vc < sc);
+      if (!grow_from && ve < from_ndim && !consts) {
+        ve = from_ndim; /* symbolic sizes that do not line up: the rest is one group */
+        se = to_ndim;
+        grouped = false;
+        break;
+      }
+      if (grow_from) vp = sym_mul(a, vp, from_dims[ve++]);
+      else sp = sym_mul(a, sp, to_dims[se++]);
+    }
+    sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
+    lower_contiguous_strides(a, ve - vi, from_dims + vi, vstr);
+    lower_contiguous_strides(a, se - si, to_dims + si, sstr);
+    sym_id flat = lower_dot(a, ve - vi, idx + vi, vstr);
+    for (int32_t d = si; d < se; d++) {
+      sym_id q = sym_floordiv(a, flat, sstr[d - si]);
+      out[d] = d == si ? q : sym_mod(a, q, to_dims[d]);
+    }
+    vi = ve;
+    si = se;
+  }
+  return grouped;
 }
 
 /* Maps an index of a view's space (idx, in place) to its source's space. */
@@ -53,17 +105,9 @@ static void lower_view_index(lower_state *st, const graph_node *view, const grap
   case GRAPH_PERMUTE:
     for (int32_t d = 0; d < view->ndim; d++) out[view->perm[d]] = idx[d];
     break;
-  case GRAPH_RESHAPE: {
-    sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
-    lower_contiguous_strides(a, view->ndim, vdims, vstr);
-    lower_contiguous_strides(a, src->ndim, sdims, sstr);
-    sym_id flat = lower_dot(a, view->ndim, idx, vstr);
-    for (int32_t d = 0; d < src->ndim; d++) {
-      sym_id q = sym_floordiv(a, flat, sstr[d]);
-      out[d] = d == 0 ? q : sym_mod(a, q, sdims[d]);
-    }
+  case GRAPH_RESHAPE:
+    lower_reshape_index(a, view->ndim, vdims, idx, src->ndim, sdims, out);
     break;
-  }
   case GRAPH_SLICE:
     memcpy(out, idx, sizeof(sym_id) * (size_t)view->ndim);
     out[view->axis] = sym_add(a, sym_import(a, st->g->syms, view->first), sym_mul(a, idx[view->axis], sym_const(a, view->step)));
@@ -172,47 +216,57 @@ done:
 }
 
 /* The dims of the consumer's space along which idx reads p as a row broadcast: p's dims
- * are the consumer's with those dims made 1 (idx 0 there) or dropped, and idx is the
- * consumer's var on every other dim. 0 when idx is anything else. */
+ * are the consumer's with those dims made 1s (idx 0 there; any number of 1s, so a merged
+ * reduction's keepdim result and the graph's spelling of it both match) or dropped, and
+ * idx is the consumer's var on every other dim, in order. 0 when idx is anything else. */
 static uint32_t lower_row_broadcast(sym_arena *a, const lower_consumer *c, const lower_node *p, const sym_id *idx) {
   uint32_t bcast = 0;
-  int64_t one = 0;
-  if (p->ndim == c->ndim) {
-    for (int32_t d = 0; d < c->ndim; d++) {
-      if (idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d]) continue;
-      if (!sym_is_const(a, idx[d], &one) || one != 0 || !sym_is_const(a, p->dims[d], &one) || one != 1) return 0;
-      bcast |= 1u << d;
-    }
-    return bcast;
-  }
+  int64_t v = 0;
   int32_t j = 0;
   for (int32_t d = 0; d < c->ndim; d++) {
+    while (j < p->ndim && sym_is_const(a, idx[j], &v) && v == 0 && sym_is_const(a, p->dims[j], &v) && v == 1) j++;
     if (j < p->ndim && idx[j] == sym_var(a, d) && p->dims[j] == c->dims[d]) j++;
     else bcast |= 1u << d;
   }
+  while (j < p->ndim && sym_is_const(a, idx[j], &v) && v == 0 && sym_is_const(a, p->dims[j], &v) && v == 1) j++;
   return j == p->ndim ? bcast : 0;
+}
+
+/* Matches dims (ndim) to the row form of in_dims over axes: each kept dim in order, each
+ * reduced dim as 1s (as many as the kept dims after it leave room for) or nothing, and
+ * 1s anywhere else too (kept dims of size 1 that a merged space dropped: merge_axes.c).
+ * src[j]: the in_dims dim that dims[j] is, -1 for a 1 that is no kept dim. */
+static bool lower_row_match(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                            const sym_id *dims, int32_t *src) {
+  int32_t kept_after = 0, j = 0;
+  int64_t one = 0;
+  for (int32_t d = 0; d < in_ndim; d++) kept_after += !((axes >> d) & 1u);
+  for (int32_t d = 0; d < in_ndim; d++) {
+    if ((axes >> d) & 1u) {
+      while (j < ndim && ndim - j > kept_after && sym_is_const(a, dims[j], &one) && one == 1) src[j++] = -1;
+      continue;
+    }
+    while (j < ndim && ndim - j > kept_after && dims[j] != in_dims[d] && sym_is_const(a, dims[j], &one) && one == 1)
+      src[j++] = -1;
+    kept_after--;
+    if (j >= ndim || dims[j] != in_dims[d]) return false;
+    src[j++] = d;
+  }
+  while (j < ndim && sym_is_const(a, dims[j], &one) && one == 1) src[j++] = -1;
+  return j == ndim;
 }
 
 bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                        const sym_id *dims) {
-  int64_t one = 0;
-  bool keep = ndim == in_ndim, drop = true;
-  int32_t j = 0;
-  for (int32_t d = 0; d < in_ndim; d++) {
-    bool reduced = (axes >> d) & 1u;
-    if (keep) keep = reduced ? sym_is_const(a, dims[d], &one) && one == 1 : dims[d] == in_dims[d];
-    if (!reduced) drop = drop && j < ndim && dims[j++] == in_dims[d];
-  }
-  return keep || (drop && j == ndim);
+  int32_t src[IC_MAX_DIMS];
+  return lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src);
 }
 
-void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, sym_id *repl) {
-  int32_t j = 0;
-  for (int32_t d = 0; d < in_ndim; d++) {
-    bool reduced = (axes >> d) & 1u;
-    if (ndim == in_ndim) repl[d] = reduced ? sym_const(a, 0) : sym_var(a, d); /* keepdim form */
-    else if (!reduced && j < ndim) repl[j++] = sym_var(a, d);                 /* dropped form */
-  }
+void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                    const sym_id *dims, sym_id *repl) {
+  int32_t src[IC_MAX_DIMS];
+  if (!lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src)) return;
+  for (int32_t j = 0; j < ndim; j++) repl[j] = src[j] >= 0 ? sym_var(a, src[j]) : sym_const(a, 0);
 }
 
 /* A pointwise op read through a view (a slice, a concat's or a pad's operand, a permute)
@@ -245,6 +299,39 @@ static bool lower_inline(lower_state *st, const lower_consumer *c, ic_value v, c
   return true;
 }
 
+/* idx (ndim) without the divisions and modulos the consumer's ranges make moot, and with
+ * the vars of the consumer's dims of size 1 (always 0) replaced by 0. */
+static void lower_simplify_index(sym_arena *a, const lower_consumer *c, int32_t ndim, sym_id *idx) {
+  int64_t end[IC_MAX_DIMS] = {0};
+  sym_id vars[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < c->ndim; d++) {
+    if (!sym_is_const(a, c->dims[d], &end[d])) end[d] = 0;
+    vars[d] = end[d] == 1 ? sym_const(a, 0) : sym_var(a, d);
+  }
+  for (int32_t d = 0; d < ndim; d++)
+    idx[d] = sym_simplify_in_range(a, sym_subst_vars(a, idx[d], c->ndim, vars), c->ndim, end);
+}
+
+static bool lower_is_one(const sym_arena *a, sym_id e) {
+  int64_t v = 0;
+  return sym_is_const(a, e, &v) && v == 1;
+}
+
+/* Whether idx reads p at the consumer's own point up to dims of size 1 (whose index can
+ * only be 0): an unsqueeze, a squeeze or a keepdim of a value is the same point of the
+ * same row-major numbering, so a row read as [n, 1] or as [n] is one value of one kernel. */
+static bool lower_same_point(sym_arena *a, const lower_consumer *c, const lower_node *p, const sym_id *idx) {
+  int32_t j = 0;
+  for (int32_t d = 0; d < c->ndim; d++) {
+    if (lower_is_one(a, c->dims[d])) continue;
+    while (j < p->ndim && lower_is_one(a, p->dims[j])) j++;
+    if (j >= p->ndim || p->dims[j] != c->dims[d] || idx[j] != sym_var(a, d)) return false;
+    j++;
+  }
+  while (j < p->ndim && lower_is_one(a, p->dims[j])) j++;
+  return j == p->ndim;
+}
+
 /* Resolves value v at index idx (of v's space; expressions of the consumer's vars, idx
  * is overwritten): follows views to a base. guard: the range a load must sit under;
  * viewed: whether a view has moved the index. */
@@ -259,6 +346,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
     n = src;
     viewed = true;
   }
+  if (viewed) lower_simplify_index(a, c, n->ndim, idx);
   lower_arg arg = {.dtype = n->dtype, .guard = -1};
   if (n->kind == GRAPH_PAD) return lower_resolve_pad(st, c, n, idx, guard);
   if (n->kind == GRAPH_CONCAT) return lower_resolve_concat(st, c, n, idx, guard);
@@ -278,9 +366,18 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   /* A computed value: the same point (fusable) unless a view moved the index, or a
    * slice, concat or pad left the same index in a space of other sizes. */
   const lower_node *p = &st->l->nodes.items[st->node_of[v]];
-  bool identity = p->ndim == c->ndim;
-  for (int32_t d = 0; identity && d < c->ndim; d++) identity = idx[d] == sym_var(a, d) && p->dims[d] == c->dims[d];
-  if (!viewed || identity) {
+  sym_id gdims[IC_MAX_DIMS] = {0}, gidx[IC_MAX_DIMS] = {0};
+  lower_import_dims(st, n, gdims);
+  memcpy(gidx, idx, sizeof gidx); /* v's own index: what a recomputation of v reads at */
+  if (p->ndim != n->ndim || memcmp(p->dims, gdims, sizeof(sym_id) * (size_t)n->ndim) != 0) {
+    /* lowered on a merged space (merge_axes.c): the same point in its row-major order */
+    sym_id moved[IC_MAX_DIMS] = {0};
+    lower_reshape_index(a, n->ndim, gdims, idx, p->ndim, p->dims, moved);
+    memcpy(idx, moved, sizeof moved);
+    lower_simplify_index(a, c, p->ndim, idx);
+    viewed = true;
+  }
+  if (!viewed || lower_same_point(a, c, p, idx)) {
     arg.kind = LOWER_ARG_NODE;
     arg.node = st->node_of[v];
     return arg;
@@ -288,6 +385,8 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
   sym_id str[IC_MAX_DIMS] = {0};
   lower_contiguous_strides(a, p->ndim, p->dims, str);
   uint32_t bcast = lower_row_broadcast(a, c, p, idx);
+  /* a value of inputs and constants only is recomputed here (lib/lower/broadcast.c) */
+  if (bcast && st->recompute[v] && lower_inline(st, c, v, gidx, guard, &arg)) return arg;
   if (bcast && guard < 0) {
     arg.kind = LOWER_ARG_NODE;
     arg.node = st->node_of[v];
@@ -295,7 +394,7 @@ static lower_arg lower_resolve(lower_state *st, const lower_consumer *c, ic_valu
     arg.offset = lower_dot(a, p->ndim, idx, str);
     return arg;
   }
-  if (lower_inline(st, c, v, idx, guard, &arg)) return arg;
+  if (lower_inline(st, c, v, gidx, guard, &arg)) return arg;
   arg.kind = LOWER_ARG_LOAD;
   arg.src = (lower_source){false, st->node_of[v]};
   arg.offset = lower_dot(a, p->ndim, idx, str);
@@ -380,6 +479,39 @@ static const asm_spec *lower_asm_spec(lowered *l, const asm_spec *spec) {
   return c->text && c->constraints ? c : NULL;
 }
 
+/* Values with a lowered node of their own (computed ones). */
+static bool lower_computed(const graph_node *n) {
+  return n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT;
+}
+
+/* The value under a chain of reshapes of v (v itself when v is no reshape). */
+static ic_value lower_reshape_base(const ic_graph *g, ic_value v) {
+  while (graph_node_get(g, v)->kind == GRAPH_RESHAPE) v = graph_node_get(g, v)->args[0];
+  return v;
+}
+
+/* A reduction space (lower_state.spaces) that dims (ndim) are a reshape of, dims
+ * splitting and merging in groups of equal constant products: into m->ndim and m->dims.
+ * False for none, and for dims that are such a space already. */
+static bool lower_pick_space(lower_state *st, int32_t ndim, const sym_id *dims, lower_axes_merge *m) {
+  sym_arena *a = st->l->syms;
+  sym_id numel = sym_const(a, 1);
+  for (int32_t d = 0; d < ndim; d++) numel = sym_mul(a, numel, dims[d]);
+  for (int32_t k = 0; k < st->nspaces; k++) {
+    int32_t rn = st->spaces[k].ndim;
+    const sym_id *r = st->spaces[k].dims;
+    if (rn == ndim && memcmp(r, dims, sizeof(sym_id) * (size_t)ndim) == 0) return false;
+    sym_id rnumel = sym_const(a, 1), idx[IC_MAX_DIMS] = {0}, out[IC_MAX_DIMS] = {0};
+    for (int32_t d = 0; d < rn; d++) rnumel = sym_mul(a, rnumel, r[d]);
+    for (int32_t d = 0; d < ndim; d++) idx[d] = sym_var(a, d);
+    if (rnumel != numel || !lower_reshape_index(a, ndim, dims, idx, rn, r, out)) continue;
+    m->ndim = rn;
+    memcpy(m->dims, r, sizeof(sym_id) * (size_t)rn);
+    return true;
+  }
+  return false;
+}
+
 static ic_status lower_run(lower_state *st) {
   const ic_graph *g = st->g;
   lowered *l = st->l;
@@ -394,6 +526,18 @@ static ic_status lower_run(lower_state *st) {
   bool *live = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   if (!live) return IC_ERR_OUT_OF_MEMORY;
   lower_mark_live(g, live);
+  /* the reductions' spaces first: pointwise ops before a reduction may move onto it too */
+  for (int32_t v = 0; v < g->nodes.count && st->nspaces < LOWER_MAX_SPACES; v++) {
+    const graph_node *n = &g->nodes.items[v];
+    if (!live[v] || n->kind != GRAPH_REDUCE) continue;
+    const graph_node *operand = graph_node_get(g, n->args[0]);
+    sym_id dims[IC_MAX_DIMS] = {0};
+    lower_axes_merge m;
+    lower_import_dims(st, operand, dims);
+    bool merged = lower_merge_axes(l->syms, operand->ndim, dims, n->axes, &m);
+    st->spaces[st->nspaces].ndim = merged ? m.ndim : operand->ndim;
+    memcpy(st->spaces[st->nspaces++].dims, merged ? m.dims : dims, sizeof dims);
+  }
   for (int32_t v = 0; v < g->nodes.count && !s; v++) {
     const graph_node *n = &g->nodes.items[v];
     bool is_asm = n->kind == GRAPH_ASM || n->kind == GRAPH_ASM_RESULT;
@@ -401,8 +545,43 @@ static ic_status lower_run(lower_state *st) {
     /* operands first: resolving them may add nodes (lower_inline), which come before */
     const graph_node *space = n->kind == GRAPH_REDUCE ? graph_node_get(g, n->args[0]) : n;
     lower_arg args[LOWER_MAX_ARGS] = {{0}};
-    for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
-    if (!lower_push_node(st, n->op, n->dtype, n->ndim, n->dims, false)) {
+    lower_axes_merge merge = {0};
+    sym_id dims[IC_MAX_DIMS] = {0}, space_dims[IC_MAX_DIMS] = {0};
+    int32_t row_ndim = n->ndim; /* the lowered node's dims, where they are not the graph's */
+    lower_import_dims(st, n, dims);
+    lower_import_dims(st, space, space_dims);
+    bool merged = n->kind == GRAPH_REDUCE && lower_merge_axes(l->syms, space->ndim, space_dims, n->axes, &merge);
+    if (merged) {
+      /* the operand at the point of the merged space's vars (merge_axes.c) */
+      lower_consumer c = {.ndim = merge.ndim};
+      memcpy(c.dims, merge.dims, sizeof c.dims);
+      sym_id idx[IC_MAX_DIMS] = {0};
+      lower_merge_split_index(l->syms, &merge, space->ndim, space_dims, idx);
+      args[0] = lower_resolve(st, &c, n->args[0], idx, -1, true);
+      /* the merged space's row: one 1 a merged run (keepdim), or its kept dims */
+      int32_t rn = 0;
+      for (int32_t d = 0; d < merge.ndim; d++)
+        if (n->keepdim || !((merge.axes >> d) & 1u)) dims[rn++] = (merge.axes >> d) & 1u ? sym_const(l->syms, 1) : merge.dims[d];
+      row_ndim = rn;
+    } else if (n->kind == GRAPH_OP && lower_pick_space(st, n->ndim, dims, &merge)) {
+      /* on a merged reduction space: operands at the point of its vars */
+      lower_consumer c = {.ndim = merge.ndim};
+      memcpy(c.dims, merge.dims, sizeof c.dims);
+      sym_id vars[IC_MAX_DIMS] = {0};
+      for (int32_t d = 0; d < c.ndim; d++) vars[d] = sym_var(l->syms, d);
+      for (int32_t i = 0; i < n->nargs; i++) {
+        sym_id idx[IC_MAX_DIMS] = {0};
+        lower_reshape_index(l->syms, c.ndim, c.dims, vars, n->ndim, dims, idx);
+        lower_simplify_index(l->syms, &c, n->ndim, idx);
+        args[i] = lower_resolve(st, &c, graph_node_arg(g, n, i), idx, -1, true);
+      }
+      memcpy(dims, merge.dims, sizeof dims);
+      row_ndim = merge.ndim;
+      merged = true;
+    } else {
+      for (int32_t i = 0; i < n->nargs; i++) args[i] = lower_operand(st, graph_node_arg(g, n, i), space->ndim, space->dims);
+    }
+    if (!lower_push_node(st, n->op, n->dtype, row_ndim, dims, true)) {
       s = IC_ERR_OUT_OF_MEMORY;
       break;
     }
@@ -413,8 +592,9 @@ static ic_status lower_run(lower_state *st) {
       ln->reduce = n->reduce;
       ln->axes = n->axes;
       ln->correction = n->value;
-      ln->in_ndim = space->ndim;
-      for (int32_t d = 0; d < space->ndim; d++) ln->in_dims[d] = sym_import(l->syms, g->syms, space->dims[d]);
+      ln->in_ndim = merged ? merge.ndim : space->ndim;
+      memcpy(ln->in_dims, merged ? merge.dims : space_dims, sizeof ln->in_dims);
+      if (merged) ln->axes = merge.axes;
     }
     if (n->kind == GRAPH_ASM && !(ln->asm_spec = lower_asm_spec(l, &g->asms.items[n->asm_index]))) s = IC_ERR_OUT_OF_MEMORY;
     ln->is_asm_result = n->kind == GRAPH_ASM_RESULT;
@@ -438,8 +618,19 @@ static ic_status lower_run(lower_state *st) {
     const graph_output *go = &g->outputs.items[o];
     const graph_node *n = graph_node_get(g, go->value);
     l->outputs[o].name = str_dup(go->name);
-    bool own = (n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT) &&
-               !claimed[st->node_of[go->value]];
+    l->outputs[o].ndim = n->ndim;
+    lower_import_dims(st, n, l->outputs[o].dims);
+    /* A reshape (squeeze, unsqueeze, flatten, a keepdim reduction viewed without its 1s)
+     * of a computed value: the value's own buffer in the output's shape, so that the
+     * kernel computing it stores the output, not a copy kernel after it. */
+    ic_value base = lower_reshape_base(g, go->value);
+    const graph_node *bn = graph_node_get(g, base);
+    if (base != go->value && bn->dtype == n->dtype && lower_computed(bn) && !claimed[st->node_of[base]]) {
+      l->outputs[o].node = st->node_of[base];
+      claimed[l->outputs[o].node] = true;
+      continue;
+    }
+    bool own = lower_computed(n) && !claimed[st->node_of[go->value]];
     lower_arg copied = {0};
     if (!own && l->outputs[o].name) copied = lower_operand(st, go->value, n->ndim, n->dims);
     if (!l->outputs[o].name || (!own && !lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false))) {
@@ -506,7 +697,7 @@ static ic_status lower_drop_dead(lowered *l) {
   return IC_OK;
 }
 
-ic_status lower_graph(const ic_graph *g, lowered **out) {
+ic_status lower_graph(const ic_graph *g, bool fused, lowered **out) {
   *out = NULL;
   lowered *l = sys_calloc(1, sizeof *l);
   int32_t *node_of = sys_malloc(sizeof(int32_t) * ((size_t)g->nodes.count + 1));
@@ -518,11 +709,14 @@ ic_status lower_graph(const ic_graph *g, lowered **out) {
   bool *is_output = sys_calloc((size_t)g->nodes.count + 1, sizeof(bool));
   for (int32_t v = 0; v < g->nodes.count; v++) node_of[v] = -1;
   for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
-  lower_state st = {g, l, node_of, is_output, LOWER_INLINE_BASE + 4 * g->nodes.count, false};
-  ic_status s = is_output ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
+  bool *recompute = is_output ? lower_broadcast_recomputable(g, is_output, fused) : NULL;
+  lower_state st = {.g = g, .l = l, .node_of = node_of, .is_output = is_output, .recompute = recompute,
+                    .inline_budget = LOWER_INLINE_BASE + 4 * g->nodes.count};
+  ic_status s = recompute ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
   if (!s) s = lower_drop_dead(l);
   free(node_of);
   free(is_output);
+  free(recompute);
   if (s) {
     lowered_destroy(l);
     return error_set(s, "lowering: out of memory");

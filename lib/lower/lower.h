@@ -84,13 +84,15 @@ typedef struct lower_node {
 } lower_node;
 
 /* True when dims (ndim) are the row form of a reduction over `axes` of space in_dims:
- * in_dims with the reduced dims made 1 or dropped. */
+ * in_dims with each reduced dim made 1s (one, or several where a merged reduction is read
+ * in the graph's keepdim shape; lib/lower/merge_axes.c) or dropped. */
 bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                        const sym_id *dims);
 /* The substitution that maps a row-form node's vars (its own ndim dims) onto the vars of
- * an element space of in_ndim dims: vars of reduced dims become 0 (keepdim form, ndim ==
- * in_ndim) or the kept dims are renumbered (dropped form). repl gets ndim entries. */
-void lower_row_vars(sym_arena *a, int32_t in_ndim, uint32_t axes, int32_t ndim, sym_id *repl);
+ * the element space in_dims: a kept dim's var becomes its element dim's var, a reduced
+ * dim's 1s become 0. repl gets ndim entries (none when dims are no row form). */
+void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+                    const sym_id *dims, sym_id *repl);
 
 typedef struct lower_input {
   char *name;
@@ -103,9 +105,14 @@ typedef struct lower_input {
   sym_id strides[IC_MAX_DIMS];
 } lower_input;
 
+/* An output's buffer holds node's values in row-major order; its shape is the graph
+ * output's, which differs from node's dims where the output is a reshape of node (a
+ * reshape of a contiguous buffer moves no element, so only the store's shape changes). */
 typedef struct lower_output {
   char *name;
   int32_t node;
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
 } lower_output;
 
 typedef struct lowered {
@@ -127,11 +134,37 @@ typedef struct lowered {
 static inline int32_t lower_stride_param(int32_t input, int32_t dim) { return input * IC_MAX_DIMS + dim; }
 
 /* Lowers a graph without errors. Unused nodes are dropped; every output gets a node of
- * its own (a copy where the output is an input, a constant, a view or another output). */
-ic_status lower_graph(const ic_graph *g, lowered **out);
+ * its own (a copy where the output is an input, a constant, a view or another output,
+ * but the value's own node for a reshape of a computed value). fused: canonicalize for
+ * fusion (lib/lower/broadcast.c); eager programs keep every op of the graph in its own
+ * space. */
+ic_status lower_graph(const ic_graph *g, bool fused, lowered **out);
 void lowered_destroy(lowered *l);
 /* Calls fn on every leaf (NODE, LOAD, CONST) of arg: arg itself, or a SELECT's branches. */
 void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const lower_arg *leaf, void *ctx), void *ctx);
+/* Puts the nodes in canonical order (lib/lower/order.c): the order a depth-first walk
+ * from the outputs finishes them, independent of the order the graph built them in. */
+ic_status lower_canonical_order(lowered *l);
+/* Per graph value: whether a read of it through a broadcast recomputes it at the
+ * reader's point (lib/lower/broadcast.c; none unless fused); NULL when out of memory. */
+bool *lower_broadcast_recomputable(const ic_graph *g, const bool *is_output, bool fused);
+/* A reduction's operand space with each run of adjacent reduced dims merged into one and
+ * kept dims of size 1 dropped (lib/lower/merge_axes.c): merged dims and axes; by original
+ * dim, its merged dim (-1: dropped), the product of the run's sizes after it, and whether
+ * it starts its merged dim. */
+typedef struct lower_axes_merge {
+  int32_t ndim;
+  sym_id dims[IC_MAX_DIMS];
+  uint32_t axes;
+  int32_t dim_of[IC_MAX_DIMS];
+  sym_id inner[IC_MAX_DIMS];
+  bool first[IC_MAX_DIMS];
+} lower_axes_merge;
+/* The merge of a reduction over `axes` of dims; true when it changes the space (only dims
+ * of constant size join a run after its first). */
+bool lower_merge_axes(sym_arena *a, int32_t ndim, const sym_id *dims, uint32_t axes, lower_axes_merge *m);
+/* The original index (ndim, of dims) of the point at the merged space's vars. */
+void lower_merge_split_index(sym_arena *a, const lower_axes_merge *m, int32_t ndim, const sym_id *dims, sym_id *idx);
 /* Contiguous element strides of dims into strides. */
 void lower_contiguous_strides(sym_arena *a, int32_t ndim, const sym_id *dims, sym_id *strides);
 

@@ -29,7 +29,7 @@ static bool program_plan_buffers(ic_program *p, const lowered *l, const schedule
   for (int32_t n = 0; n < l->nodes.count; n++) node_buffer[n] = -1;
   for (int32_t o = 0; o < l->noutputs; o++) {
     const lower_node *n = &l->nodes.items[l->outputs[o].node];
-    int32_t b = program_add_buffer(p, PROGRAM_OUTPUT, o, n->dtype, n->ndim, n->dims);
+    int32_t b = program_add_buffer(p, PROGRAM_OUTPUT, o, n->dtype, l->outputs[o].ndim, l->outputs[o].dims);
     if (b < 0) return false;
     node_buffer[l->outputs[o].node] = b;
     p->outputs[o].buffer = b;

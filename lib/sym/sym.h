@@ -102,6 +102,11 @@ bool sym_affine_in_var(sym_arena *a, sym_id e, int32_t k, sym_id *coeff, sym_id 
 /* Replaces every var k (k < nvars) by repl[k] and re-canonicalizes. */
 sym_id sym_subst_vars(sym_arena *a, sym_id e, int32_t nvars, const sym_id *repl);
 
+/* e with the floordivs and modulos that cannot change its value removed, given var k in
+ * [0, end[k]) for k < nvars (end[k] <= 0: no bound known): x / b = 0 and x % b = x for
+ * 0 <= x < b, b a constant (lib/sym/bounds.c). */
+sym_id sym_simplify_in_range(sym_arena *a, sym_id e, int32_t nvars, const int64_t *end);
+
 /* Copies an expression of another arena into this one. */
 sym_id sym_import(sym_arena *dst, const sym_arena *src, sym_id e);
 

@@ -294,6 +294,23 @@ START_TEST(test_ref_clamped_fp8_cast) {
 }
 END_TEST
 
+/* the lowering's canonicalizations: statistics over two adjacent dims and a kept 1
+ * (merge_axes.c), the affine over another reshape of the same rows moved onto the
+ * reduction's space, a weight cast before its broadcast (broadcast.c), outputs that are
+ * reshapes, and the canonical node order (order.c) */
+START_TEST(test_ref_canonicalized_spellings) {
+  seq_env norm = ref_fused;
+  norm.run = false; /* its inputs are not run_sequence's */
+  norm.text = "symbol n\ninput x : f32[n, 8, 6]\ninput w : bf16[8]\neps = const 1e-5\n"
+              "xg = reshape(x, [n, 1, 2, 4, 6])\nm = mean(xg, [3, 4], keepdim)\nd = sub(xg, m)\nd2 = mul(d, d)\n"
+              "v = mean(d2, [3, 4])\nvk = reshape(v, [n, 1, 2, 1, 1])\nve = add(vk, eps)\nr = rsqrt(ve)\n"
+              "xn = mul(d, r)\nx3 = reshape(xn, [n, 8, 6])\nwf = cast(w, f32)\nw3 = reshape(wf, [8, 1])\n"
+              "y3 = mul(x3, w3)\ny = reshape(y3, [n, 48])\nvs = reshape(v, [n, 2])\noutput y\noutput vs\n";
+  ck_assert_int_eq(run_sequence(&norm), IC_OK);
+  sweep("ref fused, canonicalized spellings", run_sequence, &norm, "alloc", ENOMEM, NULL);
+}
+END_TEST
+
 /* few long rows: a kernel a pass (kir_pass_kernel, program_push_passes), run */
 START_TEST(test_ref_passes) {
   ck_assert_int_eq(run_passes(ref_ctx), IC_OK);
@@ -412,6 +429,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_ref_eager_uncached, ref_setup, ref_teardown);
   CHECK_CASE(s, test_ref_program_cache, ref_setup, ref_teardown);
   CHECK_CASE(s, test_ref_clamped_fp8_cast, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_ref_canonicalized_spellings, ref_setup, ref_teardown);
   CHECK_CASE(s, test_ref_passes, ref_setup, ref_teardown);
   CHECK_CASE(s, test_cuda_cold_nvrtc, cold_setup, cold_teardown);
   CHECK_CASE(s, test_cuda_cold_alloc, cold_setup, cold_teardown);

@@ -25,7 +25,7 @@ typedef struct pipeline {
 
 static lowered *lower(ic_graph *g) {
   lowered *l = NULL;
-  OK(lower_graph(g, &l));
+  OK(lower_graph(g, true, &l));
   ic_graph_destroy(g);
   return l;
 }

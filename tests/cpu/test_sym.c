@@ -533,6 +533,42 @@ START_TEST(test_random_property) {
 }
 END_TEST
 
+/* Within known var ranges, divisions and modulos that cannot change a value go, and
+ * nothing else changes value: explicit cases, then random trees against evaluation at
+ * every point of small ranges. */
+START_TEST(test_simplify_in_range) {
+  const int64_t end[2] = {24, 4};
+  /* i0 / 24 = 0, i0 % 24 = i0, (4 * i1 + i0 / 24) % 4 = 0, and a flat index below 96 */
+  ck_assert_int_eq(sym_simplify_in_range(A, t_fdiv(V(0), C(24)), 2, end), C(0));
+  ck_assert_int_eq(sym_simplify_in_range(A, mod(V(0), C(24)), 2, end), V(0));
+  ck_assert_int_eq(sym_simplify_in_range(A, mod(add(mul(C(4), V(1)), t_fdiv(V(0), C(24))), C(4)), 2, end), C(0));
+  sym_id flat = add(mul(C(24), V(1)), V(0)); /* < 96 */
+  ck_assert_int_eq(sym_simplify_in_range(A, t_fdiv(flat, C(96)), 2, end), C(0));
+  ck_assert_int_eq(sym_simplify_in_range(A, mod(flat, C(96)), 2, end), flat);
+  /* not provably in range: kept */
+  ck_assert_int_eq(sym_simplify_in_range(A, t_fdiv(flat, C(95)), 2, end), t_fdiv(flat, C(95)));
+  ck_assert_int_eq(sym_simplify_in_range(A, mod(V(0), C(24)), 1, (int64_t[]){0}), mod(V(0), C(24)));
+  ck_assert_int_eq(sym_simplify_in_range(A, t_fdiv(add(V(0), S(0)), C(24)), 2, end), t_fdiv(add(V(0), S(0)), C(24)));
+  ck_assert_int_eq(sym_simplify_in_range(A, mod(sub(V(0), C(1)), C(24)), 2, end), mod(sub(V(0), C(1)), C(24)));
+  for (int it = 0; it < 1000; it++) {
+    tree t = {.count = 0};
+    int root = gen(&t, 1 + (int)rnd(4));
+    sym_id e = build(&t, root, false);
+    int64_t ends[2] = {1 + rnd(12), 1 + rnd(12)};
+    sym_id s = sym_simplify_in_range(A, e, 2, ends);
+    for (int64_t a = 0; a < ends[0]; a++)
+      for (int64_t b = 0; b < ends[1]; b++) {
+        int64_t v[3] = {a, b, rnd_range(0, 12)}, want = 0, got = 0;
+        sym_env env = {.symbols = v + 2, .nsymbols = 1, .vars = v, .nvars = 2};
+        bool ok = sym_eval(A, e, &env, &want);
+        ck_assert_int_eq(sym_eval(A, s, &env, &got), ok);
+        ck_assert_msg(!ok || got == want, "tree %d at (%lld, %lld): %lld, simplified %lld", it, (long long)a,
+                      (long long)b, (long long)want, (long long)got);
+      }
+  }
+}
+END_TEST
+
 static Suite *sym_suite(void) {
   Suite *s = suite_create("sym");
   TCase *tc = check_tcase("core");
@@ -548,6 +584,7 @@ static Suite *sym_suite(void) {
   tcase_add_test(tc, test_affine);
   tcase_add_test(tc, test_subst);
   tcase_add_test(tc, test_import);
+  tcase_add_test(tc, test_simplify_in_range);
   tcase_add_test(tc, test_print);
   tcase_add_test(tc, test_random_property);
   suite_add_tcase(s, tc);
