@@ -125,7 +125,9 @@ IC_API const char *ic_last_error(void);
 
 /* ---------------------------------------------------------------- dtypes */
 
-/* X(name, bytes, spelling). Storage of f16/bf16/f8 is the IEEE-style bit pattern. */
+/* X(name, bytes, spelling). Storage of f16/bf16/f8 is the IEEE-style bit pattern. The
+ * unsigned u16, u32 and u64 come last so that the older dtypes keep their numbers; hosts
+ * iterate every dtype as IC_BOOL .. IC_DTYPE_COUNT - 1 (or over this list). */
 #define IC_DTYPE_LIST(X)  \
   X(BOOL, 1, "bool")      \
   X(U8, 1, "u8")          \
@@ -138,7 +140,10 @@ IC_API const char *ic_last_error(void);
   X(F32, 4, "f32")        \
   X(F64, 8, "f64")        \
   X(F8E4M3, 1, "f8e4m3")  \
-  X(F8E5M2, 1, "f8e5m2")
+  X(F8E5M2, 1, "f8e5m2")  \
+  X(U16, 2, "u16")        \
+  X(U32, 4, "u32")        \
+  X(U64, 8, "u64")
 
 typedef enum ic_dtype {
   IC_DTYPE_INVALID = 0,
