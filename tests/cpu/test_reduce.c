@@ -56,6 +56,15 @@ END_TEST
 START_TEST(test_matrix_i8) { rc_matrix((const ic_dtype[]){IC_I8}, 1); }
 END_TEST
 
+START_TEST(test_matrix_u16) { rc_matrix((const ic_dtype[]){IC_U16}, 1); }
+END_TEST
+
+START_TEST(test_matrix_u32) { rc_matrix((const ic_dtype[]){IC_U32}, 1); }
+END_TEST
+
+START_TEST(test_matrix_u64) { rc_matrix((const ic_dtype[]){IC_U64}, 1); }
+END_TEST
+
 START_TEST(test_matrix_bool) { rc_matrix((const ic_dtype[]){IC_BOOL}, 1); }
 END_TEST
 
@@ -1603,6 +1612,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_matrix_u8, setup, teardown);
   CHECK_CASE(s, test_matrix_i8, setup, teardown);
   CHECK_CASE(s, test_matrix_bool, setup, teardown);
+  CHECK_CASE(s, test_matrix_u16, setup, teardown);
+  CHECK_CASE(s, test_matrix_u32, setup, teardown);
+  CHECK_CASE(s, test_matrix_u64, setup, teardown);
   CHECK_CASE(s, test_matrix_i16, setup, teardown);
   CHECK_CASE(s, test_matrix_f8e5m2, setup, teardown);
   CHECK_CASE(s, test_matrix_symbolic_large, setup, teardown);

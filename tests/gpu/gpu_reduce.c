@@ -37,6 +37,9 @@ GPU_MATRIX_CASE(i64, IC_I64)
 GPU_MATRIX_CASE(u8, IC_U8)
 GPU_MATRIX_CASE(i8, IC_I8)
 GPU_MATRIX_CASE(bool, IC_BOOL)
+GPU_MATRIX_CASE(u16, IC_U16)
+GPU_MATRIX_CASE(u32, IC_U32)
+GPU_MATRIX_CASE(u64, IC_U64)
 
 /* eager == fused on cuda, bit for bit: f32, bf16 and i32 over the 1-d and 2-d sets. */
 START_TEST(test_eager_equals_fused) {
@@ -387,6 +390,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_matrix_u8, setup, teardown);
   CHECK_CASE(s, test_matrix_i8, setup, teardown);
   CHECK_CASE(s, test_matrix_bool, setup, teardown);
+  CHECK_CASE(s, test_matrix_u16, setup, teardown);
+  CHECK_CASE(s, test_matrix_u32, setup, teardown);
+  CHECK_CASE(s, test_matrix_u64, setup, teardown);
   CHECK_CASE(s, test_eager_equals_fused, setup, teardown);
   CHECK_CASE(s, test_strided_and_broadcast, setup, teardown);
   CHECK_CASE(s, test_special_values, setup, teardown);
