@@ -1430,7 +1430,8 @@ END_TEST
 /* rc_dtypes: f32 f64 f16 bf16 f8e4m3 i32 i64 u8 i8 bool */
 enum {
   DT_F32 = 1u << 0, DT_F64 = 1u << 1, DT_F16 = 1u << 2, DT_BF16 = 1u << 3, DT_F8E4M3 = 1u << 4,
-  DT_I32 = 1u << 5, DT_I64 = 1u << 6, DT_U8 = 1u << 7, DT_I8 = 1u << 8, DT_BOOL = 1u << 9
+  DT_I32 = 1u << 5, DT_I64 = 1u << 6, DT_U8 = 1u << 7, DT_I8 = 1u << 8, DT_BOOL = 1u << 9, DT_U16 = 1u << 10,
+  DT_U32 = 1u << 11, DT_U64 = 1u << 12
 };
 
 typedef struct nvrtc_set {
@@ -1454,7 +1455,7 @@ static void compile_strict(ic_context *ctx, const ic_graph *g, ic_compile_mode m
 /* The dtypes of one test of compile_reductions: each arch's sets in several tests, so
  * that each stays short (the heaviest kernels, every reduction of an f32 or f8e4m3 tensor
  * over its middle axis, take NVRTC seconds each: sm_80's sets, which have them, in more). */
-enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0 };
+enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0, DT_WIDE_UNSIGNED = 0x1c00 };
 
 static void compile_reductions_of(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
                                   uint32_t prologue_dtypes, uint32_t dtypes, int def_first, int def_end) {
@@ -1558,6 +1559,22 @@ START_TEST(test_nvrtc_sm80_ints) {
 }
 END_TEST
 
+/* u16, u32 and u64 (the older sets name the older dtypes only): rows of the middle axis
+ * each, a strided column (sm_80) or a full reduction (sm_90a) for one dtype */
+static const nvrtc_set unsigned_sets_sm80[] = {
+    {{1, {1}}, 1, false, 0},
+    {{1, {0}}, 0, true, DT_U64},
+};
+static const nvrtc_set unsigned_sets_sm90a[] = {
+    {{1, {2}}, 1, false, 0},
+    {{0, {0}}, 0, false, DT_U32},
+};
+
+START_TEST(test_nvrtc_sm80_unsigned) {
+  compile_reductions("sm_80", unsigned_sets_sm80, RC_COUNT(unsigned_sets_sm80), DT_U64, DT_WIDE_UNSIGNED, DT_WIDE_UNSIGNED);
+}
+END_TEST
+
 /* the shorthands for sm_80 (sm_90a: test_fusion_groupings_cuda_sm90a) */
 START_TEST(test_nvrtc_sm80_shorthands) {
   ic_context *ctx = compile_only_ctx("sm_80");
@@ -1589,6 +1606,12 @@ END_TEST
 
 START_TEST(test_nvrtc_sm90a_ints) {
   compile_reductions("sm_90a", sm90a_sets, RC_COUNT(sm90a_sets), DT_F32, DT_BF16 | DT_I32, DT_INTS);
+}
+END_TEST
+
+START_TEST(test_nvrtc_sm90a_unsigned) {
+  compile_reductions("sm_90a", unsigned_sets_sm90a, RC_COUNT(unsigned_sets_sm90a), DT_U32, DT_WIDE_UNSIGNED,
+                     DT_WIDE_UNSIGNED);
 }
 END_TEST
 
@@ -1648,6 +1671,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_nvrtc_sm80_shorthands, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a_floats, setup, teardown);
   CHECK_CASE(s, test_nvrtc_sm90a_ints, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_unsigned, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm90a_unsigned, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }
