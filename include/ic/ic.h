@@ -164,7 +164,7 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  * alignment), converted as ic_graph_cast converts an f64 (floats round once to nearest
  * even, overflow gives inf or, for f8e4m3, NaN; integers truncate and saturate, NaN
  * gives 0; bool is value != 0); IC_ERR_INVALID_ARGUMENT for an invalid dtype or NULL
- * dst. ic_element_load reads one back as a double (exact but for i64 values beyond
+ * dst. ic_element_load reads one back as a double (exact but for i64 and u64 values beyond
  * 2^53); NaN for an invalid dtype or NULL src. */
 IC_API ic_status ic_element_store(ic_dtype dtype, double value, void *dst);
 IC_API double ic_element_load(ic_dtype dtype, const void *src);
