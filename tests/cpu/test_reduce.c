@@ -991,7 +991,7 @@ START_TEST(test_two_stage_cases_ref) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F64, IC_REDUCE_PROD}, {IC_I32, IC_REDUCE_SUM},
       {IC_F32, IC_REDUCE_ARGMAX}, {IC_I32, IC_REDUCE_ARGMIN}, {IC_F16, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY},
-      {IC_U8, IC_REDUCE_ALL}};
+      {IC_U8, IC_REDUCE_ALL}, {IC_U64, IC_REDUCE_MAX}, {IC_U32, IC_REDUCE_ARGMIN}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
     rc_two_stage_case(cases[c].dt, cases[c].op, 3, 1);
     rc_two_stage_case(cases[c].dt, cases[c].op, 3, 1001);
@@ -1404,7 +1404,7 @@ END_TEST
 START_TEST(test_column_split_cases_ref) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
-      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
+      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}, {IC_U64, IC_REDUCE_MIN}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
     rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, 0, 2);
     rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, 0, 2);
@@ -1427,7 +1427,7 @@ END_TEST
  * every dtype, all and a strided operand for some; sm_80: outer for every dtype, middle
  * and several for some); single-op kernels (eager) of f32 and bool; a prologue and an
  * epilogue; the shorthands (test_fusion_groupings_cuda_sm90a compiles them for sm_90a). */
-/* rc_dtypes: f32 f64 f16 bf16 f8e4m3 i32 i64 u8 i8 bool */
+/* rc_dtypes: f32 f64 f16 bf16 f8e4m3 i32 i64 u8 i8 bool u16 u32 u64 */
 enum {
   DT_F32 = 1u << 0, DT_F64 = 1u << 1, DT_F16 = 1u << 2, DT_BF16 = 1u << 3, DT_F8E4M3 = 1u << 4,
   DT_I32 = 1u << 5, DT_I64 = 1u << 6, DT_U8 = 1u << 7, DT_I8 = 1u << 8, DT_BOOL = 1u << 9, DT_U16 = 1u << 10,
