@@ -1262,6 +1262,7 @@ static void column_pack_cases(const char *arch) {
       {"symbol n\ninput x : bf16[n, 7, 34]\ny = sum(x, [1])\noutput y\n", 2, "ic_ld_na_s32("},
       {"symbol n\ninput x : bf16[n, 7, 33]\ny = sum(x, [1])\noutput y\n", 1, NULL},
       {"symbol n\ninput x : u8[n, 7, 34]\ny = max(x, [1])\noutput y\n", 2, "ic_ld_na_s16("},
+      {"symbol n\ninput x : u16[4096, n]\ny = max(x, [0])\noutput y\n", 2, "ic_ld_na_s32("},
       /* a load free of the columns (one a row of x), an epilogue of column values */
       {"symbol n\ninput x : bf16[4096, n]\ninput s : bf16[4096, 1]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\ninput w : f32[1, n]\n"
        "c = cast(r, f32)\ny = mul(c, w)\noutput y\n",
