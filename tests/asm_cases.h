@@ -59,6 +59,22 @@ static void ac_ref_exponent(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PAC
 static void ac_ref_trunc16(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
   for (int32_t q = 0; q < p; q++) out[0][q].i = (int16_t)(uint16_t)((uint32_t)in[0][q].i & 0xffffu);
 }
+/* The high 64 bits of the 128-bit product of two u64 (mul.hi.u64), from 32-bit halves. */
+static void ac_ref_mul_hi_u64(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
+  for (int32_t q = 0; q < p; q++) {
+    const uint64_t a = (uint64_t)in[0][q].i, b = (uint64_t)in[1][q].i, m = 0xffffffffu;
+    const uint64_t ll = (a & m) * (b & m), lh = (a & m) * (b >> 32), hl = (a >> 32) * (b & m), hh = (a >> 32) * (b >> 32);
+    const uint64_t mid = (ll >> 32) + (lh & m) + (hl & m);
+    out[0][q].i = (int64_t)(hh + (lh >> 32) + (hl >> 32) + (mid >> 32));
+  }
+}
+/* min.u32 (unsigned where i32 would be signed) and a logical shift of u16 lanes */
+static void ac_ref_min_u32(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
+  for (int32_t q = 0; q < p; q++) out[0][q].i = (uint64_t)in[0][q].i < (uint64_t)in[1][q].i ? in[0][q].i : in[1][q].i;
+}
+static void ac_ref_shr1_u16(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
+  for (int32_t q = 0; q < p; q++) out[0][q].i = (in[0][q].i & 0xffff) >> 1;
+}
 static void ac_ref_add_f16(int32_t p, hv in[][AC_MAX_PACK], hv out[][AC_MAX_PACK]) {
   for (int32_t q = 0; q < p; q++) out[0][q].f = ref_round(IC_F16, in[0][q].f + in[1][q].f);
 }
@@ -129,6 +145,10 @@ static const asm_case ac_cases[] = {
      ac_ref_or_e5m2},
     {"pack 8 e4m3 in a 64-bit register", "or.b64 $0, $1, 0x7878787878787878;", "=l,l", 8, true, 1, {IC_F8E4M3}, 1,
      {IC_F8E4M3}, ac_ref_or_e4m3},
+    {"mul.hi.u64", "mul.hi.u64 $0, $1, $2;", "=l,l,l", 1, true, 2, {IC_U64, IC_U64}, 1, {IC_U64}, ac_ref_mul_hi_u64},
+    {"min.u32", "min.u32 $0, $1, $2;", "=r,r,r", 1, true, 2, {IC_U32, IC_U32}, 1, {IC_U32}, ac_ref_min_u32},
+    {"pack 2 u16 halves shifted right", "{ .reg .b16 l, h;\n  mov.b32 {l, h}, $1;\n  shr.u16 l, l, 1;\n  shr.u16 h, h, 1;\n"
+     "  mov.b32 $0, {l, h}; }", "=r,r", 2, true, 1, {IC_U16}, 1, {IC_U16}, ac_ref_shr1_u16},
 };
 #define AC_NCASES ((int)(sizeof ac_cases / sizeof ac_cases[0]))
 

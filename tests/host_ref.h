@@ -14,7 +14,7 @@
 #include "base/dtype.h"
 
 /* A value in its compute type: f16/bf16/f32/fp8 in f (rounded to the dtype), f64 in d,
- * integers in i (wrapped to the width), bool in b. */
+ * integers in i (wrapped to the width; u64 as its bits), bool in b. */
 typedef struct hv {
   float f;
   double d;
@@ -22,8 +22,8 @@ typedef struct hv {
   bool b;
 } hv;
 
-static const ic_dtype ref_all_dtypes[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16, IC_I32,    IC_I64,
-                                          IC_F16,  IC_BF16, IC_F32, IC_F64, IC_F8E4M3, IC_F8E5M2};
+static const ic_dtype ref_all_dtypes[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16,    IC_I32,    IC_I64,  IC_F16, IC_BF16,
+                                          IC_F32,  IC_F64, IC_F8E4M3, IC_F8E5M2, IC_U16, IC_U32, IC_U64};
 
 /* computed in f32 */
 /* The bits of an f32. */
@@ -36,8 +36,9 @@ static inline uint32_t ref_f32_bits(float f) {
 static inline bool ref_is_float(ic_dtype dt) {
   return dt == IC_F32 || dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
 }
+static inline bool ref_is_unsigned(ic_dtype dt) { return dt == IC_U8 || dt == IC_U16 || dt == IC_U32 || dt == IC_U64; }
 static inline bool ref_is_int(ic_dtype dt) {
-  return dt == IC_U8 || dt == IC_I8 || dt == IC_I16 || dt == IC_I32 || dt == IC_I64;
+  return ref_is_unsigned(dt) || dt == IC_I8 || dt == IC_I16 || dt == IC_I32 || dt == IC_I64;
 }
 
 static inline float ref_nan32(void) { return NAN; }
@@ -53,6 +54,8 @@ static inline float ref_round(ic_dtype dt, float f) {
 static inline int64_t ref_wrap(ic_dtype dt, int64_t v) {
   switch (dt) {
   case IC_U8: return v & 0xff;
+  case IC_U16: return v & 0xffff;
+  case IC_U32: return v & 0xffffffff;
   case IC_I8: return (int8_t)(v & 0xff);
   case IC_I16: return (int16_t)(v & 0xffff);
   case IC_I32: return (int32_t)(uint32_t)(uint64_t)v;
@@ -60,10 +63,22 @@ static inline int64_t ref_wrap(ic_dtype dt, int64_t v) {
   }
 }
 
+/* The range of an integer dtype; u64's top, 2^64 - 1, is -1 as int64 bits. */
 static inline void ref_range(ic_dtype dt, int64_t *lo, int64_t *hi) {
-  *lo = dt == IC_U8 ? 0 : dt == IC_I8 ? -128 : dt == IC_I16 ? -32768 : dt == IC_I32 ? INT32_MIN : INT64_MIN;
-  *hi = dt == IC_U8 ? 255 : dt == IC_I8 ? 127 : dt == IC_I16 ? 32767 : dt == IC_I32 ? INT32_MAX : INT64_MAX;
+  switch (dt) {
+  case IC_U8: *lo = 0; *hi = 255; break;
+  case IC_U16: *lo = 0; *hi = 65535; break;
+  case IC_U32: *lo = 0; *hi = UINT32_MAX; break;
+  case IC_U64: *lo = 0; *hi = -1; break;
+  case IC_I8: *lo = -128; *hi = 127; break;
+  case IC_I16: *lo = -32768; *hi = 32767; break;
+  case IC_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+  default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+  }
 }
+
+/* The integer value of v of dtype dt as a double (u64 by its unsigned value). */
+static inline double ref_int_double(ic_dtype dt, int64_t v) { return dt == IC_U64 ? (double)(uint64_t)v : (double)v; }
 
 static inline hv ref_get(ic_dtype dt, const void *p, int64_t i) {
   hv v = {0};
@@ -75,6 +90,9 @@ static inline hv ref_get(ic_dtype dt, const void *p, int64_t i) {
   case IC_F8E4M3: case IC_F8E5M2: v.f = (float)small_float_value(dt, *q); break;
   case IC_F64: memcpy(&v.d, q, 8); break;
   case IC_U8: v.i = *q; break;
+  case IC_U16: { uint16_t x; memcpy(&x, q, 2); v.i = x; break; }
+  case IC_U32: { uint32_t x; memcpy(&x, q, 4); v.i = x; break; }
+  case IC_U64: memcpy(&v.i, q, 8); break;
   case IC_I8: v.i = (int8_t)*q; break;
   case IC_I16: { int16_t x; memcpy(&x, q, 2); v.i = x; break; }
   case IC_I32: { int32_t x; memcpy(&x, q, 4); v.i = x; break; }
@@ -94,9 +112,9 @@ static inline void ref_set(ic_dtype dt, void *p, int64_t i, hv v) {
   case IC_F8E4M3: case IC_F8E5M2: *q = (unsigned char)small_float_bits(dt, v.f); break;
   case IC_F64: memcpy(q, &v.d, 8); break;
   case IC_U8: case IC_I8: *q = (unsigned char)(v.i & 0xff); break;
-  case IC_I16: { int16_t x = (int16_t)v.i; memcpy(q, &x, 2); break; }
-  case IC_I32: { int32_t x = (int32_t)v.i; memcpy(q, &x, 4); break; }
-  case IC_I64: memcpy(q, &v.i, 8); break;
+  case IC_I16: case IC_U16: { uint16_t x = (uint16_t)(v.i & 0xffff); memcpy(q, &x, 2); break; }
+  case IC_I32: case IC_U32: { uint32_t x = (uint32_t)(v.i & 0xffffffff); memcpy(q, &x, 4); break; }
+  case IC_I64: case IC_U64: memcpy(q, &v.i, 8); break;
   case IC_BOOL: *q = v.b ? 1 : 0; break;
   default: break;
   }
@@ -144,17 +162,38 @@ static inline double ref_max_finite(ic_dtype dt) {
   }
 }
 
-/* An integer rounded to `bits` significant bits, to nearest even (exact in a double). */
-static inline double ref_round_int_bits(int64_t v, int bits) {
-  uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+/* An integer of magnitude m and sign neg rounded to `bits` significant bits, to nearest
+ * even (exact in a double). */
+static inline double ref_round_mag_bits(uint64_t m, bool neg, int bits) {
   int top = 63;
   while (top > 0 && !((m >> top) & 1)) top--;
   int drop = top + 1 - bits;
-  if (drop <= 0) return (double)v;
-  uint64_t q = m >> drop, rem = m & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
-  if (rem > half || (rem == half && (q & 1))) q++;
-  double r = ldexp((double)q, drop);
-  return v < 0 ? -r : r;
+  double r;
+  if (drop <= 0) {
+    r = (double)m;
+  } else {
+    uint64_t q = m >> drop, rem = m & ((UINT64_C(1) << drop) - 1), half = UINT64_C(1) << (drop - 1);
+    if (rem > half || (rem == half && (q & 1))) q++;
+    r = ldexp((double)q, drop);
+  }
+  return neg ? -r : r;
+}
+
+/* An integer v of dtype dt rounded to `bits` significant bits. */
+static inline double ref_round_int_bits(ic_dtype dt, int64_t v, int bits) {
+  bool neg = v < 0 && dt != IC_U64;
+  return ref_round_mag_bits(neg ? 0 - (uint64_t)v : (uint64_t)v, neg, bits);
+}
+
+/* Saturating integer -> integer: v of dtype from clamped to to's range (compared as the
+ * values they are: u64 above INT64_MAX is no negative number). */
+static inline int64_t ref_int_saturate(ic_dtype from, ic_dtype to, int64_t v) {
+  bool huge = from == IC_U64 && v < 0; /* >= 2^63 */
+  if (to == IC_U64) return huge || v >= 0 ? v : 0;
+  int64_t lo, hi;
+  ref_range(to, &lo, &hi);
+  if (huge) return hi;
+  return v < lo ? lo : v > hi ? hi : v;
 }
 
 static inline int ref_mant_bits(ic_dtype dt) {
@@ -166,15 +205,16 @@ static inline hv ref_convert(ic_dtype from, ic_dtype to, hv a, bool saturate) {
   hv r = {0};
   bool ff = ref_is_float(from), fd = from == IC_F64, fi = ref_is_int(from);
   if (from == to && !(saturate && (ref_is_float(to) || to == IC_F64))) return a;
-  double x = ff ? a.f : fd ? a.d : fi ? (double)a.i : (a.b ? 1.0 : 0.0); /* inexact only for huge i64 */
+  double x = ff ? a.f : fd ? a.d : fi ? ref_int_double(from, a.i) : (a.b ? 1.0 : 0.0); /* inexact only for huge i64, u64 */
   if (to == IC_BOOL) {
     r.b = from == IC_BOOL ? a.b : fi ? a.i != 0 : x != 0.0;
   } else if (ref_is_int(to)) {
     int64_t lo, hi;
     ref_range(to, &lo, &hi);
-    if (fi) r.i = saturate ? (a.i < lo ? lo : a.i > hi ? hi : a.i) : ref_wrap(to, a.i);
+    if (fi) r.i = saturate ? ref_int_saturate(from, to, a.i) : ref_wrap(to, a.i);
     else if (from == IC_BOOL) r.i = a.b;
     else if (isnan(x)) r.i = 0;
+    else if (to == IC_U64) r.i = x <= 0.0 ? 0 : x >= 18446744073709551616.0 ? -1 : (int64_t)(uint64_t)x;
     else if (x >= 9223372036854775808.0) r.i = hi;
     else if (x < -9223372036854775808.0) r.i = lo;
     else {
@@ -183,9 +223,10 @@ static inline hv ref_convert(ic_dtype from, ic_dtype to, hv a, bool saturate) {
     }
   } else {
     /* the exact value rounded once to the target */
-    double v = fi && (a.i > (INT64_C(1) << 53) || a.i < -(INT64_C(1) << 53)) ? ref_round_int_bits(a.i, ref_mant_bits(to)) : x;
-    if (to == IC_F64) r.d = fi ? (double)a.i : v;
-    else if (to == IC_F32) r.f = fi ? (float)a.i : (float)v;
+    bool big = fi && (from == IC_U64 ? (uint64_t)a.i > (UINT64_C(1) << 53) : a.i > (INT64_C(1) << 53) || a.i < -(INT64_C(1) << 53));
+    double v = big ? ref_round_int_bits(from, a.i, ref_mant_bits(to)) : x;
+    if (to == IC_F64) r.d = v;
+    else if (to == IC_F32) r.f = (float)v;
     else r.f = (float)small_float_value(to, small_float_bits(to, v));
     double got = to == IC_F64 ? r.d : r.f;
     if (saturate && !isnan(x) && (isinf(got) || isnan(got))) {
@@ -283,8 +324,35 @@ static inline double ref_op_f64(ic_op op, double a, double b, double c) {
   }
 }
 
+/* An op of an unsigned dtype: exact on the zero-extended values, then wrapped. */
+static inline int64_t ref_op_uint(ic_op op, ic_dtype dt, uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t width = ic_dtype_size(dt) * 8, r = 0;
+  switch (op) {
+  case IC_OP_NEG: r = 0 - a; break;
+  case IC_OP_RELU: case IC_OP_ABS: r = a; break;
+  case IC_OP_SIGN: r = a != 0; break;
+  case IC_OP_BITWISE_NOT: r = ~a; break;
+  case IC_OP_ADD: r = a + b; break;
+  case IC_OP_SUB: r = a - b; break;
+  case IC_OP_MUL: r = a * b; break;
+  case IC_OP_MAXIMUM: case IC_OP_FMAX: r = a > b ? a : b; break;
+  case IC_OP_MINIMUM: case IC_OP_FMIN: r = a < b ? a : b; break;
+  case IC_OP_FMOD: case IC_OP_REMAINDER: r = b == 0 ? 0 : a % b; break;
+  case IC_OP_TRUNC_DIVIDE: case IC_OP_FLOOR_DIVIDE: r = b == 0 ? 0 : a / b; break;
+  case IC_OP_BITWISE_AND: r = a & b; break;
+  case IC_OP_BITWISE_OR: r = a | b; break;
+  case IC_OP_BITWISE_XOR: r = a ^ b; break;
+  case IC_OP_SHIFT_LEFT: r = b >= width ? 0 : a << b; break;
+  case IC_OP_SHIFT_RIGHT: r = b >= width ? 0 : a >> b; break;
+  case IC_OP_CLAMP: r = a < b ? b : a; r = r > c ? c : r; break;
+  default: break;
+  }
+  return ref_wrap(dt, (int64_t)r);
+}
+
 /* An integer op of dtype dt: exact, then wrapped to the width. */
 static inline int64_t ref_op_int(ic_op op, ic_dtype dt, int64_t a, int64_t b, int64_t c) {
+  if (ref_is_unsigned(dt)) return ref_op_uint(op, dt, (uint64_t)a, (uint64_t)b, (uint64_t)c);
   uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
   int width = (int)ic_dtype_size(dt) * 8;
   bool wraps = a == INT64_MIN && b == -1; /* i64 only; narrower MIN / -1 wrap below */
@@ -354,10 +422,10 @@ static inline hv ref_op(ic_op op, ic_dtype dt, ic_dtype out_dt, hv a, hv b, hv c
   }
   case IC_OP_EQ: r.b = dt == IC_BOOL ? a.b == b.b : isint ? a.i == b.i : x == y; return r;
   case IC_OP_NE: r.b = dt == IC_BOOL ? a.b != b.b : isint ? a.i != b.i : x != y; return r;
-  case IC_OP_LT: r.b = isint ? a.i < b.i : x < y; return r;
-  case IC_OP_LE: r.b = isint ? a.i <= b.i : x <= y; return r;
-  case IC_OP_GT: r.b = isint ? a.i > b.i : x > y; return r;
-  case IC_OP_GE: r.b = isint ? a.i >= b.i : x >= y; return r;
+  case IC_OP_LT: r.b = dt == IC_U64 ? (uint64_t)a.i < (uint64_t)b.i : isint ? a.i < b.i : x < y; return r;
+  case IC_OP_LE: r.b = dt == IC_U64 ? (uint64_t)a.i <= (uint64_t)b.i : isint ? a.i <= b.i : x <= y; return r;
+  case IC_OP_GT: r.b = dt == IC_U64 ? (uint64_t)a.i > (uint64_t)b.i : isint ? a.i > b.i : x > y; return r;
+  case IC_OP_GE: r.b = dt == IC_U64 ? (uint64_t)a.i >= (uint64_t)b.i : isint ? a.i >= b.i : x >= y; return r;
   default: break;
   }
   if (dt == IC_BOOL) {
@@ -464,7 +532,7 @@ static inline bool ref_close(ic_dtype dt, hv got, hv want, int ulps, double abs_
 
 /* For messages: a value as a double and its integer view. */
 static inline double ref_show(ic_dtype dt, hv v) {
-  return dt == IC_BOOL ? v.b : ref_is_int(dt) ? (double)v.i : dt == IC_F64 ? v.d : v.f;
+  return dt == IC_BOOL ? v.b : ref_is_int(dt) ? ref_int_double(dt, v.i) : dt == IC_F64 ? v.d : v.f;
 }
 
 /* xorshift64* */
@@ -486,7 +554,7 @@ static inline hv ref_random(ic_dtype dt, uint64_t *s) {
   } else if (ref_is_int(dt)) {
     int64_t lo, hi;
     ref_range(dt, &lo, &hi);
-    const int64_t special[] = {0, 1, -1, hi, lo, 7, -7, hi - 1, lo + 1};
+    const int64_t special[] = {0, 1, -1, hi, lo, 7, -7, (int64_t)((uint64_t)hi - 1), lo + 1};
     if (pick < 10) v.i = special[(r >> 8) % 9];
     else if (pick < 60) v.i = (int64_t)((r >> 16) % 201) - 100;
     else v.i = (int64_t)ref_rand(s);

@@ -233,7 +233,8 @@ static const rc_def rc_defs[] = {
 };
 enum { RC_NDEFS = sizeof rc_defs / sizeof *rc_defs };
 
-static const ic_dtype rc_dtypes[] = {IC_F32, IC_F64, IC_F16, IC_BF16, IC_F8E4M3, IC_I32, IC_I64, IC_U8, IC_I8, IC_BOOL};
+static const ic_dtype rc_dtypes[] = {IC_F32, IC_F64, IC_F16, IC_BF16, IC_F8E4M3, IC_I32, IC_I64,
+                                     IC_U8,  IC_I8,  IC_BOOL, IC_U16, IC_U32,    IC_U64};
 enum { RC_NDTYPES = sizeof rc_dtypes / sizeof *rc_dtypes };
 
 static inline ic_value rc_build(ic_graph *g, const rc_def *d, ic_value x, int32_t naxes, const int32_t *axes, int keepdim) {
@@ -291,6 +292,7 @@ static inline bool rc_truthy(ic_dtype dt, hv v) {
 /* v "beats" best for argmax (sign 1) or argmin (-1): NaN beats every number, the first
  * NaN wins, ties keep the first. */
 static inline bool rc_beats(ic_dtype dt, hv v, hv best, int sign) {
+  if (dt == IC_U64) return sign > 0 ? (uint64_t)v.i > (uint64_t)best.i : (uint64_t)v.i < (uint64_t)best.i;
   if (ref_is_int(dt)) return sign > 0 ? v.i > best.i : v.i < best.i;
   double a = dt == IC_F64 ? v.d : v.f, b = dt == IC_F64 ? best.d : best.f;
   if (isnan(b)) return false;
@@ -406,7 +408,7 @@ static inline void rc_expect_row(const rc_def *d, ic_dtype dt, ic_dtype odt, con
         ref_set(IC_BOOL, out, i, (hv){.b = acc});
       } else if (ref_is_int(dt)) {
         int64_t acc = v[0].i;
-        for (int64_t r = 1; r < n; r++) acc = mx ? (v[r].i > acc ? v[r].i : acc) : (v[r].i < acc ? v[r].i : acc);
+        for (int64_t r = 1; r < n; r++) acc = rc_beats(dt, v[r], (hv){.i = acc}, mx ? 1 : -1) ? v[r].i : acc;
         ref_set(dt, out, i, (hv){.i = acc});
       } else if (f64) {
         double acc = vd[0];
@@ -965,7 +967,7 @@ static inline hv rc_special_value(ic_dtype dt, int row, int64_t r, int64_t n) {
     case 3: x = r == n - 1 ? 3 : 2; break;
     case 4: x = r == n / 3 ? hi : r == n - 1 ? lo : 1; break;
     case 5: x = r == n - 1 ? 1 : 0; break;
-    case 6: x = r == n - 1 ? 0 : (dt == IC_U8 ? 255 : -1); break;
+    case 6: x = r == n - 1 ? 0 : -1; break; /* unsigned: the largest value */
     case 7: x = (r % 4 < 2) ? hi : lo; break; /* wraps a narrow sum, not an i64 one */
     default: x = (r * 7) % 5 - 2; break;
     }
@@ -1263,14 +1265,14 @@ static inline void rc_two_stage_case(ic_dtype dt, ic_reduce_op op, int64_t nrows
     if (arg || op == IC_REDUCE_PROD) ref_set(dt, sh, row, rc_small(1)); /* exact: the planted order stays */
     if (op == IC_REDUCE_PROD) /* ones, minus ones (signed) and two twos: no overflow to inf or 0 */
       for (int64_t i = 0; i < n; i++)
-        ref_set(dt, h, row * n + i, rc_small(i == 7 || i == 1000 ? 2 : i % 997 == 5 && dt != IC_U8 ? -1 : 1));
+        ref_set(dt, h, row * n + i, rc_small(i == 7 || i == 1000 ? 2 : i % 997 == 5 && !ref_is_unsigned(dt) ? -1 : 1));
     if (arg) /* values between the planted extremes */
-      for (int64_t i = 0; i < n; i++) ref_set(dt, h, row * n + i, rc_small(dt == IC_U8 ? 1 + (int)(i % 17) : (int)(i % 17) - 8));
+      for (int64_t i = 0; i < n; i++) ref_set(dt, h, row * n + i, rc_small(ref_is_unsigned(dt) ? 1 + (int)(i % 17) : (int)(i % 17) - 8));
     if (n >= 4 && dt != IC_BOOL && op != IC_REDUCE_PROD) {
       ref_set(dt, h, row * n + n / 3, rc_small(100));
       ref_set(dt, h, row * n + 2 * n / 3, rc_small(100));
-      ref_set(dt, h, row * n + n / 2, rc_small(dt == IC_U8 ? 0 : -100));
-      ref_set(dt, h, row * n + 3 * n / 4, rc_small(dt == IC_U8 ? 0 : -100));
+      ref_set(dt, h, row * n + n / 2, rc_small(ref_is_unsigned(dt) ? 0 : -100));
+      ref_set(dt, h, row * n + 3 * n / 4, rc_small(ref_is_unsigned(dt) ? 0 : -100));
     }
   }
   rc_output out;

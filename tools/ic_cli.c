@@ -407,12 +407,12 @@ static uint64_t rng_next(rng *r) { /* splitmix64 */
 }
 
 /* Floats uniform in [-2, 2] (an f32 value, then rounded to the dtype), integers in
- * [-100, 100] ([0, 100] for u8), bools 0 or 1. */
+ * [-100, 100] ([0, 100] for unsigned dtypes), bools 0 or 1. */
 static double random_value(ic_dtype dt, rng *r) {
   uint64_t x = rng_next(r);
   if (dtype_is_float(dt)) return (double)(-2.0f + 4.0f * (float)(x >> 40) * 0x1p-24f);
   if (dt == IC_BOOL) return (double)(x >> 63);
-  if (dt == IC_U8) return (double)((x >> 32) % 101);
+  if (dt == IC_U8 || dt == IC_U16 || dt == IC_U32 || dt == IC_U64) return (double)((x >> 32) % 101);
   return (double)((int64_t)((x >> 32) % 201) - 100);
 }
 

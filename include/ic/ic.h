@@ -125,7 +125,9 @@ IC_API const char *ic_last_error(void);
 
 /* ---------------------------------------------------------------- dtypes */
 
-/* X(name, bytes, spelling). Storage of f16/bf16/f8 is the IEEE-style bit pattern. */
+/* X(name, bytes, spelling). Storage of f16/bf16/f8 is the IEEE-style bit pattern. The
+ * unsigned u16, u32 and u64 come last so that the older dtypes keep their numbers; hosts
+ * iterate every dtype as IC_BOOL .. IC_DTYPE_COUNT - 1 (or over this list). */
 #define IC_DTYPE_LIST(X)  \
   X(BOOL, 1, "bool")      \
   X(U8, 1, "u8")          \
@@ -138,7 +140,10 @@ IC_API const char *ic_last_error(void);
   X(F32, 4, "f32")        \
   X(F64, 8, "f64")        \
   X(F8E4M3, 1, "f8e4m3")  \
-  X(F8E5M2, 1, "f8e5m2")
+  X(F8E5M2, 1, "f8e5m2")  \
+  X(U16, 2, "u16")        \
+  X(U32, 4, "u32")        \
+  X(U64, 8, "u64")
 
 typedef enum ic_dtype {
   IC_DTYPE_INVALID = 0,
@@ -159,7 +164,7 @@ IC_API size_t ic_dtype_size(ic_dtype dtype);
  * alignment), converted as ic_graph_cast converts an f64 (floats round once to nearest
  * even, overflow gives inf or, for f8e4m3, NaN; integers truncate and saturate, NaN
  * gives 0; bool is value != 0); IC_ERR_INVALID_ARGUMENT for an invalid dtype or NULL
- * dst. ic_element_load reads one back as a double (exact but for i64 values beyond
+ * dst. ic_element_load reads one back as a double (exact but for i64 and u64 values beyond
  * 2^53); NaN for an invalid dtype or NULL src. */
 IC_API ic_status ic_element_store(ic_dtype dtype, double value, void *dst);
 IC_API double ic_element_load(ic_dtype dtype, const void *src);
@@ -167,7 +172,7 @@ IC_API double ic_element_load(ic_dtype dtype, const void *src);
 /* ---------------------------------------------------------------- ops
  *
  * The semantics table. X(name, spelling, arity, accepted dtypes, result).
- * Dtype classes: FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2; INT = u8 i8 i16 i32 i64;
+ * Dtype classes: FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2; INT = u8 u16 u32 u64 i8 i16 i32 i64;
  * NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
  * Result SAME = the operands' dtype; BOOL = bool; TARGET = the dtype the conversion names.
  *
@@ -178,8 +183,11 @@ IC_API double ic_element_load(ic_dtype dtype, const void *src);
  *       0x7f like every NaN result (PyTorch keeps the sign: 0xff); f8e5m2 overflows to
  *       +-inf);
  *   f64: computed in f64;
- *   u8, i8, i16, i32, i64: exact integer arithmetic, wrapped to the width (two's
- *       complement; u8 wraps modulo 256).
+ *   u8, u16, u32, u64, i8, i16, i32, i64: exact integer arithmetic, wrapped to the width
+ *       (two's complement; the unsigned dtypes wrap modulo 2^width: u8 modulo 256, u64
+ *       modulo 2^64). Unsigned operands are their unsigned values everywhere: division,
+ *       remainder, comparisons, maximum/minimum/clamp, shifts and reductions never see
+ *       a u32 or u64 above the signed range as negative.
  * f16/bf16/fp8 intermediates are rounded even when they stay in registers, so eager and
  * fused results are bitwise identical. No floating-point contraction (NVRTC -fmad=false);
  * division and sqrt are IEEE-rounded.
@@ -200,47 +208,64 @@ IC_API double ic_element_load(ic_dtype dtype, const void *src);
  *   silu         x / (1 + exp(-x));  softplus: x > 20 ? x : log1p(exp(x))
  *   gelu_erf     0.5 x (1 + erf(x / sqrt(2)))
  *   rsqrt        1 / sqrt(x), each IEEE-rounded; reciprocal: 1 / x, IEEE-rounded
- *   abs          clears the sign bit (NaN too); integers wrap (abs(INT_MIN) = INT_MIN)
+ *   abs          clears the sign bit (NaN too); integers wrap (abs(INT_MIN) = INT_MIN);
+ *                unsigned dtypes: x.  neg: 0 - x, wrapped (unsigned: 2^width - x for
+ *                x != 0, as PyTorch's uint8); relu: x for unsigned dtypes
  *   floor, ceil, trunc, round (half to even), frac (x - trunc(x)): exact
- *   sign         1, -1, or x itself for +-0; NaN gives NaN; integers: 1, -1, 0
+ *   sign         1, -1, or x itself for +-0; NaN gives NaN; integers: 1, -1, 0 (unsigned:
+ *                1 or 0)
  *   logical_not  x == 0;  bitwise_not: ~x (bool: !x)
  *   isnan, isinf, isfinite: bool; false, false, true for integers
  *   minimum      NaN-propagating; minimum(-0, +0) = -0
  *   fmax, fmin   NaN-ignoring (a NaN operand gives the other), +0 over -0 as maximum
  *   copysign     |a| with b's sign bit
  *   pow, atan2, hypot: CUDA device math, within 4 ulp of libm (as exp above)
- *   fmod         C fmod (exact; the sign of a); integers: a - b * trunc(a / b)
+ *   fmod         C fmod (exact; the sign of a); integers: a - b * trunc(a / b);
+ *                unsigned dtypes: fmod and remainder are a % b, floor_divide and
+ *                trunc_divide a / b
  *   remainder    Python's: a - b * floor(a / b) (the sign of b), each step IEEE-rounded
  *   floor_divide floor(a / b); trunc_divide: trunc(a / b)
  *   integer division by zero gives 0 (floor_divide, trunc_divide, fmod, remainder);
  *   MIN / -1 wraps to MIN (i8: -128 / -1 = -128), and its remainder is 0
  *   logical_and/or/xor: operands != 0, bool result; bitwise_and/or/xor: integers or bool
  *   shift_left   a << b; b < 0 or b >= the width (8, 16, 32, 64 bits) gives 0
- *   shift_right  a >> b, arithmetic for signed dtypes, logical for u8; b < 0 or b >= the
- *                width gives 0, or -1 for a negative a
+ *   shift_right  a >> b, arithmetic for signed dtypes, logical for u8, u16, u32, u64; b < 0
+ *                or b >= the width gives 0, or -1 for a negative a (an unsigned b is never
+ *                negative: u32 0xffffffff is 2^32 - 1, past the width)
  *   clamp        minimum(maximum(x, lo), hi): NaN-propagating
  *   lerp         w < 0.5 ? a + w (b - a) : b - (b - a)(1 - w), each step IEEE-rounded
  *   fma          a * b + c with one rounding (the one contraction a graph asks for)
  *   div          true division, floating dtypes only
- *   eq..ge       bool result; comparisons with NaN are false except ne
+ *   eq..ge       bool result; comparisons with NaN are false except ne; unsigned dtypes
+ *                compare their unsigned values (u64 2^63 > 1)
  *   where        where(cond: bool, a, b); a and b of one dtype
  *   cast         ic_graph_cast, PyTorch's semantics, every dtype to every dtype:
  *                float -> integer truncates toward zero and saturates to the target's
- *                range, NaN -> 0 (as PTX cvt.rzi.sat; PyTorch leaves these undefined);
- *                integer -> integer wraps to the target's width; x -> bool is x != 0
+ *                range, NaN -> 0 (as PTX cvt.rzi.sat; PyTorch leaves these undefined):
+ *                an unsigned target takes negative values to 0 and values from 2^width
+ *                up to 2^width - 1; integer -> integer wraps to the target's width (a
+ *                signed source sign-extends first: i8 -2 -> u64 is 2^64 - 2); x -> bool is x != 0
  *                (NaN -> true); bool -> x is 0 or 1; anything -> a float dtype rounds once,
- *                to nearest even (i64 -> f16 and f64 -> bf16 included), overflowing to inf
- *                (NaN for f8e4m3)
+ *                to nearest even (i64 -> f16, u64 -> bf16 and f64 -> bf16 included),
+ *                overflowing to inf (NaN for f8e4m3)
  *   cast_saturate as cast, but out-of-range values clamp to the target's finite range:
- *                integer -> integer clamps; overflow and +-inf going to a float dtype
+ *                integer -> integer clamps by value (u64 2^63 -> i64 is INT64_MAX, i32 -1
+ *                -> u32 is 0); overflow and +-inf going to a float dtype
  *                give +-its largest finite value (f8e4m3 448, f8e5m2 57344, f16 65504,
  *                ...), NaN stays NaN (as PTX cvt .satfinite)
  *   bitcast      reinterprets the bits as a dtype of the same width (not bool); a NaN of
  *                f16, bf16 or fp8 comes out as that dtype's canonical NaN, every other
  *                value bit for bit
  * Binary ops need equal dtypes (a constant of IC_DTYPE_AUTO takes the tensor's; else
- * "dtype mismatch: A vs B: ", see ic_last_error) and broadcast numpy-style. Constants
- * are doubles: i64 constants beyond 2^53 are rounded.
+ * "dtype mismatch: A vs B: ", see ic_last_error) and broadcast numpy-style. There is no
+ * implicit promotion: where PyTorch promotes mixed dtypes (u8 + i8 -> i16, i32 + f16 ->
+ * f16) a graph casts explicitly. Signed with unsigned of the same width (i32 with u32,
+ * i64 with u64) is a dtype mismatch like any other pair (PyTorch refuses to promote u16,
+ * u32 and u64 with other dtypes too): cast one operand, with cast (wrapping) or
+ * cast_saturate (clamping), to say which values are meant. Constants
+ * are doubles: i64 and u64 constants beyond 2^53 are rounded, and like every constant
+ * they are rounded to their dtype as a cast from f64 would (u64 2^64 - 1 is no double:
+ * it saturates to 2^64 - 1; a negative u16 constant is 0).
  */
 #define IC_OP_LIST(X)                              \
   X(NEG, "neg", 1, NUM, SAME)                      \
@@ -550,6 +575,9 @@ IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const i
  *   op       operand dtypes   result      value
  *   sum      ANY              float: a's  the sum; integers and bool: i64 (wrapping)
  *   prod     ANY              float: a's  the product; integers and bool: i64 (wrapping)
+ *                             (unsigned dtypes too, as PyTorch sums integers: the i64
+ *                             holds the sum modulo 2^64, so for u64 its bits are the
+ *                             u64 sum: ic_graph_bitcast it to u64)
  *   mean     FLOAT            a's         sum / N  (integers are refused, as PyTorch: cast)
  *   max, min ANY              a's         NaN-propagating, as maximum/minimum
  *   argmax   NUM              i64         r of the largest element, the first on ties; a NaN
@@ -562,7 +590,8 @@ IC_API ic_value ic_graph_pad(ic_graph *graph, ic_value a, int32_t npads, const i
  *
  * Accumulation: f16, bf16, f8e4m3, f8e5m2 and f32 accumulate in f32 and round once, at
  * the end, to the result dtype; f64 in f64; integers and bool in i64 (sum and prod wrap
- * modulo 2^64; max and min compare exactly). mean and var divide the f32 (f64) sum by
+ * modulo 2^64; max, min, argmax and argmin compare exactly, by unsigned value for the
+ * unsigned dtypes). mean and var divide the f32 (f64) sum by
  * the count converted once to f32 (f64), IEEE-rounded.
  *
  * One summation order, everywhere (sum, mean, prod; max, min, any, all and the arg
@@ -683,7 +712,9 @@ IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic
  *   h, r, l   16-, 32- and 64-bit registers holding the elements' storage bits: an
  *             operand of b-bit elements (bool: 8) holds min(W / b, pack) elements a
  *             register, element 0 in the low bits, and has pack / that many registers
- *             ("=r,r" at pack 2 on f16: two f16 in each r); b > W is an error
+ *             ("=r,r" at pack 2 on f16: two f16 in each r); b > W is an error. u16,
+ *             u32 and u64 go in h, r and l (as Triton's uint32 tests do); the PTX says
+ *             how it reads them (add.u32, shr.u64, min.u32)
  *   f         f32: one element a register, pack registers; an f16 or bf16 input is
  *             converted to f32 first (exactly), as PyTorch's compiled path does; outputs
  *             must be f32

@@ -33,7 +33,7 @@ size_t ic_dtype_size(ic_dtype dtype) {
   return 0;
 }
 
-bool dtype_valid(ic_dtype dt) { return dt >= IC_BOOL && dt <= IC_F8E5M2; }
+bool dtype_valid(ic_dtype dt) { return dt >= IC_BOOL && dt < IC_DTYPE_COUNT; }
 
 bool dtype_is_narrow_float(ic_dtype dt) { return dt == IC_F16 || dt == IC_BF16 || dt == IC_F8E4M3 || dt == IC_F8E5M2; }
 
@@ -54,6 +54,9 @@ bool dtype_is_float(ic_dtype dt) {
 bool dtype_is_integer(ic_dtype dt) {
   switch (dt) {
     case IC_U8:
+    case IC_U16:
+    case IC_U32:
+    case IC_U64:
     case IC_I8:
     case IC_I16:
     case IC_I32:
@@ -63,6 +66,8 @@ bool dtype_is_integer(ic_dtype dt) {
       return false;
   }
 }
+
+bool dtype_is_unsigned(ic_dtype dt) { return dt == IC_U8 || dt == IC_U16 || dt == IC_U32 || dt == IC_U64; }
 
 /* ---------------------------------------------------------------- small floats
  *
@@ -222,6 +227,13 @@ double dtype_round(ic_dtype dt, double v) {
       return v != 0.0 || isnan(v) ? 1.0 : 0.0;
     case IC_U8:
       return round_int(v, 0.0, 255.0);
+    case IC_U16:
+      return round_int(v, 0.0, 65535.0);
+    case IC_U32:
+      return round_int(v, 0.0, 4294967295.0);
+    case IC_U64:
+      /* 2^64 - 1 is no double; the saturated value prints as 2^64. */
+      return round_int(v, 0.0, 18446744073709551615.0);
     case IC_I8:
       return round_int(v, -128.0, 127.0);
     case IC_I16:
@@ -257,6 +269,13 @@ ic_status ic_element_store(ic_dtype dt, double value, void *dst) {
   switch (dt) {
   case IC_BOOL: bytes[0] = v != 0.0; break;
   case IC_U8: bytes[0] = (uint8_t)v; break;
+  case IC_U16: memcpy(bytes, &(uint16_t){(uint16_t)v}, 2); break;
+  case IC_U32: memcpy(bytes, &(uint32_t){(uint32_t)v}, 4); break;
+  case IC_U64: { /* 2^64 is the saturated high end: no double holds UINT64_MAX */
+    const uint64_t u = v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+    memcpy(bytes, &u, 8);
+    break;
+  }
   case IC_I8: memcpy(bytes, &(int8_t){(int8_t)v}, 1); break;
   case IC_I16: memcpy(bytes, &(int16_t){(int16_t)v}, 2); break;
   case IC_I32: memcpy(bytes, &(int32_t){(int32_t)v}, 4); break;
@@ -289,6 +308,9 @@ double ic_element_load(ic_dtype dt, const void *src) {
   switch (dt) {
   case IC_BOOL: return b[0] != 0;
   case IC_U8: return b[0];
+  case IC_U16: { uint16_t u; memcpy(&u, b, 2); return u; }
+  case IC_U32: { uint32_t u; memcpy(&u, b, 4); return u; }
+  case IC_U64: { uint64_t u; memcpy(&u, b, 8); return (double)u; }
   case IC_I8: memcpy(&i8, b, 1); return i8;
   case IC_I16: memcpy(&i16, b, 2); return i16;
   case IC_I32: memcpy(&i32, b, 4); return i32;

@@ -18,8 +18,10 @@ bool dtype_valid(ic_dtype dt);
 bool dtype_is_float(ic_dtype dt);
 /* f16, bf16 and fp8: computed in f32, stored in 8 or 16 bits. */
 bool dtype_is_narrow_float(ic_dtype dt);
-/* u8, i8, i16, i32, i64. */
+/* u8, u16, u32, u64, i8, i16, i32, i64. */
 bool dtype_is_integer(ic_dtype dt);
+/* u8, u16, u32, u64. */
+bool dtype_is_unsigned(ic_dtype dt);
 /* Rounds a double to the value dtype dt holds (f16/bf16/fp8 round to nearest even,
  * integers truncate and saturate like a cast, bool is != 0). */
 double dtype_round(ic_dtype dt, double v);

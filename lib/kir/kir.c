@@ -480,7 +480,7 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt) {
   bool arith = op == IC_REDUCE_SUM || op == IC_REDUCE_MEAN || op == IC_REDUCE_PROD;
   if (op == IC_REDUCE_ANY || op == IC_REDUCE_ALL) return IC_BOOL;
   if (arith && (dt == IC_BOOL || dtype_is_integer(dt))) return IC_I64;
-  if (dt == IC_BOOL || dt == IC_I64 || dt == IC_F64) return dt;
+  if (dt == IC_BOOL || dt == IC_I64 || dt == IC_U32 || dt == IC_U64 || dt == IC_F64) return dt;
   return dtype_is_integer(dt) ? IC_I32 : IC_F32;
 }
 

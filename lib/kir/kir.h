@@ -293,7 +293,8 @@ sym_id kir_split_units(const kir_kernel *k);
 sym_id kir_split_partial_numel(const kir_kernel *k);
 /* The dtype a REDUCE of op over operand dtype dt accumulates in (ic.h: f32 for f16, bf16,
  * fp8 and f32; f64; i64 for sums and products of integers and bool; bool for any and all;
- * max and min of integers in i32 or i64, of bool in bool); partials are stored in it. */
+ * max and min of integers in i32 (the narrow ones), u32, i64 or u64, of bool in bool);
+ * partials are stored in it. */
 ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
 
 /* Pointwise kernels (access.c): how threads cover the points, printed with the kernel.

@@ -39,10 +39,10 @@ bool op_accepts(const op_info *info, ic_dtype dt) {
 const char *op_types_text(op_types t) {
   switch (t) {
   case OP_TYPES_FLOAT: return "f16, bf16, f32, f64, f8e4m3, f8e5m2";
-  case OP_TYPES_INT: return "u8, i8, i16, i32, i64";
-  case OP_TYPES_NUM: return "u8, i8, i16, i32, i64, f16, bf16, f32, f64, f8e4m3, f8e5m2";
+  case OP_TYPES_INT: return "u8, u16, u32, u64, i8, i16, i32, i64";
+  case OP_TYPES_NUM: return "u8, u16, u32, u64, i8, i16, i32, i64, f16, bf16, f32, f64, f8e4m3, f8e5m2";
   case OP_TYPES_ANY: return "bool and every numeric dtype";
-  case OP_TYPES_BITS: return "bool, u8, i8, i16, i32, i64";
+  case OP_TYPES_BITS: return "bool, u8, u16, u32, u64, i8, i16, i32, i64";
   }
   return "?";
 }

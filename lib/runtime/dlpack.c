@@ -19,8 +19,8 @@ typedef struct dlpack_dtype {
 static const dlpack_dtype dlpack_dtypes[] = {
     {kDLFloat, 16, IC_F16}, {kDLFloat, 32, IC_F32}, {kDLFloat, 64, IC_F64}, {kDLBfloat, 16, IC_BF16},
     {kDLInt, 8, IC_I8},     {kDLInt, 16, IC_I16},   {kDLInt, 32, IC_I32},   {kDLInt, 64, IC_I64},
-    {kDLUInt, 8, IC_U8},    {DLPACK_BOOL_CODE, 8, IC_BOOL}, {DLPACK_F8E4M3FN_CODE, 8, IC_F8E4M3},
-    {DLPACK_F8E5M2_CODE, 8, IC_F8E5M2},
+    {kDLUInt, 8, IC_U8},    {kDLUInt, 16, IC_U16},  {kDLUInt, 32, IC_U32},  {kDLUInt, 64, IC_U64},
+    {DLPACK_BOOL_CODE, 8, IC_BOOL}, {DLPACK_F8E4M3FN_CODE, 8, IC_F8E4M3}, {DLPACK_F8E5M2_CODE, 8, IC_F8E5M2},
 };
 
 static bool dlpack_device_ok(DLDeviceType t) {

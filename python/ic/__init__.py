@@ -74,6 +74,9 @@ __version__ = "0.1.0"
 # Dtype shorthands, as in the text format ("f32"); bool_ because bool is Python's.
 bool_ = DType.BOOL
 u8 = DType.U8
+u16 = DType.U16
+u32 = DType.U32
+u64 = DType.U64
 i8 = DType.I8
 i16 = DType.I16
 i32 = DType.I32
@@ -131,7 +134,7 @@ __all__ = [
     "LogLevel", "NoDeviceError", "NoNvrtcError", "OutOfMemoryError", "Program", "ShapeDim", "ShapeMismatchError",
     "Status", "Symbol", "Tensor", "UnsupportedError", "Value", "ValueLike", "bf16", "bool_", "cdef",
     "default_context", "dtype_size", "element_load", "element_store", "f16", "f32", "f64", "f8e4m3", "f8e5m2", "i16",
-    "i32", "i64", "i8", "library_path", "op_names", "pack", "u8", "unpack", "version", "version_info",
+    "i32", "i64", "i8", "library_path", "op_names", "pack", "u16", "u32", "u64", "u8", "unpack", "version", "version_info",
 ]
 # The op functions, the ops a newer library adds (generated at import) included.
 __all__ += _ops.__all__

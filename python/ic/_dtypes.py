@@ -26,6 +26,9 @@ class DType(enum.IntEnum):
     F64 = 10
     F8E4M3 = 11
     F8E5M2 = 12
+    U16 = 13
+    U32 = 14
+    U64 = 15
     #: For constants only: takes the dtype of the tensor it meets.
     AUTO = 100
 
@@ -43,7 +46,11 @@ class DType(enum.IntEnum):
 
     @property
     def is_integer(self) -> bool:
-        return self in (DType.U8, DType.I8, DType.I16, DType.I32, DType.I64)
+        return self in (DType.U8, DType.U16, DType.U32, DType.U64, DType.I8, DType.I16, DType.I32, DType.I64)
+
+    @property
+    def is_unsigned(self) -> bool:
+        return self in (DType.U8, DType.U16, DType.U32, DType.U64)
 
 
 _NAMES: Dict[DType, str] = {}
@@ -64,7 +71,8 @@ _BY_NAME["auto"] = DType.AUTO
 _BY_NAME.update({
     "float16": DType.F16, "half": DType.F16, "bfloat16": DType.BF16, "float32": DType.F32,
     "float": DType.F32, "float64": DType.F64, "double": DType.F64, "int8": DType.I8, "int16": DType.I16,
-    "int32": DType.I32, "int64": DType.I64, "uint8": DType.U8, "float8_e4m3fn": DType.F8E4M3,
+    "int32": DType.I32, "int64": DType.I64, "uint8": DType.U8, "uint16": DType.U16,
+    "uint32": DType.U32, "uint64": DType.U64, "float8_e4m3fn": DType.F8E4M3,
     "float8_e5m2": DType.F8E5M2,
 })
 
@@ -117,18 +125,19 @@ def to_layout(layout: LayoutLike) -> Layout:
 # struct module formats of the dtypes Python's buffers and memoryviews can hold.
 STRUCT_FORMATS: Dict[DType, str] = {
     DType.BOOL: "?", DType.U8: "B", DType.I8: "b", DType.I16: "h", DType.I32: "i", DType.I64: "q",
-    DType.F16: "e", DType.F32: "f", DType.F64: "d",
+    DType.U16: "H", DType.U32: "I", DType.U64: "Q", DType.F16: "e", DType.F32: "f", DType.F64: "d",
 }
 
 # numpy dtype strings of the dtypes numpy has (bf16 and fp8 it has not).
 NUMPY_DTYPES: Dict[DType, str] = {
     DType.BOOL: "bool", DType.U8: "uint8", DType.I8: "int8", DType.I16: "int16", DType.I32: "int32",
-    DType.I64: "int64", DType.F16: "float16", DType.F32: "float32", DType.F64: "float64",
+    DType.I64: "int64", DType.U16: "uint16", DType.U32: "uint32", DType.U64: "uint64", DType.F16: "float16", DType.F32: "float32", DType.F64: "float64",
 }
 
 # Array-interface typestrs (numpy __array_interface__, __cuda_array_interface__), little endian.
 _TYPESTRS: Dict[str, DType] = {
     "b1": DType.BOOL, "u1": DType.U8, "i1": DType.I8, "i2": DType.I16, "i4": DType.I32, "i8": DType.I64,
+    "u2": DType.U16, "u4": DType.U32, "u8": DType.U64,
     "f2": DType.F16, "f4": DType.F32, "f8": DType.F64,
 }
 TYPESTR_OF: Dict[DType, str] = {d: ("|" if k[1] == "1" else "<") + k for k, d in _TYPESTRS.items()}
@@ -153,10 +162,13 @@ def dtype_from_format(fmt: str, itemsize: int) -> Optional[DType]:
         return None
     if fmt in "ilq":
         return {4: DType.I32, 8: DType.I64}.get(itemsize)
+    if fmt in "ILQ":
+        return {4: DType.U32, 8: DType.U64}.get(itemsize)
     return _FORMATS.get(fmt)
 
 
 _FORMATS: Dict[str, DType] = {"?": DType.BOOL, "B": DType.U8, "c": DType.U8, "b": DType.I8, "h": DType.I16,
+                              "H": DType.U16,
                               "e": DType.F16, "f": DType.F32, "d": DType.F64}
 
 
@@ -191,7 +203,7 @@ def pack(dtype: DTypeLike, values: Iterable[float]) -> bytearray:
     if d.is_integer and all(type(v) is int for v in raw):
         # Python ints pack exactly (i64 beyond 2^53 too) while they fit the width.
         bits = 8 * d.itemsize
-        lo, hi = (0, 2**bits - 1) if d is DType.U8 else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        lo, hi = (0, 2**bits - 1) if d.is_unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
         if all(lo <= v <= hi for v in raw):
             return bytearray(struct.pack(f"<{len(raw)}{STRUCT_FORMATS[d]}", *raw))
     vals = [float(v) for v in raw]

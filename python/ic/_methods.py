@@ -5,7 +5,7 @@ is the module function of the same name (``ic.exp(x)``) with self as its first o
 tests/python/test_ops.py checks that every op of the loaded C op table has both.
 ``gelu(approximate="none"|"tanh")`` is no op of the table: it picks gelu_erf or gelu_tanh,
 as torch.nn.functional.gelu does.
-Dtype classes (ic.h): FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2; INT = u8 i8 i16 i32 i64;
+Dtype classes (ic.h): FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2; INT = u8 u16 u32 u64 i8 i16 i32 i64;
 NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
 """
 

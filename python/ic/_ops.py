@@ -8,7 +8,7 @@ import, ops of the loaded C op table that have no function here get a generated 
 tests/python/test_ops.py fails while GENERATED is not empty: write the new op out here
 and in _methods.py. Numbers become constants of DType.AUTO (they take the dtype of the
 tensor they meet). Dtype classes (ic.h): FLOAT = f16 bf16 f32 f64 f8e4m3 f8e5m2;
-INT = u8 i8 i16 i32 i64; NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
+INT = u8 u16 u32 u64 i8 i16 i32 i64; NUM = FLOAT + INT; ANY = NUM + bool; BITS = INT + bool.
 """
 
 from __future__ import annotations

@@ -125,7 +125,8 @@ _kinds: Dict[type, int] = {}
 def _init_torch(torch: Any) -> None:
     global _torch, _torch_tensor, _torch_raw_stream
     names = {"bool": DType.BOOL, "uint8": DType.U8, "int8": DType.I8, "int16": DType.I16, "int32": DType.I32,
-             "int64": DType.I64, "float16": DType.F16, "bfloat16": DType.BF16, "float32": DType.F32,
+             "int64": DType.I64, "uint16": DType.U16, "uint32": DType.U32, "uint64": DType.U64,
+             "float16": DType.F16, "bfloat16": DType.BF16, "float32": DType.F32,
              "float64": DType.F64, "float8_e4m3fn": DType.F8E4M3, "float8_e5m2": DType.F8E5M2}
     for name, d in names.items():
         t = getattr(torch, name, None)

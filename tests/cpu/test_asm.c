@@ -62,7 +62,7 @@ static void expect_error(const char *text, const char *cons, int32_t pack, int32
 }
 
 static const ic_dtype F32[] = {IC_F32, IC_F32, IC_F32}, I32[] = {IC_I32, IC_I32}, I64[] = {IC_I64}, F16[] = {IC_F16, IC_F16},
-                      U8[] = {IC_U8};
+                      U8[] = {IC_U8}, U16[] = {IC_U16}, U32[] = {IC_U32}, U64[] = {IC_U64};
 
 START_TEST(test_builder_errors) {
   expect_error("mov.b32 $0, $1;", "=r,r", 3, 1, F32, 1, F32, "pack 3 is not 1, 2, 4, 8 or 16");
@@ -81,6 +81,9 @@ START_TEST(test_builder_errors) {
   expect_error("mov.b32 $0, $1;", "=r,rr", 1, 1, F32, 1, F32, "is not one letter");
   expect_error("mov.b32 $0, $1;", "=r,r,", 1, 1, F32, 1, F32, "end with a comma");
   expect_error("mov.b64 $0, $1;", "=l,r", 1, 1, I64, 1, I64, "input 0 is i64 (64 bits), which does not fit 'r'");
+  expect_error("mov.b64 $0, $1;", "=l,r", 1, 1, U64, 1, U64, "input 0 is u64 (64 bits), which does not fit 'r'");
+  expect_error("mov.b32 $0, $1;", "=h,h", 1, 1, U32, 1, U32, "output 0 is u32 (32 bits), which does not fit 'h'");
+  expect_error("mov.b32 $0, $1;", "=f,h", 1, 1, U16, 1, U32, "output 0 is u32, which does not fit 'f'");
   expect_error("mov.b32 $0, $1;", "=r,f", 1, 1, I32, 1, I32, "input 0 is i32, which does not fit 'f'");
   expect_error("mov.b32 $0, $1;", "=f,f", 1, 1, F16, 1, F16, "output 0 is f16, which does not fit 'f' (f32 only)");
   expect_error("mov.b64 $0, $1;", "=d,d", 1, 1, F32, 1, F32, "which does not fit 'd' (f64 only)");

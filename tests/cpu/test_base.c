@@ -334,6 +334,8 @@ START_TEST(test_dtype_tables) {
       {IC_F16, "f16", 2, true, false},     {IC_BF16, "bf16", 2, true, false},
       {IC_F32, "f32", 4, true, false},     {IC_F64, "f64", 8, true, false},
       {IC_F8E4M3, "f8e4m3", 1, true, false}, {IC_F8E5M2, "f8e5m2", 1, true, false},
+      {IC_U16, "u16", 2, false, true},     {IC_U32, "u32", 4, false, true},
+      {IC_U64, "u64", 8, false, true},
   };
   ck_assert_int_eq(ARRAY_LEN(cases), IC_DTYPE_COUNT - 1);
   for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -628,6 +630,25 @@ START_TEST(test_element_store_load) {
   uint8_t u8 = 0;
   ck_assert_int_eq(ic_element_store(IC_U8, 300.0, &u8), IC_OK);
   ck_assert_uint_eq(u8, 255);
+  uint16_t u16 = 0;
+  ck_assert_int_eq(ic_element_store(IC_U16, 70000.0, &u16), IC_OK);
+  ck_assert_uint_eq(u16, 65535);
+  ck_assert_int_eq(ic_element_store(IC_U16, -1.0, &u16), IC_OK);
+  ck_assert_uint_eq(u16, 0);
+  uint32_t u32 = 0;
+  ck_assert_int_eq(ic_element_store(IC_U32, 3e9, &u32), IC_OK);
+  ck_assert_uint_eq(u32, 3000000000u);
+  ck_assert(ic_element_load(IC_U32, &u32) == 3e9);
+  ck_assert_int_eq(ic_element_store(IC_U32, NAN, &u32), IC_OK);
+  ck_assert_uint_eq(u32, 0);
+  uint64_t u64 = 0;
+  ck_assert_int_eq(ic_element_store(IC_U64, 1e30, &u64), IC_OK);
+  ck_assert(u64 == UINT64_MAX); /* 2^64, the saturated value, is no u64 */
+  ck_assert_int_eq(ic_element_store(IC_U64, 1e19, &u64), IC_OK);
+  ck_assert(u64 == UINT64_C(10000000000000000000));
+  ck_assert(ic_element_load(IC_U64, &u64) == 1e19);
+  ck_assert_int_eq(ic_element_store(IC_U64, -1e30, &u64), IC_OK);
+  ck_assert(u64 == 0);
   ck_assert_int_eq(ic_element_store(IC_BOOL, 0.5, &u8), IC_OK);
   ck_assert_uint_eq(u8, 1);
   double d = 0;

@@ -230,11 +230,12 @@ START_TEST(test_views_fold_into_offsets) {
 END_TEST
 
 /* Every op with every dtype it takes, as outputs of one graph a dtype: the fused kernel
- * and each eager kernel must compile with NVRTC for the target. The dtypes come in two
- * halves (integers and bool, then floats), a test each, so that each stays short. */
-static const ic_dtype every_dtype[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16, IC_I32,    IC_I64,
-                                       IC_F16,  IC_BF16, IC_F32, IC_F64, IC_F8E4M3, IC_F8E5M2};
-enum { NDT = sizeof every_dtype / sizeof *every_dtype, FIRST_FLOAT = 6 };
+ * and each eager kernel must compile with NVRTC for the target. The dtypes come in three
+ * parts (signed integers, u8 and bool; floats; u16, u32 and u64), a test each, so that
+ * each stays short. */
+static const ic_dtype every_dtype[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16,    IC_I32,    IC_I64,  IC_F16, IC_BF16,
+                                       IC_F32,  IC_F64, IC_F8E4M3, IC_F8E5M2, IC_U16, IC_U32, IC_U64};
+enum { NDT = sizeof every_dtype / sizeof *every_dtype, FIRST_FLOAT = 6, FIRST_WIDE_UNSIGNED = 12 };
 
 static void compile_everything(const char *arch, size_t first, size_t end) {
   const ic_dtype *dts = every_dtype;
@@ -283,15 +284,21 @@ static void compile_everything(const char *arch, size_t first, size_t end) {
 
 START_TEST(test_every_op_compiles_sm90a_ints) { compile_everything("sm_90a", 0, FIRST_FLOAT); }
 END_TEST
-START_TEST(test_every_op_compiles_sm90a_floats) { compile_everything("sm_90a", FIRST_FLOAT, NDT); }
+START_TEST(test_every_op_compiles_sm90a_floats) { compile_everything("sm_90a", FIRST_FLOAT, FIRST_WIDE_UNSIGNED); }
+END_TEST
+START_TEST(test_every_op_compiles_sm90a_unsigned) { compile_everything("sm_90a", FIRST_WIDE_UNSIGNED, NDT); }
 END_TEST
 START_TEST(test_every_op_compiles_sm89_ints) { compile_everything("sm_89", 0, FIRST_FLOAT); }
 END_TEST
-START_TEST(test_every_op_compiles_sm89_floats) { compile_everything("sm_89", FIRST_FLOAT, NDT); }
+START_TEST(test_every_op_compiles_sm89_floats) { compile_everything("sm_89", FIRST_FLOAT, FIRST_WIDE_UNSIGNED); }
+END_TEST
+START_TEST(test_every_op_compiles_sm89_unsigned) { compile_everything("sm_89", FIRST_WIDE_UNSIGNED, NDT); }
 END_TEST
 START_TEST(test_every_op_compiles_sm80_ints) { compile_everything("sm_80", 0, FIRST_FLOAT); }
 END_TEST
-START_TEST(test_every_op_compiles_sm80_floats) { compile_everything("sm_80", FIRST_FLOAT, NDT); }
+START_TEST(test_every_op_compiles_sm80_floats) { compile_everything("sm_80", FIRST_FLOAT, FIRST_WIDE_UNSIGNED); }
+END_TEST
+START_TEST(test_every_op_compiles_sm80_unsigned) { compile_everything("sm_80", FIRST_WIDE_UNSIGNED, NDT); }
 END_TEST
 
 /* A test backend: the cuda backend, except that a kernel of more than one op fails to
@@ -1028,6 +1035,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_every_op_compiles_sm89_floats, NULL, NULL);
   CHECK_CASE(s, test_every_op_compiles_sm80_ints, NULL, NULL);
   CHECK_CASE(s, test_every_op_compiles_sm80_floats, NULL, NULL);
+  CHECK_CASE(s, test_every_op_compiles_sm90a_unsigned, NULL, NULL);
+  CHECK_CASE(s, test_every_op_compiles_sm89_unsigned, NULL, NULL);
+  CHECK_CASE(s, test_every_op_compiles_sm80_unsigned, NULL, NULL);
   CHECK_CASE(s, test_eager_fallback_and_strict, NULL, NULL);
   CHECK_CASE(s, test_ref_context_needs_no_nvrtc, NULL, NULL);
   CHECK_CASE(s, test_nvrtc_error_carries_log, NULL, NULL);

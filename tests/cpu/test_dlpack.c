@@ -21,7 +21,8 @@ START_TEST(test_dtype_mapping) {
     ic_dtype want;
   } map[] = {{kDLFloat, 16, IC_F16}, {kDLFloat, 32, IC_F32}, {kDLFloat, 64, IC_F64}, {kDLBfloat, 16, IC_BF16},
              {kDLInt, 8, IC_I8},     {kDLInt, 16, IC_I16},   {kDLInt, 32, IC_I32},   {kDLInt, 64, IC_I64},
-             {kDLUInt, 8, IC_U8},    {6, 8, IC_BOOL},        {10, 8, IC_F8E4M3},     {12, 8, IC_F8E5M2}};
+             {kDLUInt, 8, IC_U8},    {kDLUInt, 16, IC_U16},  {kDLUInt, 32, IC_U32},  {kDLUInt, 64, IC_U64},
+             {6, 8, IC_BOOL},        {10, 8, IC_F8E4M3},     {12, 8, IC_F8E5M2}};
   int64_t shape[2] = {3, 4};
   for (size_t i = 0; i < sizeof map / sizeof *map; i++) {
     DLTensor t = cpu_tensor((void *)64, map[i].code, map[i].bits, 2, shape);
@@ -120,12 +121,68 @@ START_TEST(test_ref_round_trip) {
 }
 END_TEST
 
+/* The unsigned dtypes in and out through DLPack (kDLUInt, 16/32/64 bits) on the ref
+ * backend: y = x / 3 (unsigned division), values above the signed range included. */
+START_TEST(test_ref_round_trip_unsigned) {
+  ic_context_options o = {.struct_size = sizeof o, .flags = IC_CONTEXT_COMPILE_ONLY};
+  ic_context *ctx;
+  OK(ic_context_create(&o, &ctx));
+  static const struct {
+    ic_dtype dt;
+    uint8_t bits;
+  } cases[] = {{IC_U16, 16}, {IC_U32, 32}, {IC_U64, 64}};
+  uint64_t state = 0x2545f4914f6cdd1dull;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    ic_graph *g;
+    OK(ic_graph_create(&g));
+    ic_value x = ic_graph_input(g, "x", cases[c].dt, 1, (ic_dim[]){ic_graph_symbol(g, "n")}, IC_LAYOUT_CONTIGUOUS);
+    OK(ic_graph_output(g, "y", ic_graph_binary(g, IC_OP_TRUNC_DIVIDE, x, ic_graph_constant(g, 3, IC_DTYPE_AUTO))));
+    ic_compile_options co = {.struct_size = sizeof co, .backend = "ref"};
+    ic_program *p;
+    OK(ic_compile(ctx, g, &co, &p));
+    enum { N = 37 };
+    const uint64_t mask = cases[c].bits == 64 ? UINT64_MAX : (UINT64_C(1) << cases[c].bits) - 1;
+    uint64_t want[N];
+    unsigned char data[N * 8];
+    const size_t es = cases[c].bits / 8;
+    for (int i = 0; i < N; i++) {
+      state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+      uint64_t v = i == 0 ? mask : i == 1 ? 0 : state & mask; /* the top and 0 always */
+      memcpy(data + i * es, &v, es); /* little-endian: the low bytes */
+      want[i] = v / 3;
+    }
+    int64_t shape[1] = {N};
+    DLTensor xt = cpu_tensor(data, kDLUInt, cases[c].bits, 1, shape);
+    ic_tensor in, out = {NULL, cases[c].dt, 1, NULL, NULL};
+    OK(ic_tensor_from_dlpack(&xt, &in));
+    ck_assert_int_eq(in.dtype, cases[c].dt);
+    OK(ic_program_run(p, &in, 1, &out, 1, NULL));
+    out.shape = shape;
+    DLManagedTensor *y;
+    OK(ic_tensor_to_dlpack(ctx, &out, kDLCPU, 1, &y));
+    ck_assert_int_eq(y->dl_tensor.dtype.code, kDLUInt);
+    ck_assert_int_eq(y->dl_tensor.dtype.bits, cases[c].bits);
+    for (int i = 0; i < N; i++) {
+      uint64_t got = 0;
+      memcpy(&got, (const unsigned char *)y->dl_tensor.data + i * es, es);
+      ck_assert_msg(got == want[i], "%s element %d: got %llu, want %llu", ic_dtype_name(cases[c].dt), i,
+                    (unsigned long long)got, (unsigned long long)want[i]);
+    }
+    y->deleter(y);
+    ic_program_release(p);
+    ic_graph_destroy(g);
+  }
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("dlpack");
   TCase *tc = check_tcase("dlpack");
   tcase_add_test(tc, test_dtype_mapping);
   tcase_add_test(tc, test_import_errors);
   tcase_add_test(tc, test_ref_round_trip);
+  tcase_add_test(tc, test_ref_round_trip_unsigned);
   suite_add_tcase(s, tc);
   return check_run_suite(s);
 }

@@ -80,12 +80,13 @@ END_TEST
 
 /* The type rules of ic.h's table, every op against every dtype: the dtype classes as the
  * header lists them, written out here independently of the library's op table. */
-static const ic_dtype all_dtypes[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16, IC_I32,    IC_I64,
-                                      IC_F16,  IC_BF16, IC_F32, IC_F64, IC_F8E4M3, IC_F8E5M2};
+static const ic_dtype all_dtypes[] = {IC_BOOL, IC_U8,  IC_I8,  IC_I16,    IC_I32,    IC_I64,  IC_F16, IC_BF16,
+                                      IC_F32,  IC_F64, IC_F8E4M3, IC_F8E5M2, IC_U16, IC_U32, IC_U64};
 
 static bool class_has(const char *cls, ic_dtype dt) {
   bool is_float = dt == IC_F16 || dt == IC_BF16 || dt == IC_F32 || dt == IC_F64 || dt == IC_F8E4M3 || dt == IC_F8E5M2;
-  bool is_int = dt == IC_U8 || dt == IC_I8 || dt == IC_I16 || dt == IC_I32 || dt == IC_I64;
+  bool is_int = dt == IC_U8 || dt == IC_U16 || dt == IC_U32 || dt == IC_U64 || dt == IC_I8 || dt == IC_I16 ||
+                dt == IC_I32 || dt == IC_I64;
   if (!strcmp(cls, "FLOAT")) return is_float;
   if (!strcmp(cls, "INT")) return is_int;
   if (!strcmp(cls, "NUM")) return is_float || is_int;

@@ -56,6 +56,15 @@ END_TEST
 START_TEST(test_matrix_i8) { rc_matrix((const ic_dtype[]){IC_I8}, 1); }
 END_TEST
 
+START_TEST(test_matrix_u16) { rc_matrix((const ic_dtype[]){IC_U16}, 1); }
+END_TEST
+
+START_TEST(test_matrix_u32) { rc_matrix((const ic_dtype[]){IC_U32}, 1); }
+END_TEST
+
+START_TEST(test_matrix_u64) { rc_matrix((const ic_dtype[]){IC_U64}, 1); }
+END_TEST
+
 START_TEST(test_matrix_bool) { rc_matrix((const ic_dtype[]){IC_BOOL}, 1); }
 END_TEST
 
@@ -1142,7 +1151,7 @@ START_TEST(test_two_stage_cases_ref) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F64, IC_REDUCE_PROD}, {IC_I32, IC_REDUCE_SUM},
       {IC_F32, IC_REDUCE_ARGMAX}, {IC_I32, IC_REDUCE_ARGMIN}, {IC_F16, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY},
-      {IC_U8, IC_REDUCE_ALL}};
+      {IC_U8, IC_REDUCE_ALL}, {IC_U64, IC_REDUCE_MAX}, {IC_U32, IC_REDUCE_ARGMIN}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
     rc_two_stage_case(cases[c].dt, cases[c].op, 3, 1);
     rc_two_stage_case(cases[c].dt, cases[c].op, 3, 1001);
@@ -1413,6 +1422,7 @@ static void column_pack_cases(const char *arch) {
       {"symbol n\ninput x : bf16[n, 7, 34]\ny = sum(x, [1])\noutput y\n", 2, "ic_ld_na_s32("},
       {"symbol n\ninput x : bf16[n, 7, 33]\ny = sum(x, [1])\noutput y\n", 1, NULL},
       {"symbol n\ninput x : u8[n, 7, 34]\ny = max(x, [1])\noutput y\n", 2, "ic_ld_na_s16("},
+      {"symbol n\ninput x : u16[4096, n]\ny = max(x, [0])\noutput y\n", 2, "ic_ld_na_s32("},
       /* a load free of the columns (one a row of x), an epilogue of column values */
       {"symbol n\ninput x : bf16[4096, n]\ninput s : bf16[4096, 1]\nq = mul(x, s)\nr = mean(q, [0], keepdim)\ninput w : f32[1, n]\n"
        "c = cast(r, f32)\ny = mul(c, w)\noutput y\n",
@@ -1555,7 +1565,7 @@ END_TEST
 START_TEST(test_column_split_cases_ref) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
-      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
+      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}, {IC_U64, IC_REDUCE_MIN}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
     rc_column_split_case(cases[c].dt, cases[c].op, 1024, 40, 0, 2);
     rc_column_split_case(cases[c].dt, cases[c].op, 300001, 3, 0, 2);
@@ -1578,10 +1588,11 @@ END_TEST
  * every dtype, all and a strided operand for some; sm_80: outer for every dtype, middle
  * and several for some); single-op kernels (eager) of f32 and bool; a prologue and an
  * epilogue; the shorthands (test_fusion_groupings_cuda_sm90a compiles them for sm_90a). */
-/* rc_dtypes: f32 f64 f16 bf16 f8e4m3 i32 i64 u8 i8 bool */
+/* rc_dtypes: f32 f64 f16 bf16 f8e4m3 i32 i64 u8 i8 bool u16 u32 u64 */
 enum {
   DT_F32 = 1u << 0, DT_F64 = 1u << 1, DT_F16 = 1u << 2, DT_BF16 = 1u << 3, DT_F8E4M3 = 1u << 4,
-  DT_I32 = 1u << 5, DT_I64 = 1u << 6, DT_U8 = 1u << 7, DT_I8 = 1u << 8, DT_BOOL = 1u << 9
+  DT_I32 = 1u << 5, DT_I64 = 1u << 6, DT_U8 = 1u << 7, DT_I8 = 1u << 8, DT_BOOL = 1u << 9, DT_U16 = 1u << 10,
+  DT_U32 = 1u << 11, DT_U64 = 1u << 12
 };
 
 typedef struct nvrtc_set {
@@ -1605,7 +1616,7 @@ static void compile_strict(ic_context *ctx, const ic_graph *g, ic_compile_mode m
 /* The dtypes of one test of compile_reductions: each arch's sets in several tests, so
  * that each stays short (the heaviest kernels, every reduction of an f32 or f8e4m3 tensor
  * over its middle axis, take NVRTC seconds each: sm_80's sets, which have them, in more). */
-enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0 };
+enum { DT_FLOATS = 0x1f, DT_INTS = 0x3e0, DT_WIDE_UNSIGNED = 0x1c00 };
 
 static void compile_reductions_of(const char *arch, const nvrtc_set *sets, int nsets, uint32_t eager_dtypes,
                                   uint32_t prologue_dtypes, uint32_t dtypes, int def_first, int def_end) {
@@ -1709,6 +1720,22 @@ START_TEST(test_nvrtc_sm80_ints) {
 }
 END_TEST
 
+/* u16, u32 and u64 (the older sets name the older dtypes only): rows of the middle axis
+ * each, a strided column (sm_80) or a full reduction (sm_90a) for one dtype */
+static const nvrtc_set unsigned_sets_sm80[] = {
+    {{1, {1}}, 1, false, 0},
+    {{1, {0}}, 0, true, DT_U64},
+};
+static const nvrtc_set unsigned_sets_sm90a[] = {
+    {{1, {2}}, 1, false, 0},
+    {{0, {0}}, 0, false, DT_U32},
+};
+
+START_TEST(test_nvrtc_sm80_unsigned) {
+  compile_reductions("sm_80", unsigned_sets_sm80, RC_COUNT(unsigned_sets_sm80), DT_U64, DT_WIDE_UNSIGNED, DT_WIDE_UNSIGNED);
+}
+END_TEST
+
 /* the shorthands for sm_80 (sm_90a: test_fusion_groupings_cuda_sm90a) */
 START_TEST(test_nvrtc_sm80_shorthands) {
   ic_context *ctx = compile_only_ctx("sm_80");
@@ -1743,6 +1770,12 @@ START_TEST(test_nvrtc_sm90a_ints) {
 }
 END_TEST
 
+START_TEST(test_nvrtc_sm90a_unsigned) {
+  compile_reductions("sm_90a", unsigned_sets_sm90a, RC_COUNT(unsigned_sets_sm90a), DT_U32, DT_WIDE_UNSIGNED,
+                     DT_WIDE_UNSIGNED);
+}
+END_TEST
+
 int main(int argc, char **argv) {
   Suite *s = suite_create("reduce");
   CHECK_CASE(s, test_builder_errors, setup, teardown);
@@ -1763,6 +1796,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_matrix_u8, setup, teardown);
   CHECK_CASE(s, test_matrix_i8, setup, teardown);
   CHECK_CASE(s, test_matrix_bool, setup, teardown);
+  CHECK_CASE(s, test_matrix_u16, setup, teardown);
+  CHECK_CASE(s, test_matrix_u32, setup, teardown);
+  CHECK_CASE(s, test_matrix_u64, setup, teardown);
   CHECK_CASE(s, test_matrix_i16, setup, teardown);
   CHECK_CASE(s, test_matrix_f8e5m2, setup, teardown);
   CHECK_CASE(s, test_matrix_symbolic_large, setup, teardown);
@@ -1799,6 +1835,8 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_misaligned_rows, setup, teardown);
   CHECK_CASE(s, test_column_passes, setup, teardown);
   CHECK_CASE(s, test_tall_column_statistics_ref, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm80_unsigned, setup, teardown);
+  CHECK_CASE(s, test_nvrtc_sm90a_unsigned, setup, teardown);
   if (check_list_cases(argc, argv, s)) return 0;
   return check_run_suite(s);
 }

@@ -330,6 +330,74 @@ START_TEST(test_parse_hand_written) {
 }
 END_TEST
 
+/* The unsigned dtypes in the text: input types, typed constants at their extremes (u64's
+ * top is no double: it prints as 2^64, the value the builder saturates it to), casts,
+ * saturating casts, bitcasts and a reduction, parsed, printed and parsed again. */
+START_TEST(test_unsigned_dtypes_text) {
+  const char *text =
+      "input a : u16[5]\n"
+      "input b : u32[5]\n"
+      "input c : u64[5]\n"
+      "top = const 18446744073709551615 : u64\n"
+      "m32 = const 4294967295 : u32\n"
+      "neg = const -3 : u16\n"
+      "d = floor_divide(c, top)\n"
+      "e = shift_right(b, m32)\n"
+      "f = cast_saturate(c, u16)\n"
+      "g = add(a, f)\n"
+      "h = bitcast(c, f64)\n"
+      "k = cast(h, u32)\n"
+      "s = sum(b, [0])\n"
+      "mx = max(c, [0], keepdim)\n"
+      "n = add(a, neg)\n"
+      "output d\noutput e\noutput g\noutput k\noutput s\noutput mx\noutput n\n";
+  ic_graph *g = parse_ok(text);
+  ck_assert_int_eq(ic_graph_value_dtype(g, 0), IC_U16);
+  ck_assert_int_eq(ic_graph_value_dtype(g, 1), IC_U32);
+  ck_assert_int_eq(ic_graph_value_dtype(g, 2), IC_U64);
+  ck_assert_int_eq(ic_graph_value_dtype(g, 7), IC_U64);  /* d */
+  ck_assert_int_eq(ic_graph_value_dtype(g, 10), IC_U16); /* f */
+  ck_assert_int_eq(ic_graph_value_dtype(g, 12), IC_F64); /* h */
+  ck_assert_int_eq(ic_graph_value_dtype(g, 14), IC_I64); /* sum of an integer dtype */
+  ck_assert_int_eq(ic_graph_value_dtype(g, 15), IC_U64); /* max keeps the dtype */
+  const char *want =
+      "input a : u16[5]\n"
+      "input b : u32[5]\n"
+      "input c : u64[5]\n"
+      "top = const 1.8446744073709552e+19 : u64\n"
+      "m32 = const 4294967295 : u32\n"
+      "neg = const 0 : u16\n"
+      "%6 = expand(top, [5])\n"
+      "d = floor_divide(c, %6)\n"
+      "%8 = expand(m32, [5])\n"
+      "e = shift_right(b, %8)\n"
+      "f = cast_saturate(c, u16)\n"
+      "g = add(a, f)\n"
+      "h = bitcast(c, f64)\n"
+      "k = cast(h, u32)\n"
+      "s = sum(b, [0])\n"
+      "mx = max(c, [0], keepdim)\n"
+      "%16 = expand(neg, [5])\n"
+      "n = add(a, %16)\n"
+      "output d\n"
+      "output e\n"
+      "output g\n"
+      "output k\n"
+      "output s\n"
+      "output mx\n"
+      "output n\n";
+  char *printed = assert_round_trip(g);
+  ck_assert_str_eq(printed, want);
+  ic_string_free(printed);
+  ic_graph_destroy(g);
+  /* the names of the dtypes are words of their own */
+  ic_graph *bad = NULL;
+  ck_assert_int_eq(ic_graph_parse("input a : u128[5]\n", &bad), IC_ERR_INVALID_GRAPH);
+  ck_assert_ptr_null(bad);
+  ck_assert_msg(strstr(ic_last_error(), "unknown dtype 'u128'"), "%s", ic_last_error());
+}
+END_TEST
+
 /* slice, concat and pad: their statements, int64 extremes as open slice ends, dims of
  * symbolic slices (min/max expressions) printed and read back. */
 START_TEST(test_views_text) {
@@ -997,6 +1065,7 @@ int main(void) {
   Suite *s = suite_create("text");
   TCase *tc = check_tcase("text");
   tcase_add_test(tc, test_golden_print);
+  tcase_add_test(tc, test_unsigned_dtypes_text);
   tcase_add_test(tc, test_golden_print_dims_and_constants);
   tcase_add_test(tc, test_print_empty_and_bad_arguments);
   tcase_add_test(tc, test_print_large_dims_round_trip);

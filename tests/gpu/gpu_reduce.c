@@ -37,6 +37,9 @@ GPU_MATRIX_CASE(i64, IC_I64)
 GPU_MATRIX_CASE(u8, IC_U8)
 GPU_MATRIX_CASE(i8, IC_I8)
 GPU_MATRIX_CASE(bool, IC_BOOL)
+GPU_MATRIX_CASE(u16, IC_U16)
+GPU_MATRIX_CASE(u32, IC_U32)
+GPU_MATRIX_CASE(u64, IC_U64)
 
 /* eager == fused on cuda, bit for bit: f32, bf16 and i32 over the 1-d and 2-d sets. */
 START_TEST(test_eager_equals_fused) {
@@ -92,7 +95,7 @@ END_TEST
 START_TEST(test_column_split) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F16, IC_REDUCE_MAX}, {IC_F8E4M3, IC_REDUCE_MIN},
-      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}};
+      {IC_I32, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY}, {IC_U64, IC_REDUCE_MIN}};
   static const struct { int64_t rows, cols; int symbolic, kernels; } shapes[] = {
       {16384, 300, 0, 2},           {300001, 33, 0, 2},          {1024, 40, 0, 2},
       {768, 40, 0, 1},              {0, 40, RC_SYM_ROWS, 3},     {5, 300, RC_SYM_ROWS, 3},
@@ -115,7 +118,7 @@ START_TEST(test_two_stage) {
   static const struct { ic_dtype dt; ic_reduce_op op; } cases[] = {
       {IC_F32, IC_REDUCE_SUM}, {IC_BF16, IC_REDUCE_MEAN}, {IC_F64, IC_REDUCE_PROD}, {IC_I32, IC_REDUCE_SUM},
       {IC_F32, IC_REDUCE_ARGMAX}, {IC_I32, IC_REDUCE_ARGMIN}, {IC_F16, IC_REDUCE_MAX}, {IC_BOOL, IC_REDUCE_ANY},
-      {IC_U8, IC_REDUCE_ALL}, {IC_F8E4M3, IC_REDUCE_MIN}};
+      {IC_U8, IC_REDUCE_ALL}, {IC_F8E4M3, IC_REDUCE_MIN}, {IC_U64, IC_REDUCE_MAX}, {IC_U32, IC_REDUCE_ARGMIN}};
   static const int64_t sizes[][2] = {{1, 1}, {3, 1001}, {1, 262144}, {3, 300001}, {1, 2100003}};
   for (int c = 0; c < RC_COUNT(cases); c++) {
     rc_eager = c < 2; /* eager == fused through the stages (NVRTC time: two cases) */
@@ -464,6 +467,9 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_matrix_u8, setup, teardown);
   CHECK_CASE(s, test_matrix_i8, setup, teardown);
   CHECK_CASE(s, test_matrix_bool, setup, teardown);
+  CHECK_CASE(s, test_matrix_u16, setup, teardown);
+  CHECK_CASE(s, test_matrix_u32, setup, teardown);
+  CHECK_CASE(s, test_matrix_u64, setup, teardown);
   CHECK_CASE(s, test_eager_equals_fused, setup, teardown);
   CHECK_CASE(s, test_strided_and_broadcast, setup, teardown);
   CHECK_CASE(s, test_special_values, setup, teardown);

@@ -114,7 +114,8 @@ def shape_of(x: Any) -> Tuple[int, ...]:
     raise TypeError(type(x).__name__)
 
 
-_ARRAY_CODES = {ic.f32: "f", ic.f64: "d", ic.i32: "i", ic.i64: "q", ic.u8: "B", ic.i8: "b", ic.i16: "h"}
+_ARRAY_CODES = {ic.f32: "f", ic.f64: "d", ic.i32: "i", ic.i64: "q", ic.u8: "B", ic.i8: "b", ic.i16: "h",
+                ic.u16: "H", ic.u32: "I", ic.u64: "Q"}
 
 
 def host(values: Sequence[float], dtype: ic.DType, shape: Optional[Sequence[int]] = None, *,
@@ -144,7 +145,8 @@ def host(values: Sequence[float], dtype: ic.DType, shape: Optional[Sequence[int]
 
 
 NUMPY_NAMES = {ic.bool_: "bool", ic.u8: "uint8", ic.i8: "int8", ic.i16: "int16", ic.i32: "int32", ic.i64: "int64",
-               ic.f16: "float16", ic.f32: "float32", ic.f64: "float64"}
+               ic.u16: "uint16", ic.u32: "uint32", ic.u64: "uint64", ic.f16: "float16", ic.f32: "float32",
+               ic.f64: "float64"}
 
 
 def out_buffer(dtype: ic.DType, shape: Sequence[int], fill: float = 0.0) -> Any:

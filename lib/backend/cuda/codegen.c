@@ -24,8 +24,10 @@
 const char *cg_ctype(ic_dtype dt) {
   switch (dt) {
   case IC_BOOL: return "bool";
-  case IC_U8: case IC_I8: case IC_I16: case IC_I32: return "int";
+  case IC_U8: case IC_U16: case IC_I8: case IC_I16: case IC_I32: return "int";
+  case IC_U32: return "ic_u32";
   case IC_I64: return "ic_i64";
+  case IC_U64: return "ic_u64";
   case IC_F64: return "double";
   default: return "float";
   }
@@ -38,7 +40,7 @@ bool cg_pairs_rounding(ic_dtype dt) { return dt == IC_BF16 || dt == IC_F16; }
 /* Results of these dtypes are rounded (wrapped) to them after every op: ic_rnd_<dtype>. */
 bool cg_rounds(ic_dtype dt) {
   switch (dt) {
-  case IC_F16: case IC_BF16: case IC_F8E4M3: case IC_F8E5M2: case IC_U8: case IC_I8: case IC_I16: return true;
+  case IC_F16: case IC_BF16: case IC_F8E4M3: case IC_F8E5M2: case IC_U8: case IC_U16: case IC_I8: case IC_I16: return true;
   default: return false;
   }
 }
@@ -91,6 +93,12 @@ void cg_const(codegen *cg, const kir_instr *in) {
     int64_t v = in->value >= 9223372036854775807.0 ? INT64_MAX : (int64_t)in->value;
     if (v == INT64_MIN) sbuf_puts(o, "(-9223372036854775807ll - 1)");
     else sbuf_printf(o, "%" PRId64 "ll", v);
+  } else if (in->dtype == IC_U64) {
+    /* the builder rounded the value to u64's range; 2^64 (saturated) is UINT64_MAX */
+    uint64_t v = in->value >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)in->value;
+    sbuf_printf(o, "%" PRIu64 "ull", v);
+  } else if (in->dtype == IC_U32) {
+    sbuf_printf(o, "%" PRIu32 "u", (uint32_t)in->value);
   } else if (dtype_is_integer(in->dtype)) {
     int32_t v = (int32_t)in->value;
     if (v == INT32_MIN) sbuf_puts(o, "(-2147483647 - 1)");
@@ -108,7 +116,7 @@ void cg_const(codegen *cg, const kir_instr *in) {
 }
 
 /* The C expression of a conversion (cast, cast_saturate) from dtype `from` (value text v)
- * to `to`, through the compute types: bool, int, ic_i64, float, double. */
+ * to `to`, through the compute types: bool, int, ic_u32, ic_i64, ic_u64, float, double. */
 void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const char *v) {
   sbuf *o = &cg->out;
   const char *tn = cg_dtname(to), *tct = cg_ctype(to);
@@ -123,9 +131,21 @@ void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const ch
     sbuf_printf(o, "((%s)(%s ? 1 : 0))", tct, v);
   } else if (dtype_is_integer(to)) {
     bool wide = to == IC_I64;
-    int64_t lo = to == IC_U8 ? 0 : to == IC_I8 ? -128 : to == IC_I16 ? -32768 : INT32_MIN;
-    int64_t hi = to == IC_U8 ? 255 : to == IC_I8 ? 127 : to == IC_I16 ? 32767 : INT32_MAX;
-    if (!from_int) {
+    int64_t lo = to == IC_U8 || to == IC_U16 || to == IC_U32 ? 0 : to == IC_I8 ? -128 : to == IC_I16 ? -32768 : INT32_MIN;
+    int64_t hi = to == IC_U8 ? 255 : to == IC_U16 ? 65535 : to == IC_U32 ? UINT32_MAX : to == IC_I8 ? 127 : to == IC_I16 ? 32767 : INT32_MAX;
+    if (!from_int && (to == IC_U32 || to == IC_U64)) {
+      /* cvt.rzi.sat to the unsigned width itself */
+      sbuf_printf(o, "ic_%c2%s(%s)", from_f64 ? 'd' : 'f', tn, v);
+    } else if (from_int && (to == IC_U32 || to == IC_U64)) {
+      if (!saturate) sbuf_printf(o, "((%s)%s)", tct, v); /* wraps (a signed value sign-extends first) */
+      else if (from == IC_U64 && to == IC_U64) sbuf_puts(o, v);
+      else if (from == IC_U64) sbuf_printf(o, "((ic_u32)ic_clampu64(%s, 0xffffffffull))", v);
+      else if (to == IC_U64) sbuf_printf(o, "ic_s2u64_sat((ic_i64)%s)", v);
+      else sbuf_printf(o, "((ic_u32)ic_clampl((ic_i64)%s, 0ll, 4294967295ll))", v);
+    } else if (saturate && from == IC_U64) {
+      /* a u64 above the target's top clamps to it (no u64 is below 0) */
+      sbuf_printf(o, "((%s)ic_clampu64(%s, %" PRId64 "ull))", tct, v, wide ? INT64_MAX : hi);
+    } else if (!from_int) {
       /* float -> integer saturates either way (cvt.rzi.sat), then clamps to the width */
       const char *cvt = wide ? (from_f64 ? "ic_d2i64" : "ic_f2i64") : (from_f64 ? "ic_d2i32" : "ic_f2i32");
       if (wide || to == IC_I32) sbuf_printf(o, "%s(%s)", cvt, v);
@@ -151,7 +171,9 @@ void cg_convert(codegen *cg, ic_dtype from, ic_dtype to, bool saturate, const ch
     else if (!f32 && !leave) sbuf_printf(o, "ic_rnd%s_%s(", bits, tn);
     if (f32 && from_f64) sbuf_printf(o, "ic_d2f(%s)", v);
     else if (f32 || (!from_int && !from_f64)) sbuf_printf(o, "((float)%s)", v);
-    else sbuf_printf(o, "%s(%s)", from_i64 ? "ic_l2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
+    else
+      sbuf_printf(o, "%s(%s)",
+                  from_i64 ? "ic_l2f_odd" : from == IC_U64 ? "ic_ul2f_odd" : from == IC_U32 ? "ic_u2f_odd" : from_f64 ? "ic_d2f_odd" : "ic_i2f_odd", v);
     if (saturate || (!f32 && !leave)) sbuf_puts(o, ")");
   }
 }

@@ -55,7 +55,7 @@ const char *red_acc_type(ic_reduce_op op, ic_dtype dt) { return cg_ctype(kir_red
 void red_identity(sbuf *o, ic_reduce_op op, ic_dtype dt) {
   const char *t = red_acc_type(op, dt);
   bool is_f = strcmp(t, "float") == 0, is_d = strcmp(t, "double") == 0, is_b = strcmp(t, "bool") == 0;
-  bool is_l = strcmp(t, "ic_i64") == 0;
+  bool is_l = strcmp(t, "ic_i64") == 0, is_u = strcmp(t, "ic_u32") == 0, is_ul = strcmp(t, "ic_u64") == 0;
   bool high = op == IC_REDUCE_MIN || op == IC_REDUCE_ARGMIN;
   switch (op) {
   case IC_REDUCE_SUM: case IC_REDUCE_MEAN:
@@ -69,6 +69,8 @@ void red_identity(sbuf *o, ic_reduce_op op, ic_dtype dt) {
     else if (is_d) sbuf_puts(o, high ? "__longlong_as_double(0x7ff0000000000000ll)" : "__longlong_as_double(0xfff0000000000000ll)");
     else if (is_b) sbuf_puts(o, high ? "true" : "false");
     else if (is_l) sbuf_puts(o, high ? "(ic_i64)9223372036854775807ll" : "(-9223372036854775807ll - 1)");
+    else if (is_u) sbuf_puts(o, high ? "0xffffffffu" : "0u");
+    else if (is_ul) sbuf_puts(o, high ? "0xffffffffffffffffull" : "0ull");
     else sbuf_puts(o, high ? "2147483647" : "(-2147483647 - 1)");
     break;
   }

@@ -94,8 +94,8 @@ __device__ __forceinline__ void ic_st_shift(ic_u8 *p, const ic_u32 *w, int n) {
   }
 }
 
-/* ---- conversions. Compute types: bool; int (u8, i8, i16, i32); ic_i64; float (f16, bf16,
- * f32, f8e4m3, f8e5m2); double (f64). */
+/* ---- conversions. Compute types: bool; int (u8, u16, i8, i16, i32); ic_u32 (u32); ic_i64;
+ * ic_u64 (u64); float (f16, bf16, f32, f8e4m3, f8e5m2); double (f64). */
 __device__ __forceinline__ float ic_canonical_nan(void) { return __uint_as_float(0x7fffffffu); }
 __device__ __forceinline__ double ic_canonical_nan_f64(void) { return __longlong_as_double(0x7fffffffffffffffll); }
 /* f16 / bf16 storage <-> f32 through PTX cvt (round to nearest even). */
@@ -201,6 +201,9 @@ __device__ __forceinline__ ic_u32 ic_f2e4m3x4_sat(float a, float b, float c, flo
 /* Storage <-> compute type. Packs return only the dtype's bits. */
 __device__ __forceinline__ bool ic_unpack_bool(ic_u32 x) { return (x & 0xffu) != 0; }
 __device__ __forceinline__ int ic_unpack_u8(ic_u32 x) { return (int)(x & 0xffu); }
+__device__ __forceinline__ int ic_unpack_u16(ic_u32 x) { return (int)(x & 0xffffu); }
+__device__ __forceinline__ ic_u32 ic_unpack_u32(ic_u32 x) { return x; }
+__device__ __forceinline__ ic_u64 ic_unpack_u64(ic_u64 x) { return x; }
 __device__ __forceinline__ int ic_unpack_i8(ic_u32 x) { return (int)(signed char)(x & 0xffu); }
 __device__ __forceinline__ int ic_unpack_i16(ic_u32 x) { return (int)(short)(x & 0xffffu); }
 __device__ __forceinline__ int ic_unpack_i32(ic_u32 x) { return (int)x; }
@@ -213,6 +216,9 @@ __device__ __forceinline__ float ic_unpack_f8e4m3(ic_u32 x) { return ic_e4m3_to_
 __device__ __forceinline__ float ic_unpack_f8e5m2(ic_u32 x) { return ic_e5m2_to_f32(x & 0xffu); }
 __device__ __forceinline__ ic_u32 ic_pack_bool(bool v) { return v ? 1u : 0u; }
 __device__ __forceinline__ ic_u32 ic_pack_u8(int v) { return (ic_u32)v & 0xffu; }
+__device__ __forceinline__ ic_u32 ic_pack_u16(int v) { return (ic_u32)v & 0xffffu; }
+__device__ __forceinline__ ic_u32 ic_pack_u32(ic_u32 v) { return v; }
+__device__ __forceinline__ ic_u64 ic_pack_u64(ic_u64 v) { return v; }
 __device__ __forceinline__ ic_u32 ic_pack_i8(int v) { return (ic_u32)v & 0xffu; }
 __device__ __forceinline__ ic_u32 ic_pack_i16(int v) { return (ic_u32)v & 0xffffu; }
 __device__ __forceinline__ ic_u32 ic_pack_i32(int v) { return (ic_u32)v; }
@@ -241,6 +247,7 @@ __device__ __forceinline__ void ic_rnd2_f16(float a, float b, float &ra, float &
 __device__ __forceinline__ float ic_rnd_f8e4m3(float f) { return ic_e4m3_to_f32(ic_f2e4m3(f)); }
 __device__ __forceinline__ float ic_rnd_f8e5m2(float f) { return ic_e5m2_to_f32(ic_f2e5m2(f)); }
 __device__ __forceinline__ int ic_rnd_u8(int v) { return v & 0xff; }
+__device__ __forceinline__ int ic_rnd_u16(int v) { return v & 0xffff; }
 __device__ __forceinline__ int ic_rnd_i8(int v) { return (int)(signed char)v; }
 __device__ __forceinline__ int ic_rnd_i16(int v) { return (int)(short)v; }
 /* Saturating roundings: overflow and +-inf give +-the largest finite value; a NaN stays
@@ -296,6 +303,17 @@ __device__ __forceinline__ int ic_d2i32(double a) { int r; asm("cvt.rzi.sat.s32.
 __device__ __forceinline__ ic_i64 ic_f2i64(float a) { ic_i64 r; asm("cvt.rzi.sat.s64.f32 %0, %1;" : "=l"(r) : "f"(a)); return a != a ? 0 : r; }
 __device__ __forceinline__ ic_i64 ic_d2i64(double a) { ic_i64 r; asm("cvt.rzi.sat.s64.f64 %0, %1;" : "=l"(r) : "d"(a)); return a != a ? 0 : r; }
 __device__ __forceinline__ int ic_clampi(ic_i64 v, ic_i64 lo, ic_i64 hi) { return (int)(v < lo ? lo : v > hi ? hi : v); }
+/* The unsigned targets: cvt.rzi.sat.u32/.u64 clamp below at 0 and above at the width's
+ * largest value; NaN made 0 explicitly, as for s64. */
+__device__ __forceinline__ ic_u32 ic_f2u32(float a) { ic_u32 r; asm("cvt.rzi.sat.u32.f32 %0, %1;" : "=r"(r) : "f"(a)); return a != a ? 0u : r; }
+__device__ __forceinline__ ic_u32 ic_d2u32(double a) { ic_u32 r; asm("cvt.rzi.sat.u32.f64 %0, %1;" : "=r"(r) : "d"(a)); return a != a ? 0u : r; }
+__device__ __forceinline__ ic_u64 ic_f2u64(float a) { ic_u64 r; asm("cvt.rzi.sat.u64.f32 %0, %1;" : "=l"(r) : "f"(a)); return a != a ? 0ull : r; }
+__device__ __forceinline__ ic_u64 ic_d2u64(double a) { ic_u64 r; asm("cvt.rzi.sat.u64.f64 %0, %1;" : "=l"(r) : "d"(a)); return a != a ? 0ull : r; }
+/* Saturating integer -> integer casts that an int cannot hold: a signed (or narrower)
+ * value into [lo, hi] in 64 bits, a u64 into [0, hi], a signed value into u64's range. */
+__device__ __forceinline__ ic_i64 ic_clampl(ic_i64 v, ic_i64 lo, ic_i64 hi) { return v < lo ? lo : v > hi ? hi : v; }
+__device__ __forceinline__ ic_u64 ic_clampu64(ic_u64 v, ic_u64 hi) { return v > hi ? hi : v; }
+__device__ __forceinline__ ic_u64 ic_s2u64_sat(ic_i64 v) { return v < 0 ? 0ull : (ic_u64)v; }
 /* f64 -> f32: one rounding; a NaN becomes the canonical NaN (cvt keeps part of the payload). */
 __device__ __forceinline__ float ic_d2f(double a) { return a != a ? ic_canonical_nan() : (float)a; }
 /* -> f32 rounded to odd: a second rounding to f16/bf16/fp8 is then exactly one rounding. */
@@ -306,6 +324,15 @@ __device__ __forceinline__ float ic_i2f_odd(int a) {
 __device__ __forceinline__ float ic_l2f_odd(ic_i64 a) {
   float f; asm("cvt.rz.f32.s64 %0, %1;" : "=f"(f) : "l"(a));
   return (ic_i64)f == a ? f : __uint_as_float(__float_as_uint(f) | 1u);
+}
+__device__ __forceinline__ float ic_u2f_odd(ic_u32 a) {
+  float f; asm("cvt.rz.f32.u32 %0, %1;" : "=f"(f) : "r"(a));
+  return (ic_u64)f == (ic_u64)a ? f : __uint_as_float(__float_as_uint(f) | 1u);
+}
+/* cvt.rz of a u64 is below 2^64, so the float converts back to u64 exactly. */
+__device__ __forceinline__ float ic_ul2f_odd(ic_u64 a) {
+  float f; asm("cvt.rz.f32.u64 %0, %1;" : "=f"(f) : "l"(a));
+  return (ic_u64)f == a ? f : __uint_as_float(__float_as_uint(f) | 1u);
 }
 __device__ __forceinline__ float ic_d2f_odd(double a) {
   float f; asm("cvt.rz.f32.f64 %0, %1;" : "=f"(f) : "d"(a));
@@ -346,6 +373,33 @@ __device__ __forceinline__ bool ic_isinf(I) { return false; } \
 __device__ __forceinline__ bool ic_isfinite(I) { return true; }
 IC_INT_OPS(int, ic_u32, 32, (-2147483647 - 1))
 IC_INT_OPS(ic_i64, ic_u64, 64, (-9223372036854775807ll - 1))
+/* u32 and u64 (u8 and u16 compute in int, whose ops agree on their non-negative values):
+ * C's unsigned arithmetic wraps; division and remainder by zero give 0 (floor and
+ * truncation are one for unsigned values); shifts by >= the width give 0. */
+#define IC_UINT_OPS(U, BITS) \
+__device__ __forceinline__ U ic_add(U a, U b) { return a + b; } \
+__device__ __forceinline__ U ic_sub(U a, U b) { return a - b; } \
+__device__ __forceinline__ U ic_mul(U a, U b) { return a * b; } \
+__device__ __forceinline__ U ic_neg(U a) { return (U)0 - a; } \
+__device__ __forceinline__ U ic_abs(U a) { return a; } \
+__device__ __forceinline__ U ic_relu(U a) { return a; } \
+__device__ __forceinline__ U ic_sign(U a) { return a != 0 ? 1 : 0; } \
+__device__ __forceinline__ U ic_maximum(U a, U b) { return a > b ? a : b; } \
+__device__ __forceinline__ U ic_minimum(U a, U b) { return a < b ? a : b; } \
+__device__ __forceinline__ U ic_fmax(U a, U b) { return a > b ? a : b; } \
+__device__ __forceinline__ U ic_fmin(U a, U b) { return a < b ? a : b; } \
+__device__ __forceinline__ U ic_clamp(U x, U lo, U hi) { return ic_minimum(ic_maximum(x, lo), hi); } \
+__device__ __forceinline__ U ic_trunc_divide(U a, U b) { return b == 0 ? 0 : a / b; } \
+__device__ __forceinline__ U ic_floor_divide(U a, U b) { return b == 0 ? 0 : a / b; } \
+__device__ __forceinline__ U ic_fmod(U a, U b) { return b == 0 ? 0 : a % b; } \
+__device__ __forceinline__ U ic_remainder(U a, U b) { return b == 0 ? 0 : a % b; } \
+__device__ __forceinline__ U ic_shift_left(U a, U b) { return b >= BITS ? 0 : a << b; } \
+__device__ __forceinline__ U ic_shift_right(U a, U b) { return b >= BITS ? 0 : a >> b; } \
+__device__ __forceinline__ bool ic_isnan(U) { return false; } \
+__device__ __forceinline__ bool ic_isinf(U) { return false; } \
+__device__ __forceinline__ bool ic_isfinite(U) { return true; }
+IC_UINT_OPS(ic_u32, 32)
+IC_UINT_OPS(ic_u64, 64)
 
 /* Floats: CUDA device math by name; f32 and f64 overloads. */
 #define IC_MATH1(OP, F32, F64) \
@@ -451,11 +505,13 @@ __device__ __forceinline__ ic_u32 ic_bfly32(ic_u32 v, int o) {
 }
 __device__ __forceinline__ float ic_bfly(float v, int o) { return __uint_as_float(ic_bfly32(__float_as_uint(v), o)); }
 __device__ __forceinline__ int ic_bfly(int v, int o) { return (int)ic_bfly32((ic_u32)v, o); }
+__device__ __forceinline__ ic_u32 ic_bfly(ic_u32 v, int o) { return ic_bfly32(v, o); }
 __device__ __forceinline__ bool ic_bfly(bool v, int o) { return ic_bfly32(v ? 1u : 0u, o) != 0u; }
 __device__ __forceinline__ ic_i64 ic_bfly(ic_i64 v, int o) {
   const ic_u64 u = (ic_u64)v;
   return (ic_i64)(((ic_u64)ic_bfly32((ic_u32)(u >> 32), o) << 32) | ic_bfly32((ic_u32)u, o));
 }
+__device__ __forceinline__ ic_u64 ic_bfly(ic_u64 v, int o) { return (ic_u64)ic_bfly((ic_i64)v, o); }
 __device__ __forceinline__ double ic_bfly(double v, int o) { return __longlong_as_double(ic_bfly(__double_as_longlong(v), o)); }
 /* Persistent rows of narrow dtypes keep storage words: the low bits (mask) of raw go into
  * word w at bit shift; returns raw. */

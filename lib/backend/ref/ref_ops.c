@@ -2,7 +2,8 @@
  * way the CUDA backend's prelude computes it, so that exactly rounded ops agree bit for
  * bit (NaN results of f32 arithmetic are the canonical 0x7fffffff, as GPU arithmetic
  * gives). Compute types as there: bool; integers exact in int64, wrapped to the width;
- * f16/bf16/f32/fp8 in float, rounded to the dtype; f64 in double. */
+ * f16/bf16/f32/fp8 in float, rounded to the dtype; f64 in double. u64 values at and
+ * above 2^63 live in the int64 as their bits: every unsigned op works on uint64. */
 #include <math.h>
 #include <string.h>
 
@@ -63,11 +64,13 @@ static float ref_round(ic_dtype dt, float f) {
   }
 }
 
-/* An integer wrapped to the width of dt (two's complement; u8 modulo 256). */
+/* An integer wrapped to the width of dt (two's complement; unsigned modulo 2^width). */
 static int64_t ref_wrap(ic_dtype dt, int64_t v) {
   const uint64_t u = (uint64_t)v;
   switch (dt) {
   case IC_U8: return (int64_t)(u & 0xffu);
+  case IC_U16: return (int64_t)(u & 0xffffu);
+  case IC_U32: return (int64_t)(u & 0xffffffffu);
   case IC_I8: return (int64_t)(int8_t)(uint8_t)u;
   case IC_I16: return (int64_t)(int16_t)(uint16_t)u;
   case IC_I32: return (int64_t)(int32_t)(uint32_t)u;
@@ -77,9 +80,12 @@ static int64_t ref_wrap(ic_dtype dt, int64_t v) {
 
 static int ref_width(ic_dtype dt) { return (int)ic_dtype_size(dt) * 8; }
 
+/* The range of a signed dtype, or of an unsigned one but u64 (whose top is UINT64_MAX). */
 static void ref_int_range(ic_dtype dt, int64_t *lo, int64_t *hi) {
   switch (dt) {
   case IC_U8: *lo = 0; *hi = 255; break;
+  case IC_U16: *lo = 0; *hi = 65535; break;
+  case IC_U32: *lo = 0; *hi = UINT32_MAX; break;
   case IC_I8: *lo = -128; *hi = 127; break;
   case IC_I16: *lo = -32768; *hi = 32767; break;
   case IC_I32: *lo = INT32_MIN; *hi = INT32_MAX; break;
@@ -94,10 +100,12 @@ ref_value ref_load(ic_dtype dt, const void *base, int64_t index) {
   switch (dt) {
   case IC_BOOL: v.b = *p != 0; break;
   case IC_U8: v.i = *p; break;
+  case IC_U16: { uint16_t x; memcpy(&x, p, 2); v.i = x; break; }
+  case IC_U32: { uint32_t x; memcpy(&x, p, 4); v.i = x; break; }
   case IC_I8: v.i = *p >= 128 ? (int64_t)*p - 256 : (int64_t)*p; break; /* sign-extended */
   case IC_I16: { int16_t x; memcpy(&x, p, 2); v.i = x; break; }
   case IC_I32: { int32_t x; memcpy(&x, p, 4); v.i = x; break; }
-  case IC_I64: memcpy(&v.i, p, 8); break;
+  case IC_I64: case IC_U64: memcpy(&v.i, p, 8); break;
   case IC_F16: memcpy(&h, p, 2); v.f = f16_bits_to_f32(h); break;
   case IC_BF16: memcpy(&h, p, 2); v.f = bf16_bits_to_f32(h); break;
   case IC_F32: memcpy(&v.f, p, 4); break;
@@ -118,9 +126,9 @@ void ref_store(ic_dtype dt, void *base, int64_t index, ref_value v) {
   switch (dt) {
   case IC_BOOL: *p = v.b ? 1 : 0; break;
   case IC_U8: case IC_I8: *p = (unsigned char)(v.i & 0xff); break;
-  case IC_I16: { const int16_t x = (int16_t)v.i; memcpy(p, &x, 2); break; }
-  case IC_I32: { const int32_t x = (int32_t)v.i; memcpy(p, &x, 4); break; }
-  case IC_I64: memcpy(p, &v.i, 8); break;
+  case IC_I16: case IC_U16: { const uint16_t x = (uint16_t)(uint64_t)v.i; memcpy(p, &x, 2); break; }
+  case IC_I32: case IC_U32: { const uint32_t x = (uint32_t)(uint64_t)v.i; memcpy(p, &x, 4); break; }
+  case IC_I64: case IC_U64: memcpy(p, &v.i, 8); break;
   case IC_F16: h = f32_to_f16_bits(v.f); memcpy(p, &h, 2); break;
   case IC_BF16: h = f32_to_bf16_bits(v.f); memcpy(p, &h, 2); break;
   case IC_F32: memcpy(p, &v.f, 4); break;
@@ -135,26 +143,33 @@ ref_value ref_constant(ic_dtype dt, double value) {
   ref_value v = {0};
   switch (ref_kind_of(dt)) {
   case REF_BOOL: v.b = value != 0; break;
-  case REF_INT: v.i = value >= 9223372036854775807.0 ? INT64_MAX : (int64_t)value; break;
+  case REF_INT:
+    if (dt == IC_U64) v.i = (int64_t)(value >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)value);
+    else v.i = value >= 9223372036854775807.0 ? INT64_MAX : (int64_t)value;
+    break;
   case REF_F32: v.f = (float)value; break;
   case REF_F64: v.d = value; break;
   }
   return v;
 }
 
-/* An integer rounded to odd in f32 (24 bits kept, the rest folded into the last one): a
- * second rounding to f16/bf16/fp8 is then exactly one rounding, as the prelude's
- * cvt.rz + sticky bit. */
-static float ref_int_to_f32_odd(int64_t v) {
-  const uint64_t mag = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-  if (mag < (UINT64_C(1) << 24)) return (float)v;
+/* The exact value of an integer of dtype dt as a double (u64 above 2^53 rounds). */
+static double ref_int_value(ic_dtype dt, int64_t v) { return dt == IC_U64 ? (double)(uint64_t)v : (double)v; }
+
+/* An integer of dtype dt rounded to odd in f32 (24 bits kept, the rest folded into the
+ * last one): a second rounding to f16/bf16/fp8 is then exactly one rounding, as the
+ * prelude's cvt.rz + sticky bit. */
+static float ref_int_to_f32_odd(ic_dtype dt, int64_t v) {
+  const bool neg = v < 0 && dt != IC_U64;
+  const uint64_t mag = neg ? 0 - (uint64_t)v : (uint64_t)v;
+  if (mag < (UINT64_C(1) << 24)) return (float)(int64_t)mag * (neg ? -1.0f : 1.0f);
   int top = 63;
   while (!((mag >> top) & 1)) top--;
   const int drop = top - 23;
   uint64_t kept = mag >> drop;
   if (mag & ((UINT64_C(1) << drop) - 1)) kept |= 1;
   const float f = ldexpf((float)kept, drop);
-  return v < 0 ? -f : f;
+  return neg ? -f : f;
 }
 
 /* float/double -> integer dtype: truncate, saturate, NaN -> 0 (cvt.rzi.sat). */
@@ -162,6 +177,7 @@ static int64_t ref_float_to_int(ic_dtype to, double d) {
   int64_t lo, hi;
   ref_int_range(to, &lo, &hi);
   if (isnan(d)) return 0;
+  if (to == IC_U64) return d <= 0.0 ? 0 : d >= 18446744073709551616.0 ? (int64_t)UINT64_MAX : (int64_t)(uint64_t)d;
   if (d >= 9223372036854775808.0) return hi;
   if (d <= -9223372036854775808.0) return lo;
   const int64_t t = (int64_t)d;
@@ -183,27 +199,30 @@ static ref_value ref_convert(ic_dtype from, ic_dtype to, bool saturate, ref_valu
     if (fk == REF_F32 || fk == REF_F64) {
       r.i = ref_float_to_int(to, fk == REF_F32 ? (double)a.f : a.d);
     } else if (saturate) {
+      /* u64 sources above INT64_MAX clamp to the top; u64 targets have no top to clamp to */
       int64_t lo, hi;
       ref_int_range(to, &lo, &hi);
-      r.i = a.i < lo ? lo : a.i > hi ? hi : a.i;
+      if (from == IC_U64 && a.i < 0) r.i = to == IC_U64 ? a.i : hi;
+      else if (to == IC_U64) r.i = a.i < 0 ? 0 : a.i;
+      else r.i = a.i < lo ? lo : a.i > hi ? hi : a.i;
     } else {
       r.i = ref_wrap(to, a.i);
     }
     return r;
   }
   if (to == IC_F64) {
-    r.d = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
+    r.d = fk == REF_INT ? ref_int_value(from, a.i) : fk == REF_F32 ? (double)a.f : a.d;
     if (saturate && isinf(r.d)) r.d = r.d > 0 ? dtype_max_finite(to) : -dtype_max_finite(to);
     return r;
   }
   /* to a float-computed dtype: one rounding from the exact value */
   double x;
   if (to == IC_F32) {
-    float f = fk == REF_INT ? (float)a.i : fk == REF_F32 ? a.f : (float)a.d;
+    float f = fk == REF_INT ? (from == IC_U64 ? (float)(uint64_t)a.i : (float)a.i) : fk == REF_F32 ? a.f : (float)a.d;
     r.f = isnan(f) && fk == REF_F64 ? ref_canonical_nan() : f; /* f16/bf16/fp8 NaNs pass through */
-    x = fk == REF_INT ? (double)a.i : fk == REF_F32 ? (double)a.f : a.d;
+    x = fk == REF_INT ? ref_int_value(from, a.i) : fk == REF_F32 ? (double)a.f : a.d;
   } else {
-    x = fk == REF_INT ? (double)ref_int_to_f32_odd(a.i) : fk == REF_F32 ? (double)a.f : a.d;
+    x = fk == REF_INT ? (double)ref_int_to_f32_odd(from, a.i) : fk == REF_F32 ? (double)a.f : a.d;
     /* held as a load of the stored bits holds it (bf16 NaN 0x7fff as 0x7fff0000) */
     const uint32_t bits = small_float_bits(to, x);
     const unsigned char bytes[2] = {(unsigned char)bits, (unsigned char)(bits >> 8)};
@@ -219,8 +238,38 @@ static bool ref_div_wraps(int64_t a, int64_t b) { return a == INT64_MIN && b == 
 static int64_t ref_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : ref_div_wraps(a, b) ? a : a / b; }
 static int64_t ref_fmod(int64_t a, int64_t b) { return b == 0 || ref_div_wraps(a, b) ? 0 : a % b; }
 
+/* An op of an unsigned dtype dt, exact in uint64 (wrapping), before the wrap to dt: the
+ * operands are zero-extended, so division, comparisons and shifts are unsigned ones. */
+static int64_t ref_uint_op(ic_op op, ic_dtype dt, uint64_t a, uint64_t b, uint64_t c) {
+  const int width = ref_width(dt);
+  switch (op) {
+  case IC_OP_NEG: return (int64_t)(0 - a);
+  case IC_OP_RELU: case IC_OP_ABS: return (int64_t)a;
+  case IC_OP_ADD: return (int64_t)(a + b);
+  case IC_OP_SUB: return (int64_t)(a - b);
+  case IC_OP_MUL: return (int64_t)(a * b);
+  case IC_OP_MAXIMUM: case IC_OP_FMAX: return (int64_t)(a > b ? a : b);
+  case IC_OP_MINIMUM: case IC_OP_FMIN: return (int64_t)(a < b ? a : b);
+  case IC_OP_SIGN: return a != 0;
+  case IC_OP_BITWISE_NOT: return (int64_t)~a;
+  case IC_OP_FMOD: case IC_OP_REMAINDER: return b == 0 ? 0 : (int64_t)(a % b);
+  case IC_OP_TRUNC_DIVIDE: case IC_OP_FLOOR_DIVIDE: return b == 0 ? 0 : (int64_t)(a / b);
+  case IC_OP_BITWISE_AND: return (int64_t)(a & b);
+  case IC_OP_BITWISE_OR: return (int64_t)(a | b);
+  case IC_OP_BITWISE_XOR: return (int64_t)(a ^ b);
+  case IC_OP_SHIFT_LEFT: return b >= (uint64_t)width ? 0 : (int64_t)(a << b);
+  case IC_OP_SHIFT_RIGHT: return b >= (uint64_t)width ? 0 : (int64_t)(a >> b);
+  case IC_OP_CLAMP: {
+    const uint64_t lo = a > b ? a : b;
+    return (int64_t)(lo < c ? lo : c);
+  }
+  default: return 0;
+  }
+}
+
 /* An integer op of dtype dt, exact in int64 (wrapping in uint64), before the wrap to dt. */
 static int64_t ref_int_op(ic_op op, ic_dtype dt, int64_t a, int64_t b, int64_t c) {
+  if (dtype_is_unsigned(dt)) return ref_uint_op(op, dt, (uint64_t)a, (uint64_t)b, (uint64_t)c);
   const uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
   const int width = ref_width(dt);
   switch (op) {
@@ -257,9 +306,20 @@ static int64_t ref_int_op(ic_op op, ic_dtype dt, int64_t a, int64_t b, int64_t c
   }
 }
 
-static bool ref_compare(ic_op op, ref_kind k, ref_value a, ref_value b) {
+static bool ref_compare(ic_op op, ic_dtype dt, ref_kind k, ref_value a, ref_value b) {
   double x, y;
   if (k == REF_BOOL) return op == IC_OP_EQ ? a.b == b.b : a.b != b.b;
+  if (dt == IC_U64) { /* u64 above INT64_MAX is held as a negative int64 */
+    const uint64_t u = (uint64_t)a.i, v = (uint64_t)b.i;
+    switch (op) {
+    case IC_OP_EQ: return u == v;
+    case IC_OP_NE: return u != v;
+    case IC_OP_LT: return u < v;
+    case IC_OP_LE: return u <= v;
+    case IC_OP_GT: return u > v;
+    default: return u >= v;
+    }
+  }
   if (k == REF_INT) {
     switch (op) {
     case IC_OP_EQ: return a.i == b.i;
@@ -320,7 +380,7 @@ ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref
     }
     break;
   case IC_OP_EQ: case IC_OP_NE: case IC_OP_LT: case IC_OP_LE: case IC_OP_GT: case IC_OP_GE:
-    r.b = ref_compare(op, k, args[0], args[1]);
+    r.b = ref_compare(op, operand_dt, k, args[0], args[1]);
     return r;
   case IC_OP_WHERE: return args[0].b ? args[1] : args[2];
   case IC_OP_CAST: return ref_convert(operand_dt, result_dt, false, args[0]);

@@ -50,6 +50,7 @@ ref_acc ref_reduce_identity(ic_reduce_op op, ic_dtype dt) {
     bool hi = op == IC_REDUCE_MIN || op == IC_REDUCE_ARGMIN;
     if (k == ACC_F32) a.v.f = hi ? INFINITY : -INFINITY;
     else if (k == ACC_F64) a.v.d = hi ? INFINITY : -INFINITY;
+    else if (k == ACC_INT && dtype_is_unsigned(dt)) a.v.i = hi ? (int64_t)UINT64_MAX : 0; /* compared as uint64 */
     else if (k == ACC_INT) a.v.i = hi ? INT64_MAX : INT64_MIN;
     else a.v.b = hi;
     break;
@@ -73,12 +74,13 @@ ref_acc ref_reduce_lift(ic_reduce_op op, ic_dtype dt, ref_value x, int64_t r) {
 }
 
 /* argmax / argmin: the first NaN, else the larger (smaller) value, the first on ties. */
-static ref_acc ref_arg_combine(bool max, ref_acc_kind k, ref_acc a, ref_acc b) {
+static ref_acc ref_arg_combine(bool max, ref_acc_kind k, bool is_unsigned, ref_acc a, ref_acc b) {
   bool na = ref_is_nan(k, a.v), nb = ref_is_nan(k, b.v);
   if (na || nb) return na && nb ? (a.index <= b.index ? a : b) : na ? a : b;
   int c;
   if (k == ACC_F32) c = a.v.f < b.v.f ? -1 : a.v.f > b.v.f;
   else if (k == ACC_F64) c = a.v.d < b.v.d ? -1 : a.v.d > b.v.d;
+  else if (is_unsigned) c = (uint64_t)a.v.i < (uint64_t)b.v.i ? -1 : (uint64_t)a.v.i > (uint64_t)b.v.i;
   else c = a.v.i < b.v.i ? -1 : a.v.i > b.v.i;
   if (c == 0) return a.index <= b.index ? a : b;
   return (c > 0) == max ? a : b;
@@ -104,15 +106,15 @@ ref_acc ref_reduce_combine(ic_reduce_op op, ic_dtype dt, ref_acc a, ref_acc b) {
       r.v.b = max ? a.v.b || b.v.b : a.v.b && b.v.b;
     } else {
       /* maximum / minimum of the op table: NaN-propagating, +0 over -0 (max); in the
-       * wide compute type, where the identities (+-inf, the int64 extremes) exist: the
-       * results are elements, exact in dt */
+       * wide compute type, where the identities (+-inf, the int64 or uint64 extremes)
+       * exist: the results are elements, exact in dt */
       ref_value args[3] = {a.v, b.v, {0}};
-      ic_dtype wide = k == ACC_F32 ? IC_F32 : k == ACC_F64 ? IC_F64 : IC_I64;
+      ic_dtype wide = k == ACC_F32 ? IC_F32 : k == ACC_F64 ? IC_F64 : dtype_is_unsigned(dt) ? IC_U64 : IC_I64;
       r.v = ref_apply(max ? IC_OP_MAXIMUM : IC_OP_MINIMUM, wide, wide, args);
     }
     break;
   }
-  case IC_REDUCE_ARGMAX: case IC_REDUCE_ARGMIN: return ref_arg_combine(op == IC_REDUCE_ARGMAX, k, a, b);
+  case IC_REDUCE_ARGMAX: case IC_REDUCE_ARGMIN: return ref_arg_combine(op == IC_REDUCE_ARGMAX, k, dtype_is_unsigned(dt), a, b);
   case IC_REDUCE_ANY: r.v.b = a.v.b || b.v.b; break;
   case IC_REDUCE_ALL: r.v.b = a.v.b && b.v.b; break;
   default: break;
