@@ -19,11 +19,12 @@
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 #include "fuzz.h"
 #include "ic/ic.h"
 
-enum { MAX_VALUES = 32, MAX_INPUTS = 6, MAX_STEPS = 12, MAX_OUTPUTS = 3, MAX_ELEMENTS = 4096, MAX_COMPONENTS = 16 };
+enum { MAX_VALUES = 32, MAX_INPUTS = 6, MAX_STEPS = 12, MAX_OUTPUTS = 3, MAX_ELEMENTS = 4096, MAX_COMPONENTS = 8 };
 
 /* ---------------------------------------------------------------- dtype and op classes */
 
@@ -147,7 +148,8 @@ static ic_value partner(gen *s, ic_value a) {
     static const double consts[] = {0.0, 1.0, -1.0, 0.5, 2.0, 3.0, -0.0, 1e30, 7.0, INFINITY, NAN};
     double x = consts[c % (sizeof consts / sizeof consts[0])];
     if (isnan(x) && dtype_class(dt) != CLASS_FLOAT) x = 1.0;
-    return ic_graph_constant(s->g, x, c & 1 ? IC_DTYPE_AUTO : dt);
+    /* an IC_DTYPE_AUTO NaN could meet a bool (a where's condition) */
+    return ic_graph_constant(s->g, x, c & 1 && !isnan(x) ? IC_DTYPE_AUTO : dt);
   }
   for (int tries = 0; tries < 4; tries++) {
     ic_value b = pick(s);
@@ -265,6 +267,14 @@ static ic_value reduction(gen *s, ic_value a) {
   uint32_t which = below(s, IC_REDUCE_COUNT + 7);
   if (which < IC_REDUCE_COUNT) {
     ic_reduce_op op = (ic_reduce_op)which;
+    /* max, min and the arg reductions of nothing are refused: a constant 0 among the
+     * reduced dims takes sum instead */
+    ic_dim dims[IC_MAX_DIMS];
+    dims_of(s, a, dims);
+    bool empty = false;
+    for (int32_t k = 0; k < (naxes ? naxes : nd); k++) empty |= dims[naxes ? (axes[k] + nd) % nd : k] == 0;
+    if (empty && (op == IC_REDUCE_MAX || op == IC_REDUCE_MIN || op == IC_REDUCE_ARGMAX || op == IC_REDUCE_ARGMIN))
+      op = IC_REDUCE_SUM;
     if (op == IC_REDUCE_MEAN) a = to_class(s, a, FUZZ_FLOAT);
     if (op == IC_REDUCE_ARGMAX || op == IC_REDUCE_ARGMIN) a = to_class(s, a, FUZZ_NUM);
     return ic_graph_reduce(s->g, op, a, naxes, axes, keepdim);
@@ -276,8 +286,13 @@ static ic_value reduction(gen *s, ic_value a) {
   case 0: return ic_graph_mean_correction(s->g, a, naxes, axes, (double)below(s, 3), keepdim);
   case 1: return ic_graph_var(s->g, a, naxes, axes, (double)below(s, 2), keepdim);
   case 2: return ic_graph_std(s->g, a, naxes, axes, (double)below(s, 2), keepdim);
-  case 3: return nd ? ic_graph_softmax(s->g, a, axis) : a;
-  case 4: return nd ? ic_graph_log_softmax(s->g, a, axis) : a;
+  case 3: /* softmax and log_softmax take a max: not over an axis of constant size 0 */
+  case 4: {
+    ic_dim dims[IC_MAX_DIMS];
+    dims_of(s, a, dims);
+    if (!nd || dims[(axis + nd) % nd] == 0) return a;
+    return which - IC_REDUCE_COUNT == 3 ? ic_graph_softmax(s->g, a, axis) : ic_graph_log_softmax(s->g, a, axis);
+  }
   default: {
     if (!nd) return a;
     /* a weight (and bias) of the normalized shape, when its dims are plain */
@@ -427,7 +442,13 @@ static bool generate(gen *s) {
     if (ic_graph_output(s->g, name, o) != IC_OK) return false;
     outs[nout++] = o;
   }
-  return nout > 0;
+  /* every value is an input: an op on the last one */
+  if (nout == 0) {
+    char name[16];
+    snprintf(name, sizeof name, "c%d_y0", (int)s->comp);
+    return ic_graph_output(s->g, name, ic_graph_unary(s->g, IC_OP_LOGICAL_NOT, s->v[s->nv - 1])) == IC_OK;
+  }
+  return true;
 }
 
 /* ---------------------------------------------------------------- the checks */
@@ -436,6 +457,9 @@ static struct {
   uint64_t inputs, text, built, refused, with_asm, compiled, ref_checked, ref_refused_runs;
 } g_count;
 
+/* FUZZ_COMPILE_GENERATE_ONLY: build the graphs, compile nothing (the generator's valid
+ * share, quickly); FUZZ_COMPILE_SHOW_REFUSED: print each builder error */
+static bool g_generate_only;
 static ic_context *g_ctx[2];
 static const char *const k_archs[2] = {"sm_80", "sm_90a"};
 
@@ -471,6 +495,7 @@ static void contexts(void) {
     }
   }
   if (getenv("FUZZ_COMPILE_QUIET") == NULL) atexit(report);
+  g_generate_only = getenv("FUZZ_COMPILE_GENERATE_ONLY") != NULL;
 }
 
 /* A splitmix64 stream for input values. */
@@ -580,6 +605,14 @@ static const char k_text_magic[] = "# ic graph";
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   contexts();
   g_count.inputs++;
+  /* the counts once a minute too, for long runs stopped from outside */
+  static time_t last;
+  time_t now = time(NULL);
+  if (!last) last = now;
+  if (now - last >= 60 && getenv("FUZZ_COMPILE_QUIET") == NULL) {
+    report();
+    last = now;
+  }
   uint64_t seed = 0x243f6a8885a308d3ull;
   for (size_t i = 0; i < size; i++) seed = (seed ^ data[i]) * 0x100000001b3ull;
   if (size >= sizeof k_text_magic - 1 && memcmp(data, k_text_magic, sizeof k_text_magic - 1) == 0) {
@@ -615,7 +648,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (valid) {
       g_count.built++;
       if (s.has_asm) g_count.with_asm++;
-      else ref_check(s.g, seed + (uint64_t)c);
+      else if (!g_generate_only) ref_check(s.g, seed + (uint64_t)c);
       gen again = {.b = b, .comp = c, .g = batch};
       FUZZ_REQUIRE(generate(&again) && again.b.n == s.b.n, "component %d builds alone but not beside the others: %s",
                    (int)c, ic_last_error());
@@ -632,7 +665,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ic_graph_destroy(s.g);
     b = s.b;
   }
-  if (nbatch > 0) compile_all(batch);
+  if (nbatch > 0 && !g_generate_only) compile_all(batch);
   (void)batch_asm;
   ic_graph_destroy(batch);
   return 0;
