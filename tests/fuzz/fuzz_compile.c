@@ -24,7 +24,7 @@
 #include "fuzz.h"
 #include "ic/ic.h"
 
-enum { MAX_VALUES = 32, MAX_INPUTS = 6, MAX_STEPS = 12, MAX_OUTPUTS = 3, MAX_ELEMENTS = 4096, MAX_COMPONENTS = 8 };
+enum { MAX_VALUES = 32, MAX_INPUTS = 6, MAX_STEPS = 12, MAX_OUTPUTS = 4, MAX_ELEMENTS = 4096, MAX_COMPONENTS = 8 };
 
 /* ---------------------------------------------------------------- dtype and op classes */
 
@@ -60,6 +60,7 @@ typedef struct gen {
   fuzz_bytes b;
   ic_graph *g;
   ic_value v[MAX_VALUES];
+  bool read[MAX_VALUES]; /* v[i] was picked as an operand */
   int32_t nv;
   ic_value inputs[MAX_INPUTS];
   int32_t ninputs;
@@ -126,7 +127,12 @@ static bool same_shape(gen *s, ic_value a, ic_value b) {
   return true;
 }
 
-static ic_value pick(gen *s) { return s->v[below(s, (uint32_t)s->nv)]; }
+/* An earlier value, marked as read (values nothing reads become outputs). */
+static ic_value pick(gen *s) {
+  int32_t i = (int32_t)below(s, (uint32_t)s->nv);
+  s->read[i] = true;
+  return s->v[i];
+}
 
 /* a, cast to a dtype of the classes in mask where its own is not one */
 static ic_value to_class(gen *s, ic_value a, int mask) {
@@ -428,11 +434,14 @@ static bool generate(gen *s) {
     if (numel_bound(s, r) > MAX_ELEMENTS) continue; /* built, but not built on */
     s->v[s->nv++] = r;
   }
-  /* outputs: the last value and up to two others, none an input */
-  int32_t nout = 0;
+  /* outputs: the last value, then the latest values nothing read (else compiles would
+   * drop them unseen) or, now and then, any value; never an input */
+  int32_t nout = 0, next = s->nv - 2;
   ic_value outs[MAX_OUTPUTS];
-  for (int32_t k = 0; k < MAX_OUTPUTS && (k == 0 || (u8(s) & 1)); k++) {
-    ic_value o = k == 0 ? s->v[s->nv - 1] : pick(s);
+  for (int32_t k = 0; k < MAX_OUTPUTS; k++) {
+    while (next >= 0 && s->read[next]) next--;
+    ic_value o = k == 0 ? s->v[s->nv - 1] : next >= 0 ? s->v[next--] : (u8(s) & 3) == 0 ? pick(s) : IC_INVALID_VALUE;
+    if (o == IC_INVALID_VALUE) break;
     bool fresh = true;
     for (int32_t j = 0; j < s->ninputs; j++) fresh &= o != s->inputs[j];
     for (int32_t j = 0; j < nout; j++) fresh &= o != outs[j];
@@ -602,6 +611,23 @@ static void compile_all(const ic_graph *g) {
 
 static const char k_text_magic[] = "# ic graph";
 
+/* FUZZ_COMPILE_PRINT=DIR: every valid generated graph also goes to DIR/g<n>.icg in the
+ * text format (to run them elsewhere, say on a GPU with `ic run`) */
+static void print_graph(const ic_graph *g) {
+  static uint64_t printed;
+  const char *dir = getenv("FUZZ_COMPILE_PRINT");
+  char *text = NULL;
+  if (!dir || !dir[0] || ic_graph_print(g, &text) != IC_OK) return;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/g%06" PRIu64 ".icg", dir, printed++);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fprintf(f, "%s\n%s", k_text_magic, text);
+    fclose(f);
+  }
+  ic_string_free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   contexts();
   g_count.inputs++;
@@ -649,6 +675,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       g_count.built++;
       if (s.has_asm) g_count.with_asm++;
       else if (!g_generate_only) ref_check(s.g, seed + (uint64_t)c);
+      print_graph(s.g);
       gen again = {.b = b, .comp = c, .g = batch};
       FUZZ_REQUIRE(generate(&again) && again.b.n == s.b.n, "component %d builds alone but not beside the others: %s",
                    (int)c, ic_last_error());
