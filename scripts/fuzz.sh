@@ -35,9 +35,13 @@ fuzz_one() {
   cp tests/fuzz/corpus/"$t"/* "$work"/
   local extra=(-timeout=20) result code=0
   [ "$t" != fuzz_text ] || extra+=(-dict=tests/fuzz/text.dict)
-  [ "$t" != fuzz_compile ] || extra=(-timeout=300 -max_len=1024)
+  local cache_dir=
+  if [ "$t" = fuzz_compile ]; then
+    extra=(-timeout=300 -max_len=1024)
+    cache_dir="$PWD/build-fuzz/fuzz-kernel-cache"
+  fi
   [ "$workers" -le 1 ] || extra+=(-fork="$workers")
-  if IC_CACHE_DIR="$PWD/build-fuzz/fuzz-kernel-cache" build-fuzz/tests/"$t" "$work" -max_total_time="$seconds" \
+  if IC_CACHE_DIR="$cache_dir" build-fuzz/tests/"$t" "$work" -max_total_time="$seconds" \
       -rss_limit_mb=4096 -artifact_prefix="$findings"/ -print_final_stats=1 "${extra[@]}" >"$log" 2>&1; then
     result=ok
   else
