@@ -6,12 +6,19 @@
 # the executions per target. A crash, leak, timeout or broken promise fails the script
 # and leaves the input in build-fuzz/fuzz-findings/<target>/: once fixed, add it to the
 # target's corpus, where the regression test (ctest fuzz_<target>) runs it in every build.
-# Usage: scripts/fuzz.sh [target ...]   (default: all four)
+# FUZZ_WORKERS=N (default 1) runs each target as N processes (libFuzzer's -fork=N, which
+# shares one corpus and sums the executions). fuzz_compile compiles through NVRTC: its
+# workers share a disk kernel cache (build-fuzz/fuzz-kernel-cache/), its inputs are at
+# most 1024 bytes and an input may take up to 300 s (a program of 8 graphs, ASan, a
+# loaded machine); at exit it prints its counts (graphs generated, valid share, NVRTC
+# compiles), which the summary repeats.
+# Usage: scripts/fuzz.sh [target ...]   (default: all five)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_text fuzz_builder fuzz_disk_entry fuzz_dlpack)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_text fuzz_builder fuzz_disk_entry fuzz_dlpack fuzz_compile)
+workers=${FUZZ_WORKERS:-1}
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz --target "${targets[@]}" >/dev/null
@@ -26,17 +33,26 @@ fuzz_one() {
   rm -rf "$work"
   mkdir -p "$work" "$findings"
   cp tests/fuzz/corpus/"$t"/* "$work"/
-  local extra=() result code=0
+  local extra=(-timeout=20) result code=0
   [ "$t" != fuzz_text ] || extra+=(-dict=tests/fuzz/text.dict)
-  if build-fuzz/tests/"$t" "$work" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 \
-      -artifact_prefix="$findings"/ -print_final_stats=1 "${extra[@]}" >"$log" 2>&1; then
+  local cache_dir=
+  if [ "$t" = fuzz_compile ]; then
+    extra=(-timeout=300 -max_len=1024)
+    cache_dir="$PWD/build-fuzz/fuzz-kernel-cache"
+  fi
+  [ "$workers" -le 1 ] || extra+=(-fork="$workers")
+  if IC_CACHE_DIR="$cache_dir" build-fuzz/tests/"$t" "$work" -max_total_time="$seconds" \
+      -rss_limit_mb=4096 -artifact_prefix="$findings"/ -print_final_stats=1 "${extra[@]}" >"$log" 2>&1; then
     result=ok
   else
     result="FAILED (see $log; the input is in $findings)"
     code=1
   fi
   local runs corpus
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  # -fork prints no final stats: its last progress line's count
+  [ -n "$runs" ] || runs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
+  [ -n "$runs" ] || runs="?"
   corpus=$(find "$work" -type f | wc -l)
   printf '%d %-16s %10s executions in %ss, corpus %5s inputs: %s\n' "$code" "$t" "$runs" "$seconds" "$corpus" \
     "$result" >build-fuzz/fuzz-"$t".result
@@ -65,6 +81,7 @@ for t in "${targets[@]}"; do
   fi
   read -r code line <build-fuzz/fuzz-"$t".result
   echo "$line"
+  grep '^fuzz_compile: ' build-fuzz/fuzz-"$t".log | tail -1 || true
   if [ "$code" -ne 0 ]; then
     status=1
     tail -40 build-fuzz/fuzz-"$t".log

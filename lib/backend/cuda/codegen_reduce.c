@@ -230,7 +230,7 @@ static void red_kernel(red_gen *rg) {
 
 ic_status cuda_codegen_reduce(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res) {
   codegen cg = {.k = k, .entry = entry, .a = k->syms, .vec = KIR_REDUCE_CHUNK, .smem = cuda_smem_of(sm), .sm = sm};
-  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e", .cluster = 1, .pack = 1};
+  red_gen rg = {.cg = &cg, .k = k, .inner = -1, .lane = "e", .cluster = 1, .pack = 1, .pass = -1};
   size_t n = (size_t)k->instrs.count + 1;
   rg.nreduce = kir_reduce_count(k);
   rg.element = sys_calloc(n, sizeof(bool));

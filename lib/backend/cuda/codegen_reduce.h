@@ -76,6 +76,9 @@ typedef struct red_gen {
   bool vector_known;
   int64_t count; /* the elements a row reduces, -1 when symbolic */
   const char *lane; /* the element index element values are named with (red_name): "e", or "e + 1" */
+  /* the pass red_chunk writes (-1 between passes): a stored value that it takes from the
+   * cache is stored as it is, never rebuilt from operands that this pass did not read */
+  int32_t pass;
 } red_gen;
 
 /* RED_TIER_BLOCK: the rows whose caches may take the shared-memory tier, those of one

@@ -228,7 +228,8 @@ void red_range(red_gen *rg, int32_t i, const char *target) {
   const kir_instr *in = &rg->k->instrs.items[i];
   sbuf *o = &rg->cg->out;
   sbuf_printf(o, "%s = ", target);
-  cg_range(rg->cg, in, NULL, rg->element[i] ? "[e]" : "");
+  /* the parent range may be a row value (free of the reduced dims) under an element one */
+  cg_range(rg->cg, in, NULL, in->nargs == 1 && rg->element[in->args[0]] ? "[e]" : "");
   sbuf_puts(o, ";\n");
 }
 
@@ -289,6 +290,11 @@ static void red_pack(red_gen *rg, int32_t i, sbuf *o) {
   const kir_kernel *k = rg->k;
   const kir_instr *in = &k->instrs.items[i], *v = &k->instrs.items[in->args[0]];
   char src[32];
+  if (red_from_cache(rg, rg->pass, in->args[0])) {
+    red_name(rg, in->args[0], src, sizeof src);
+    sbuf_printf(o, "ic_pack_%s(%s)", cg_dtname(in->dtype), src);
+    return;
+  }
   if (v->dtype == in->dtype && cg_asm_result_bits(rg->cg, v)) {
     sbuf_printf(o, rg->element[v->args[0]] ? "a%" PRId32 "_b%" PRId32 "[e]" : "a%" PRId32 "_b%" PRId32, v->args[0], v->result);
     return;
@@ -330,7 +336,8 @@ static void red_vector_store(red_gen *rg, int32_t i, bool shifted) {
     sbuf_puts(o, "        for (int e = 0; e < 8; e++) { const ic_u64 p = ");
     red_pack(rg, i, o);
     sbuf_puts(o, "; w[2 * e] = (ic_u32)p; w[2 * e + 1] = (ic_u32)(p >> 32); }\n");
-  } else if (in->dtype == IC_F8E4M3 && red_stored_rounding(rg, i) && rg->element[rg->k->instrs.items[in->args[0]].args[0]]) {
+  } else if (in->dtype == IC_F8E4M3 && red_stored_rounding(rg, i) && !red_from_cache(rg, rg->pass, in->args[0]) &&
+             rg->element[rg->k->instrs.items[in->args[0]].args[0]]) {
     /* two elements a cvt (ic_rndbits_f8e4m3x2; saturating: a word of four at once) */
     const kir_instr *v = &rg->k->instrs.items[in->args[0]];
     if (v->op == IC_OP_CAST)
@@ -518,6 +525,7 @@ void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const ch
   sbuf *o = &rg->cg->out;
   const bool *need = &rg->need[(size_t)p * (size_t)k->instrs.count];
   bool last = p == rg->nreduce;
+  rg->pass = p;
   sbuf_puts(o, "    {\n      const ic_i64 r0 = c * 8;\n");
   for (int32_t i = 0; i < k->instrs.count; i++) {
     const kir_instr *in = &k->instrs.items[i];
@@ -663,6 +671,7 @@ void red_chunk(red_gen *rg, int32_t p, int32_t reduce, const char *acc, const ch
     sbuf_puts(o, "        }\n      }\n");
   }
   sbuf_puts(o, "    }\n");
+  rg->pass = -1;
 }
 
 /* The loop over a lane's chunks (first, first + stride, ...; below C): unrolled over the
