@@ -49,7 +49,7 @@ static void lower_import_dims(lower_state *st, const graph_node *n, sym_id *dims
  * comes from its group's flat index only, and the first of a group needs no modulo (it
  * is in range), so [n, 256, 1024] read as [n, 32, 8192] stays affine: i0, 8 * i1 +
  * i2 / 1024, i2 % 1024. False when the sizes never line up before the end (symbolic
- * sizes that differ): then the whole shape is one group. */
+ * sizes that differ: then the whole shape is one group) or at all (zero elements). */
 static bool lower_reshape_index(sym_arena *a, int32_t from_ndim, const sym_id *from_dims, const sym_id *idx,
                                 int32_t to_ndim, const sym_id *to_dims, sym_id *out) {
   int32_t vi = 0, si = 0;
@@ -73,6 +73,8 @@ static bool lower_reshape_index(sym_arena *a, int32_t from_ndim, const sym_id *f
       if (grow_from) vp = sym_mul(a, vp, from_dims[ve++]);
       else sp = sym_mul(a, sp, to_dims[se++]);
     }
+    /* shapes of no elements ([0, 5] and [0, 7]) can end with products that never met */
+    if (vp != sp) grouped = false;
     sym_id vstr[IC_MAX_DIMS] = {0}, sstr[IC_MAX_DIMS] = {0};
     lower_contiguous_strides(a, ve - vi, from_dims + vi, vstr);
     lower_contiguous_strides(a, se - si, to_dims + si, sstr);
