@@ -264,11 +264,12 @@ bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dim
   return lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src);
 }
 
-void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+bool lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                     const sym_id *dims, sym_id *repl) {
   int32_t src[IC_MAX_DIMS];
-  if (!lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src)) return;
+  if (!lower_row_match(a, in_ndim, in_dims, axes, ndim, dims, src)) return false;
   for (int32_t j = 0; j < ndim; j++) repl[j] = src[j] >= 0 ? sym_var(a, src[j]) : sym_const(a, 0);
+  return true;
 }
 
 /* A pointwise op read through a view (a slice, a concat's or a pad's operand, a permute)

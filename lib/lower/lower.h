@@ -90,8 +90,9 @@ bool lower_is_row_form(const sym_arena *a, int32_t in_ndim, const sym_id *in_dim
                        const sym_id *dims);
 /* The substitution that maps a row-form node's vars (its own ndim dims) onto the vars of
  * the element space in_dims: a kept dim's var becomes its element dim's var, a reduced
- * dim's 1s become 0. repl gets ndim entries (none when dims are no row form). */
-void lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
+ * dim's 1s become 0. repl gets ndim entries; false (repl untouched) when dims are no row
+ * form of in_dims. */
+bool lower_row_vars(sym_arena *a, int32_t in_ndim, const sym_id *in_dims, uint32_t axes, int32_t ndim,
                     const sym_id *dims, sym_id *repl);
 
 typedef struct lower_input {

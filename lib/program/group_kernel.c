@@ -122,7 +122,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     bool same = n->is_reduce || (n->ndim == k->ndim && memcmp(n->dims, k->dims, sizeof(sym_id) * (size_t)n->ndim) == 0);
     b.nvars = n->is_reduce ? n->in_ndim : n->ndim;
     for (int32_t d = 0; d < b.nvars; d++) b.vars[d] = sym_var(l->syms, d);
-    if (!same) lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, n->dims, b.vars);
+    if (!same && !lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, n->dims, b.vars)) goto not_row;
     sym_id own[IC_MAX_DIMS], strides[IC_MAX_DIMS];
     for (int32_t d = 0; d < n->ndim; d++) own[d] = sym_var(l->syms, d);
     lower_contiguous_strides(l->syms, n->ndim, n->dims, strides);
@@ -137,7 +137,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
       operand_point = sym_const(l->syms, 0);
       for (int32_t d = 0; d < n->in_ndim; d++)
         operand_point = sym_add(l->syms, operand_point, sym_mul(l->syms, sym_var(l->syms, d), in_strides[d]));
-      lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, n->dims, row_vars);
+      if (!lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, n->dims, row_vars)) goto not_row;
       identity = sym_subst_vars(l->syms, identity, n->ndim, row_vars);
     } else {
       identity = operand_point = kir_map(&b, identity);
@@ -176,4 +176,8 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
 oom:
   kir_kernel_free(k);
   return error_set(IC_ERR_OUT_OF_MEMORY, "building kernel IR: out of memory");
+not_row:
+  /* the scheduler fused a node whose space is neither the kernel's nor a row of it */
+  kir_kernel_free(k);
+  return error_set(IC_ERR_INTERNAL, "building kernel IR: group %d holds a node of another space", (int)group);
 }
