@@ -406,8 +406,10 @@ static void cg_body(codegen *cg) {
       for (int32_t j = 0; j < 3; j++)
         snprintf(names[j], sizeof names[j], P > 1 && j < in->nargs && args[j].kind != KIR_CONST ? "v%" PRId32 "[q]" : "v%" PRId32,
                  in->args[j]);
-      if (in->op == IC_OP_WHERE && P > 1 && k->instrs.items[in->args[0]].kind != KIR_CONST)
-        snprintf(names[0], sizeof names[0], "v%" PRId32 "[q]", in->args[0]);
+      /* the condition by its own kind: args[0] now describes the then operand */
+      if (in->op == IC_OP_WHERE && P > 1)
+        snprintf(names[0], sizeof names[0], k->instrs.items[in->args[0]].kind != KIR_CONST ? "v%" PRId32 "[q]" : "v%" PRId32,
+                 in->args[0]);
       const char *const refs[3] = {names[0], names[1], names[2]};
       if (bits && array) {
         cg_op_bits(cg, in, args, refs);
