@@ -400,16 +400,14 @@ static void cg_body(codegen *cg) {
     } else if (in->kind == KIR_OP) {
       kir_instr args[3] = {{0}};
       for (int32_t j = 0; j < in->nargs; j++) args[j] = k->instrs.items[in->args[j]];
-      /* where's data operands carry the dtype, not the condition */
-      if (in->op == IC_OP_WHERE) args[0] = args[1];
+      /* named by each operand's own kind (a constant is one scalar), before where's
+       * args[0] is made to describe its data operands */
       char names[3][32];
       for (int32_t j = 0; j < 3; j++)
         snprintf(names[j], sizeof names[j], P > 1 && j < in->nargs && args[j].kind != KIR_CONST ? "v%" PRId32 "[q]" : "v%" PRId32,
                  in->args[j]);
-      /* the condition by its own kind: args[0] now describes the then operand */
-      if (in->op == IC_OP_WHERE && P > 1)
-        snprintf(names[0], sizeof names[0], k->instrs.items[in->args[0]].kind != KIR_CONST ? "v%" PRId32 "[q]" : "v%" PRId32,
-                 in->args[0]);
+      /* where's data operands carry the dtype, not the condition */
+      if (in->op == IC_OP_WHERE) args[0] = args[1];
       const char *const refs[3] = {names[0], names[1], names[2]};
       if (bits && array) {
         cg_op_bits(cg, in, args, refs);
