@@ -687,6 +687,12 @@ IC_API ic_value ic_graph_layer_norm(ic_graph *graph, ic_value a, int32_t nlast, 
                                     double eps);
 IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic_value weight, double eps);
 
+/* ---------------------------------------------------------------- matmul
+ *
+ * ic_graph_matmul(a, b) is torch.matmul: see "matmul" below for shapes, dtypes and
+ * numerics. */
+IC_API ic_value ic_graph_matmul(ic_graph *graph, ic_value a, ic_value b);
+
 /* ---------------------------------------------------------------- inline PTX
  *
  * ic_graph_inline_asm runs user PTX elementwise, as Triton's inline_asm_elementwise does,
@@ -784,7 +790,10 @@ enum {
    * for a kernel with inline asm: that fails the compile as a strict one would. */
   IC_COMPILE_STRICT = 1u << 0,
   /* Neither look up nor store this compile in the program and kernel caches. */
-  IC_COMPILE_NO_CACHE = 1u << 1
+  IC_COMPILE_NO_CACHE = 1u << 1,
+  /* f32 matmuls may run on tensor cores in TF32 (inputs rounded to 10 mantissa bits, f32
+   * accumulation; ic.h "matmul"); without it an f32 matmul is exact f32 FMA. */
+  IC_COMPILE_ALLOW_TF32 = 1u << 2
 };
 
 typedef struct ic_compile_options {

@@ -124,6 +124,7 @@ static const char *graph_node_what(const graph_node *n) {
   case GRAPH_CONCAT: return "concat";
   case GRAPH_PAD: return "pad";
   case GRAPH_REDUCE: return ic_reduce_name(n->reduce);
+  case GRAPH_MATMUL: return "matmul";
   case GRAPH_ASM: case GRAPH_ASM_RESULT: break;
   }
   return "inline_asm";

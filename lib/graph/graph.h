@@ -22,7 +22,10 @@ typedef enum graph_node_kind {
   GRAPH_REDUCE, /* reduce `reduce` of args[0] over the dims in axes (a bit per operand dim) */
   GRAPH_ASM,    /* inline PTX g->asms.items[asm] over its nargs inputs (g->concat_parts from
                    parts), broadcast to its shape; not a value: its results are */
-  GRAPH_ASM_RESULT /* output `result` of the GRAPH_ASM args[0] */
+  GRAPH_ASM_RESULT, /* output `result` of the GRAPH_ASM args[0] */
+  GRAPH_MATMUL  /* torch.matmul of args[0] and args[1] (ic.h, "matmul"): operands of one dtype
+                   (bf16, f16, f32, f64, i8), 1-D or more; dims the result's, dtype the
+                   result's (i32 for i8) */
 } graph_node_kind;
 
 

@@ -120,6 +120,13 @@ static void print_node(const ic_graph *g, ic_value v, sbuf *out) {
     if (op_get(n->op)->result == OP_RESULT_TARGET) sbuf_printf(out, ", %s", ic_dtype_name(n->dtype));
     sbuf_puts(out, ")");
     break;
+  case GRAPH_MATMUL:
+    sbuf_puts(out, "matmul(");
+    print_value_ref(g, n->args[0], out);
+    sbuf_puts(out, ", ");
+    print_value_ref(g, n->args[1], out);
+    sbuf_puts(out, ")");
+    break;
   case GRAPH_RESHAPE:
   case GRAPH_EXPAND:
     sbuf_puts(out, n->kind == GRAPH_RESHAPE ? "reshape(" : "expand(");

@@ -117,7 +117,11 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   const sym_names *names = &named;
   sbuf_printf(out, "kernel %s ", with_names ? k->name : "");
   sym_print_list(k->syms, k->ndim, k->dims, names, out);
-  if (k->reduces) {
+  if (k->contracts) {
+    sbuf_printf(out, " contract [%" PRId32 "]\n  strategy matmul: m i%" PRId32 ", n i%" PRId32 ", a block a tile of %" PRId32
+                     " x %" PRId32 "%s",
+                k->ndim - 1, k->contract_m, k->contract_n, k->tile_m, k->tile_n, k->allow_tf32 ? ", tf32 allowed" : "");
+  } else if (k->reduces) {
     sbuf_puts(out, " reduce [");
     const char *sep = "";
     for (int32_t d = 0; d < k->ndim; d++) {
@@ -211,6 +215,10 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
                   in->args[0]);
       if (in->value != 0) sbuf_printf(out, " correction %.17g", in->value);
       sbuf_puts(out, "\n");
+      break;
+    case KIR_CONTRACT:
+      sbuf_printf(out, "  v%" PRId32 " = contract.%s v%" PRId32 ", v%" PRId32 "\n", i, ic_dtype_name(in->dtype), in->args[0],
+                  in->args[1]);
       break;
     case KIR_ASM: {
       /* the whole spec: it is part of the kernel's content and cache key */

@@ -28,7 +28,12 @@
 /* KIR_ASM runs spec's PTX over its nargs inputs (groups of spec->pack elements along the
  * last dim: ic.h, "inline PTX"); it is no value itself: KIR_ASM_RESULT is output `result`
  * of the KIR_ASM args[0]. */
-typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE, KIR_REDUCE, KIR_ASM, KIR_ASM_RESULT } kir_kind;
+/* KIR_CONTRACT (contraction kernels, kir_kernel.contracts) is the matmul of its two
+ * element values, args[0] (A, a value of the batch, M and K vars only) and args[1] (B, of
+ * the batch, K and N vars only), both of one dtype (bf16, f16, f32, f64, i8), summed over
+ * the reduced dim K in ic.h's matmul order: a row value of dtype (i32 for i8, else the
+ * operands' dtype). */
+typedef enum kir_kind { KIR_LOAD, KIR_CONST, KIR_OP, KIR_STORE, KIR_RANGE, KIR_REDUCE, KIR_ASM, KIR_ASM_RESULT, KIR_CONTRACT } kir_kind;
 
 enum { KIR_MAX_ARGS = IC_ASM_MAX_OPERANDS };
 
@@ -116,6 +121,18 @@ typedef struct kir_kernel {
   int32_t partials, partial_index;
   /* What the passes did (set by whoever runs them), so callers can log a skip. */
   kir_pass_result coalesced, generalized;
+  /* A contraction kernel (a matmul with its prologues and epilogues; reduces is set too):
+   * dims are [batch..., M, N, K] (M or N absent where a 1-D operand has none: contract_m,
+   * contract_n are their dims or -1), K the last and the one reduced dim; exactly one
+   * KIR_CONTRACT; element values are the A or the B side of it (never both, never
+   * stored); row values are the epilogue. The launch (kir_contract_plan) is a block a
+   * tile of tile_m x tile_n outputs of one batch point: launch_numel is batch x
+   * ceil(M / tile_m) x ceil(N / tile_n), each block a launch point. allow_tf32: f32 may
+   * run as TF32 (IC_COMPILE_ALLOW_TF32). */
+  bool contracts;
+  int32_t contract_m, contract_n;
+  int32_t tile_m, tile_n;
+  bool allow_tf32;
   /* The rows strategy's dim, fixed (rows_fixed) when the launch was sized, before the
    * sizes were generalized: its choice looks at the sizes, and kernel and launch must
    * agree (kir_pointwise_strategy_of). */
@@ -296,6 +313,14 @@ sym_id kir_split_partial_numel(const kir_kernel *k);
  * max and min of integers in i32 (the narrow ones), u32, i64 or u64, of bool in bool);
  * partials are stored in it. */
 ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
+
+/* Contraction kernels: the tile of outputs a block computes, chosen from the operand
+ * dtype and the sizes (constants; symbolic sizes take the default), into k->tile_m,
+ * k->tile_n and k->launch_numel. The tile never changes a value's bits (ic.h: the order
+ * along K is the same in every tile). */
+void kir_contract_plan(kir_kernel *k);
+/* The KIR_CONTRACT instruction of a contraction kernel (-1: none). */
+int32_t kir_contract_index(const kir_kernel *k);
 
 /* Pointwise kernels (access.c): how threads cover the points, printed with the kernel.
  *   vector  a thread takes a slot of V consecutive points of the flattened space; V is

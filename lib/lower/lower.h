@@ -81,6 +81,17 @@ typedef struct lower_node {
   const asm_spec *asm_spec;
   bool is_asm_result;
   int32_t result;
+  /* A contraction (matmul; is_reduce is set too, reduce unused): in_dims are the result's
+   * dims then K, axes the bit of K (the last); args[0] is the A operand at (batch, m, k),
+   * args[1] the B operand at (batch, k, n), both resolved over in_dims. contract_m,
+   * contract_n: the dims of in_dims that are M and N (-1 where a 1-D operand has none);
+   * the other dims before K are batch dims. */
+  bool contracts;
+  int32_t contract_m, contract_n;
+  /* A node made while resolving the operands of contraction node contract_of (a
+   * recomputation of a pointwise value at the operand's index: a prologue), -1 for none.
+   * Only such nodes share a contraction's kernel as element nodes. */
+  int32_t contract_of;
 } lower_node;
 
 /* True when dims (ndim) are the row form of a reduction over `axes` of space in_dims:

@@ -866,7 +866,8 @@ void red_row_instr(red_gen *rg, int32_t i) {
   case KIR_ASM_RESULT:
     sbuf_printf(o, "  %s = a%" PRId32 "_o%" PRId32 ";\n", t, in->args[0], in->result);
     break;
-  case KIR_REDUCE: break;
+  case KIR_REDUCE:
+  case KIR_CONTRACT: break; /* contraction kernels have a generator of their own */
   }
   if (in->kind != KIR_STORE && in->kind != KIR_REDUCE && in->kind != KIR_ASM) red_divisor_prep(rg, i);
 }

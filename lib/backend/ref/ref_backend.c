@@ -175,7 +175,7 @@ static void ref_eval(const ref_kernel *rk, ref_launch *rl, int32_t i, bool *okp)
     case KIR_STORE:
       ref_store(in->dtype, rl->buffers[in->buffer], ref_offset(rk, rl, i, &ok), rl->values[in->args[0]]);
       break;
-    case KIR_REDUCE: case KIR_ASM: case KIR_ASM_RESULT: break; /* asm: refused by ref_compile */
+    case KIR_REDUCE: case KIR_CONTRACT: case KIR_ASM: case KIR_ASM_RESULT: break; /* asm: refused by ref_compile */
     }
   }
   *okp = ok;

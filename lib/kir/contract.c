@@ -1,0 +1,38 @@
+/* Contraction kernels: the tile of outputs a block computes. */
+#include "kir/kir.h"
+
+int32_t kir_contract_index(const kir_kernel *k) {
+  for (int32_t i = 0; i < k->instrs.count; i++)
+    if (k->instrs.items[i].kind == KIR_CONTRACT) return i;
+  return -1;
+}
+
+/* A constant size, or -1 for a symbolic one. */
+static int64_t kir_contract_size(const kir_kernel *k, int32_t dim) {
+  int64_t v = 1;
+  if (dim < 0) return 1;
+  return sym_is_const(k->syms, k->dims[dim], &v) ? v : -1;
+}
+
+void kir_contract_plan(kir_kernel *k) {
+  int32_t c = kir_contract_index(k);
+  ic_dtype dt = c >= 0 ? k->instrs.items[k->instrs.items[c].args[0]].dtype : IC_F32;
+  bool tensor_cores = dt == IC_BF16 || dt == IC_F16 || dt == IC_I8 || (dt == IC_F32 && k->allow_tf32);
+  int64_t m = kir_contract_size(k, k->contract_m), n = kir_contract_size(k, k->contract_n);
+  int32_t tm = 64, tn = 64;
+  if (tensor_cores && (m < 0 || m > 64) && (n < 0 || n > 64)) tm = tn = 128;
+  /* a 1-D operand leaves one side of the tile with a single row or column */
+  if (k->contract_m < 0) tm = 1;
+  if (k->contract_n < 0) tn = 1;
+  k->tile_m = tm;
+  k->tile_n = tn;
+  sym_arena *a = k->syms;
+  sym_id points = sym_const(a, 1);
+  for (int32_t d = 0; d + 1 < k->ndim; d++) {
+    sym_id size = k->dims[d];
+    if (d == k->contract_m) size = sym_ceildiv(a, size, sym_const(a, tm));
+    else if (d == k->contract_n) size = sym_ceildiv(a, size, sym_const(a, tn));
+    points = sym_mul(a, points, size);
+  }
+  k->launch_numel = points;
+}
