@@ -123,7 +123,7 @@ ic_status ic_compile(ic_context *ctx, const ic_graph *g, const ic_compile_option
   }
   if (o.mode != IC_MODE_FUSED && o.mode != IC_MODE_EAGER)
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown mode %d", (int)o.mode);
-  const uint32_t known = IC_COMPILE_STRICT | IC_COMPILE_NO_CACHE;
+  const uint32_t known = IC_COMPILE_STRICT | IC_COMPILE_NO_CACHE | IC_COMPILE_ALLOW_TF32;
   if (o.flags & ~known)
     return error_set(IC_ERR_INVALID_ARGUMENT, "ic_compile: unknown flag bits 0x%x", (unsigned)(o.flags & ~known));
   if (o.fusion_budget < -1)
@@ -163,6 +163,7 @@ ic_status compile_graph(ic_context *ctx, const ic_graph *g, const ic_compile_opt
   }
   lowered *l = NULL;
   if ((st = lower_graph(g, !eager, &l))) return st;
+  l->allow_tf32 = (o.flags & IC_COMPILE_ALLOW_TF32) != 0;
   /* canonical node order: spellings that differ in the order of their lines give the
    * same kernels, instruction for instruction */
   if ((st = lower_canonical_order(l))) {

@@ -269,6 +269,7 @@ const char *kir_pass_result_text(kir_pass_result r) {
   case KIR_PASS_ALREADY: return "the sizes are launch parameters already";
   case KIR_PASS_NOT_CONTIGUOUS: return "an access is not a contiguous tensor broadcast along dims";
   case KIR_PASS_REDUCTION: return "a reduction kernel keeps its sizes";
+  case KIR_PASS_CONTRACTION: return "a contraction kernel keeps its dims (M, N and K)";
   }
   return "?";
 }
@@ -292,7 +293,7 @@ void kir_levels(const kir_kernel *k, bool *element) {
     bool e = false;
     if (in->kind == KIR_LOAD || in->kind == KIR_RANGE) e = kir_reads_reduced_var(k, in->offset);
     if (in->kind == KIR_STORE) e = kir_reads_reduced_var(k, in->offset);
-    if (in->kind != KIR_REDUCE)
+    if (in->kind != KIR_REDUCE && in->kind != KIR_CONTRACT)
       for (int32_t a = 0; a < in->nargs; a++) e = e || element[in->args[a]];
     element[i] = e;
   }
@@ -316,7 +317,7 @@ int32_t kir_buffer_of(kir_kernel *k, int32_t ref, ic_dtype dt, bool written) {
 
 int32_t kir_reduce_count(const kir_kernel *k) {
   int32_t n = 0;
-  for (int32_t i = 0; i < k->instrs.count; i++) n += k->instrs.items[i].kind == KIR_REDUCE;
+  for (int32_t i = 0; i < k->instrs.count; i++) n += k->instrs.items[i].kind == KIR_REDUCE || k->instrs.items[i].kind == KIR_CONTRACT;
   return n;
 }
 
@@ -338,8 +339,9 @@ void kir_pass_needs(const kir_kernel *k, const bool *element, const int32_t *kep
   memset(need, 0, sizeof(bool) * (size_t)n * (size_t)(kir_reduce_count(k) + 1));
   for (int32_t i = 0; i < n; i++) {
     const kir_instr *in = &k->instrs.items[i];
-    if (in->kind != KIR_REDUCE) continue;
-    if (element[in->args[0]]) need[(size_t)p * (size_t)n + (size_t)in->args[0]] = true;
+    if (in->kind != KIR_REDUCE && in->kind != KIR_CONTRACT) continue;
+    for (int32_t a = 0; a < in->nargs; a++) /* a contraction's pass needs both its operands */
+      if (element[in->args[a]]) need[(size_t)p * (size_t)n + (size_t)in->args[a]] = true;
     kir_close_needs(k, element, kept_from, p, &need[(size_t)p * (size_t)n]);
     p++;
   }
@@ -546,7 +548,7 @@ sym_id kir_split_when(const kir_kernel *k) {
 
 bool kir_split_wanted(const kir_kernel *k) {
   int64_t rows = 0;
-  if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
+  if (!k->reduces || k->contracts || k->stage != KIR_STAGE_WHOLE || kir_reduce_count(k) != 1) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
   if (rs.columns) {

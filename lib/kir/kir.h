@@ -89,7 +89,8 @@ typedef enum kir_pass_result {
   KIR_PASS_RANGES,         /* generalize: ranges or guarded loads compare indices with the sizes */
   KIR_PASS_ALREADY,        /* generalize: the sizes are launch parameters already */
   KIR_PASS_NOT_CONTIGUOUS, /* generalize: an access is not a contiguous tensor broadcast along dims */
-  KIR_PASS_REDUCTION       /* generalize: a reduction kernel keeps its sizes (its order depends on them) */
+  KIR_PASS_REDUCTION,      /* generalize: a reduction kernel keeps its sizes (its order depends on them) */
+  KIR_PASS_CONTRACTION     /* coalesce: a contraction kernel keeps its dims (M, N and K are dims) */
 } kir_pass_result;
 
 /* "an access is not affine in the vars", ... for logs. */

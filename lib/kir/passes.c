@@ -42,7 +42,7 @@ static bool kir_passes_columns(const kir_kernel *k) {
 
 bool kir_passes_wanted(const kir_kernel *k) {
   int64_t rows = 0;
-  if (!k->reduces || k->stage != KIR_STAGE_WHOLE || kir_pack(k) > 1) return false;
+  if (!k->reduces || k->contracts || k->stage != KIR_STAGE_WHOLE || kir_pack(k) > 1) return false;
   kir_reduce_strategy rs;
   kir_reduce_strategy_of(k, &rs);
   if (rs.columns) return kir_passes_columns(k);

@@ -35,6 +35,7 @@ typedef struct lower_state {
   struct { int32_t ndim; sym_id dims[IC_MAX_DIMS]; } spaces[LOWER_MAX_SPACES];
   int32_t nspaces;
   int32_t inline_budget; /* copies lower_inline may still make */
+  bool fused;            /* lower_graph's: canonicalize for fusion */
   bool oom;
 } lower_state;
 
@@ -427,7 +428,7 @@ void lower_arg_leaves(const lowered *l, const lower_arg *arg, void (*fn)(const l
 
 /* A new node of ndim dims: graph dims, or dims of the lowered arena already (imported). */
 static bool lower_push_node(lower_state *st, ic_op op, ic_dtype dt, int32_t ndim, const sym_id *dims, bool imported) {
-  lower_node ln = {.op = op, .dtype = dt, .ndim = ndim};
+  lower_node ln = {.op = op, .dtype = dt, .ndim = ndim, .contract_m = -1, .contract_n = -1, .contract_of = -1};
   for (int32_t d = 0; d < ndim; d++) ln.dims[d] = imported ? dims[d] : sym_import(st->l->syms, st->g->syms, dims[d]);
   ln.numel = sym_const(st->l->syms, 1);
   for (int32_t d = 0; d < ndim; d++) ln.numel = sym_mul(st->l->syms, ln.numel, ln.dims[d]);
@@ -484,7 +485,82 @@ static const asm_spec *lower_asm_spec(lowered *l, const asm_spec *spec) {
 
 /* Values with a lowered node of their own (computed ones). */
 static bool lower_computed(const graph_node *n) {
-  return n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT;
+  return n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT || n->kind == GRAPH_MATMUL;
+}
+
+/* Matmul n (torch.matmul's shapes, ic.h) as a contraction node: its space is the result's
+ * dims then K; a is read at (a's batch dims, right-aligned to the result's, index 0 where
+ * a has size 1; m; k), b at (batch; k; n); a 1-D operand is read at (k). Pointwise values
+ * on an operand are recomputed at that index in the contraction's kernel (private to it:
+ * its prologue) where the program is fused; an eager program loads every operand (an op
+ * a kernel, and never a copy over the whole M x N x K space). */
+static ic_status lower_matmul(lower_state *st, const graph_node *n, int32_t v) {
+  const ic_graph *g = st->g;
+  lowered *l = st->l;
+  sym_arena *a = l->syms;
+  const graph_node *an = graph_node_get(g, n->args[0]), *bn = graph_node_get(g, n->args[1]);
+  lower_consumer c = {.ndim = n->ndim + 1};
+  lower_import_dims(st, n, c.dims);
+  sym_id adims[IC_MAX_DIMS] = {0}, bdims[IC_MAX_DIMS] = {0};
+  lower_import_dims(st, an, adims);
+  lower_import_dims(st, bn, bdims);
+  const int32_t kd = n->ndim; /* K: the last dim of the space */
+  c.dims[kd] = adims[an->ndim - 1];
+  int32_t mdim = -1, ndim_n = -1, nbatch = n->ndim;
+  if (bn->ndim >= 2) ndim_n = --nbatch;
+  if (an->ndim >= 2) mdim = --nbatch;
+  if (mdim >= 0 && ndim_n >= 0) {
+    /* M before N */
+    mdim = nbatch;
+    ndim_n = nbatch + 1;
+  }
+  sym_id aidx[IC_MAX_DIMS] = {0}, bidx[IC_MAX_DIMS] = {0};
+  const sym_id kvar = sym_var(a, kd);
+  int64_t one = 0;
+  /* a: batch dims (all but its last two) right-aligned to the result's batch dims */
+  int32_t abatch = an->ndim >= 2 ? an->ndim - 2 : 0, bbatch = bn->ndim >= 2 ? bn->ndim - 2 : 0;
+  for (int32_t d = 0; d < abatch; d++) {
+    int32_t od = nbatch - abatch + d;
+    aidx[d] = sym_is_const(a, adims[d], &one) && one == 1 ? sym_const(a, 0) : sym_var(a, od);
+  }
+  if (an->ndim >= 2) {
+    aidx[an->ndim - 2] = sym_var(a, mdim);
+    aidx[an->ndim - 1] = kvar;
+  } else {
+    aidx[0] = kvar;
+  }
+  for (int32_t d = 0; d < bbatch; d++) {
+    int32_t od = nbatch - bbatch + d;
+    bidx[d] = sym_is_const(a, bdims[d], &one) && one == 1 ? sym_const(a, 0) : sym_var(a, od);
+  }
+  if (bn->ndim >= 2) {
+    bidx[bn->ndim - 2] = kvar;
+    bidx[bn->ndim - 1] = sym_var(a, ndim_n);
+  } else {
+    bidx[0] = kvar;
+  }
+  const int32_t first = l->nodes.count, budget = st->inline_budget;
+  if (!st->fused) st->inline_budget = 0;
+  lower_arg args[LOWER_MAX_ARGS] = {{0}};
+  args[0] = lower_resolve(st, &c, n->args[0], aidx, -1, true);
+  args[1] = lower_resolve(st, &c, n->args[1], bidx, -1, true);
+  if (!st->fused) st->inline_budget = budget;
+  if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false)) return IC_ERR_OUT_OF_MEMORY;
+  const int32_t mi = l->nodes.count - 1;
+  st->node_of[v] = mi;
+  lower_node *ln = &l->nodes.items[mi];
+  ln->is_reduce = true;
+  ln->contracts = true;
+  ln->contract_m = mdim;
+  ln->contract_n = ndim_n;
+  ln->axes = 1u << kd;
+  ln->in_ndim = c.ndim;
+  memcpy(ln->in_dims, c.dims, sizeof ln->in_dims);
+  ln->nargs = 2;
+  memcpy(ln->args, args, sizeof args);
+  /* the nodes resolving the operands made are recomputations for this contraction alone */
+  for (int32_t i = first; i < mi; i++) l->nodes.items[i].contract_of = mi;
+  return IC_OK;
 }
 
 /* The value under a chain of reshapes of v (v itself when v is no reshape). */
@@ -544,6 +620,10 @@ static ic_status lower_run(lower_state *st) {
   for (int32_t v = 0; v < g->nodes.count && !s; v++) {
     const graph_node *n = &g->nodes.items[v];
     bool is_asm = n->kind == GRAPH_ASM || n->kind == GRAPH_ASM_RESULT;
+    if (live[v] && n->kind == GRAPH_MATMUL) {
+      s = lower_matmul(st, n, v);
+      continue;
+    }
     if (!live[v] || (n->kind != GRAPH_OP && n->kind != GRAPH_REDUCE && !is_asm)) continue;
     /* operands first: resolving them may add nodes (lower_inline), which come before */
     const graph_node *space = n->kind == GRAPH_REDUCE ? graph_node_get(g, n->args[0]) : n;
@@ -695,6 +775,8 @@ static ic_status lower_drop_dead(lowered *l) {
   /* select branches of dropped nodes may name dropped nodes: -1, never read */
   for (int32_t i = 0; i < l->select_args.count; i++) lower_renumber_leaf(&l->select_args.items[i], new_index);
   for (int32_t o = 0; o < l->noutputs; o++) l->outputs[o].node = new_index[l->outputs[o].node];
+  for (int32_t i = 0; i < kept; i++) /* a prologue lives exactly as long as its contraction */
+    if (l->nodes.items[i].contract_of >= 0) l->nodes.items[i].contract_of = new_index[l->nodes.items[i].contract_of];
   free(live);
   free(new_index);
   return IC_OK;
@@ -714,7 +796,7 @@ ic_status lower_graph(const ic_graph *g, bool fused, lowered **out) {
   for (int32_t o = 0; is_output && o < g->outputs.count; o++) is_output[g->outputs.items[o].value] = true;
   bool *recompute = is_output ? lower_broadcast_recomputable(g, is_output, fused) : NULL;
   lower_state st = {.g = g, .l = l, .node_of = node_of, .is_output = is_output, .recompute = recompute,
-                    .inline_budget = LOWER_INLINE_BASE + 4 * g->nodes.count};
+                    .inline_budget = LOWER_INLINE_BASE + 4 * g->nodes.count, .fused = fused};
   ic_status s = recompute ? lower_run(&st) : IC_ERR_OUT_OF_MEMORY;
   if (!s) s = lower_drop_dead(l);
   free(node_of);

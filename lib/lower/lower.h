@@ -140,6 +140,7 @@ typedef struct lowered {
   int32_t noutputs;
   asm_spec **asms; /* the asm nodes' specs (copies owned here, lower_node.asm_spec points in) */
   int32_t nasms;
+  bool allow_tf32; /* IC_COMPILE_ALLOW_TF32: f32 contractions may run as TF32 (set by the compile) */
 } lowered;
 
 /* The sym param holding the run-time stride of input i, dim d. */

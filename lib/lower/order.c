@@ -86,6 +86,8 @@ ic_status lower_canonical_order(lowered *l) {
       if (l->nodes.items[i].args[j].kind != LOWER_ARG_SELECT) order_renumber(&l->nodes.items[i].args[j], new_index);
   for (int32_t i = 0; i < l->select_args.count; i++) order_renumber(&l->select_args.items[i], new_index);
   for (int32_t o = 0; o < l->noutputs; o++) l->outputs[o].node = new_index[l->outputs[o].node];
+  for (int32_t i = 0; i < n; i++)
+    if (l->nodes.items[i].contract_of >= 0) l->nodes.items[i].contract_of = new_index[l->nodes.items[i].contract_of];
   goto done;
 oom:
   st = IC_ERR_OUT_OF_MEMORY;

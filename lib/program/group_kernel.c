@@ -105,6 +105,13 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
   for (int32_t i = 0; i < l->nodes.count; i++) scratch[i] = -1;
   k->reduces = grp->reduces;
   k->axes = grp->axes;
+  k->contracts = grp->contracts;
+  if (grp->contracts) {
+    const lower_node *c = &l->nodes.items[grp->contract];
+    k->contract_m = c->contract_m;
+    k->contract_n = c->contract_n;
+    k->allow_tf32 = l->allow_tf32;
+  }
   if (grp->reduces) {
     /* a reduction kernel's grid counts rows: the points of the kept dims */
     k->launch_numel = sym_const(l->syms, 1);
@@ -145,6 +152,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     kir_instr op = {.kind = KIR_OP, .op = n->op, .dtype = n->dtype, .nargs = n->nargs};
     if (n->is_reduce) op = (kir_instr){.kind = KIR_REDUCE, .reduce = n->reduce, .dtype = n->dtype, .nargs = 1,
                                        .value = n->correction};
+    if (n->contracts) op = (kir_instr){.kind = KIR_CONTRACT, .dtype = n->dtype, .nargs = 2};
     if (n->asm_spec) op = (kir_instr){.kind = KIR_ASM, .spec = n->asm_spec, .dtype = n->dtype, .nargs = n->nargs};
     if (n->is_asm_result) op = (kir_instr){.kind = KIR_ASM_RESULT, .result = n->result, .dtype = n->dtype, .nargs = 1};
     for (int32_t a = 0; a < n->nargs; a++)
@@ -165,7 +173,10 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
   }
   if (!kir_fold_clamped_casts(k)) goto oom;
   if (!kir_share_equal_values(k)) goto oom;
-  if (!(k->coalesced = kir_coalesce_dims(k))) goto oom;
+  /* a contraction keeps its dims: the backends find M, N and K by them */
+  k->coalesced = k->contracts ? KIR_PASS_CONTRACTION : kir_coalesce_dims(k);
+  if (!k->coalesced) goto oom;
+  if (k->contracts) kir_contract_plan(k);
   if (!k->reduces && pack == 1) kir_plan_pointwise_launch(k);
   k->generalized = KIR_PASS_DONE;
   if (eager && !(k->generalized = kir_generalize_sizes(k))) goto oom;

@@ -214,7 +214,7 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
 static ic_status program_add_checks(ic_program *p, const lowered *l) {
   for (int32_t n = 0; n < l->nodes.count; n++) {
     const lower_node *node = &l->nodes.items[n];
-    if (!node->is_reduce || !reduce_get(node->reduce)->needs_elements) continue;
+    if (!node->is_reduce || node->contracts || !reduce_get(node->reduce)->needs_elements) continue;
     sym_id count = sym_const(p->syms, 1);
     for (int32_t d = 0; d < node->in_ndim; d++)
       if ((node->axes >> d) & 1u) count = sym_mul(p->syms, count, node->in_dims[d]);

@@ -25,6 +25,13 @@ static bool sched_asm_fits(int32_t pack, bool pure, uint32_t axes, int32_t ndim,
 }
 
 static bool sched_fits(const lowered *l, const sched_group *g, const lower_node *n) {
+  /* contractions and their prologues are placed together (sched_fuse_pointwise); an
+   * epilogue node lives on the row form (a node over the whole space would be an element
+   * node that is neither operand of the contraction) */
+  if (n->contracts || n->contract_of >= 0) return false;
+  if (g->contracts)
+    return !n->is_reduce && !n->asm_spec && !sched_dims_equal(g, n->ndim, n->dims) &&
+           lower_is_row_form(l->syms, g->ndim, g->dims, g->axes, n->ndim, n->dims);
   if (n->asm_spec && g->reduces &&
       !sched_asm_fits(n->asm_spec->pack, n->asm_spec->pure, g->axes, g->ndim, sched_dims_equal(g, n->ndim, n->dims)))
     return false;
@@ -47,7 +54,7 @@ static void sched_min_group_leaf(const lower_arg *a, void *ctx) {
   if (a->kind == LOWER_ARG_NODE && a->bcast) {
     /* a row read back over the reduced axes: in the row's own reduction group only */
     const sched_group *pg = &v->s->groups[v->s->group_of[a->node]];
-    bool same = pg->reduces && pg->axes == a->bcast && sched_dims_equal(pg, v->node->ndim, v->node->dims);
+    bool same = pg->reduces && !pg->contracts && pg->axes == a->bcast && sched_dims_equal(pg, v->node->ndim, v->node->dims);
     g = v->s->group_of[a->node] + (same ? 0 : 1);
   } else if (a->kind == LOWER_ARG_NODE) g = v->s->group_of[a->node];
   else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) g = v->s->group_of[a->src.index] + 1;
@@ -94,6 +101,30 @@ static void sched_mark_read_leaf(const lower_arg *a, void *ctx) {
   else if (a->kind == LOWER_ARG_LOAD && !a->src.is_input) sched_mark_read(v->s, a->src.index, v->group);
 }
 
+/* Node i joins group g: the group's kind, its node list, the node's reduction depth
+ * (rdepth: NULL without a budget) and the reads it makes of other groups' nodes. False
+ * when out of memory. */
+static bool sched_place(const lowered *l, schedule *s, int32_t *rdepth, int32_t i, int32_t g) {
+  const lower_node *node = &l->nodes.items[i];
+  sched_group *grp = &s->groups[g];
+  if (node->is_reduce) {
+    grp->reduces = true;
+    grp->axes = node->axes;
+  }
+  if (node->asm_spec) {
+    grp->has_asm = true;
+    if (node->asm_spec->pack > grp->asm_pack) grp->asm_pack = node->asm_spec->pack;
+    grp->asm_impure |= !node->asm_spec->pure;
+  }
+  if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) return false;
+  grp->nodes[grp->count++] = i;
+  s->group_of[i] = g;
+  if (rdepth) rdepth[i] = sched_depth_in(l, s, rdepth, node, g);
+  sched_visit reader = {s, node, g};
+  for (int32_t a = 0; a < node->nargs; a++) lower_arg_leaves(l, &node->args[a], sched_mark_read_leaf, &reader);
+  return true;
+}
+
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, int32_t budget, schedule *s) {
   memset(s, 0, sizeof *s);
   s->eager = eager;
@@ -104,10 +135,26 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
   const bool bounded = budget > 0 && !eager; /* eager groups are single nodes */
   int32_t *rdepth = bounded ? sys_malloc(n * sizeof(int32_t)) : NULL; /* reductions leading to a node in its group */
   if (!s->group_of || !s->materialize || !s->last_use || (bounded && !rdepth)) goto oom;
+  for (int32_t i = 0; i < l->nodes.count; i++) s->last_use[i] = -1;
   for (int32_t i = 0; i < l->nodes.count; i++) {
     const lower_node *node = &l->nodes.items[i];
     int32_t g = -1;
-    s->last_use[i] = -1;
+    s->group_of[i] = -1;
+    if (node->contract_of >= 0 && node->contract_of < l->nodes.count && l->nodes.items[node->contract_of].contracts)
+      continue; /* placed with its contraction */
+    if (node->contracts) {
+      /* a group of its own after every group so far (its operands' producers are all
+       * there), its prologue first, in order */
+      sched_group fresh = {.ndim = node->in_ndim, .dims = node->in_dims, .reduces = true, .axes = node->axes,
+                           .contracts = true, .contract = i};
+      if (!vec_grow((void **)&s->groups, &s->cap, s->count + 1, sizeof *s->groups)) goto oom;
+      s->groups[s->count] = fresh;
+      g = s->count++;
+      for (int32_t j = 0; j < i; j++)
+        if (l->nodes.items[j].contract_of == i && !sched_place(l, s, rdepth, j, g)) goto oom;
+      if (!sched_place(l, s, rdepth, i, g)) goto oom;
+      continue;
+    }
     if (node->is_asm_result) {
       g = s->group_of[node->args[0].node]; /* with its asm node, always: the asm runs once */
     } else if (!eager && !(split && split[i])) {
@@ -126,22 +173,7 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
       s->groups[s->count] = fresh;
       g = s->count++;
     }
-    sched_group *grp = &s->groups[g];
-    if (node->is_reduce) {
-      grp->reduces = true;
-      grp->axes = node->axes;
-    }
-    if (node->asm_spec) {
-      grp->has_asm = true;
-      if (node->asm_spec->pack > grp->asm_pack) grp->asm_pack = node->asm_spec->pack;
-      grp->asm_impure |= !node->asm_spec->pure;
-    }
-    if (!vec_grow((void **)&grp->nodes, &grp->cap, grp->count + 1, sizeof *grp->nodes)) goto oom;
-    grp->nodes[grp->count++] = i;
-    s->group_of[i] = g;
-    if (bounded) rdepth[i] = sched_depth_in(l, s, rdepth, node, g);
-    sched_visit reader = {s, node, g};
-    for (int32_t a = 0; a < node->nargs; a++) lower_arg_leaves(l, &node->args[a], sched_mark_read_leaf, &reader);
+    if (!sched_place(l, s, rdepth, i, g)) goto oom;
   }
   for (int32_t o = 0; o < l->noutputs; o++) s->materialize[l->outputs[o].node] = true;
   free(rdepth);

@@ -11,6 +11,11 @@ typedef struct sched_group {
    * (element nodes) or on the row form of dims (lower_is_row_form: row nodes). */
   bool reduces;
   uint32_t axes;
+  /* A contraction group: the contraction node (lowered node `contract`), its prologue
+   * (the nodes private to it: lower_node.contract_of) and epilogue nodes over its row
+   * form; nothing else. */
+  bool contracts;
+  int32_t contract;
   bool has_asm;       /* holds an asm node: its largest pack, whether one is impure */
   int32_t asm_pack;
   bool asm_impure;
@@ -45,7 +50,12 @@ typedef struct schedule {
  * ops before it, so a chain of dependent reductions makes a kernel's source (and NVRTC's
  * time) grow with its length times its ops (25 chained softmaxes in one kernel: 27.7 s
  * of NVRTC). Softmax, log_softmax, layer and RMS norm chain 2 at most; independent
- * reductions over the same rows (siblings) do not count against each other. */
+ * reductions over the same rows (siblings) do not count against each other.
+ * A contraction (matmul) opens a group of its own after every group so far, with the
+ * nodes private to it (its prologue: lower_node.contract_of), whatever split and the
+ * budget say (apart, a prologue node would be a kernel over the whole M x N x K space);
+ * pointwise nodes over its row form (the epilogue) join it as they join a reduction;
+ * nothing else does (no reduction, no asm, no element node). */
 enum { SCHED_MAX_REDUCTION_DEPTH = 4 };
 ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, int32_t budget, schedule *out);
 void schedule_free(schedule *s);

@@ -2,6 +2,7 @@
  * host, with host pointers. The test oracle, and what runs where there is no GPU.
  * Offsets affine in the vars (every view but reshapes that split a dim) are evaluated
  * once per launch into coefficients; the others, and ranges, at every point. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,54 @@ static ic_status ref_reduce_row(const ref_kernel *rk, ref_launch *rl, int32_t p,
   return IC_OK;
 }
 
+/* f32 rounded to TF32 (10 mantissa bits, to nearest, ties away from zero), as
+ * cvt.rna.tf32.f32; infinities and NaNs as they are. */
+static float ref_tf32(float x) {
+  uint32_t b;
+  memcpy(&b, &x, sizeof b);
+  if ((b & 0x7f800000u) != 0x7f800000u) b = (b + 0x1000u) & 0xffffe000u;
+  memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+/* The CONTRACT at instruction i over the row (K, count elements), in ic.h's matmul order:
+ * f32 and f64 one fma a k in order; bf16, f16 (and TF32) chunks of 16 (8) products, each
+ * chunk summed in f64 (exactly, but for the f64 rounding of long chunks) and rounded to
+ * f32, then added to the f32 accumulator; i8 exactly, wrapped to i32. */
+static void ref_contract_row(const ref_kernel *rk, ref_launch *rl, int32_t p, int32_t i, int64_t count, bool *ok) {
+  const kir_kernel *k = rk->k;
+  const kir_instr *in = &k->instrs.items[i];
+  const ic_dtype dt = k->instrs.items[in->args[0]].dtype;
+  const bool tf32 = dt == IC_F32 && k->allow_tf32, chunked = dt == IC_BF16 || dt == IC_F16 || tf32;
+  const int64_t chunk = tf32 ? 8 : 16;
+  float acc = 0.0f;
+  double dacc = 0.0, csum = 0.0;
+  int64_t iacc = 0;
+  for (int64_t r = 0; r < count; r++) {
+    ref_eval_pass(rk, rl, p, r, ok);
+    const ref_value x = rl->values[in->args[0]], y = rl->values[in->args[1]];
+    if (dt == IC_F64) dacc = fma(x.d, y.d, dacc);
+    else if (dt == IC_I8) iacc += x.i * y.i;
+    else if (!chunked) acc = fmaf(x.f, y.f, acc);
+    else {
+      csum += tf32 ? (double)ref_tf32(x.f) * (double)ref_tf32(y.f) : (double)x.f * (double)y.f;
+      if (r % chunk == chunk - 1 || r == count - 1) {
+        acc += (float)csum;
+        csum = 0.0;
+      }
+    }
+  }
+  ref_value v = {0};
+  if (dt == IC_F64) v.d = dacc;
+  else if (dt == IC_I8) v.i = (int64_t)(int32_t)(uint32_t)(uint64_t)iacc;
+  else if (in->dtype == IC_F32) v.f = acc;
+  else {
+    ref_value args[3] = {{.f = acc}};
+    v = ref_apply(IC_OP_CAST, IC_F32, in->dtype, args);
+  }
+  rl->values[i] = v;
+}
+
 /* One row (the kept vars are set): row values in instruction order, each REDUCE's pass
  * when its turn comes, then the element stores' pass. */
 static ic_status ref_row(const ref_kernel *rk, ref_launch *rl, int64_t count, bool *ok) {
@@ -244,6 +293,8 @@ static ic_status ref_row(const ref_kernel *rk, ref_launch *rl, int64_t count, bo
     if (k->instrs.items[i].kind == KIR_REDUCE) {
       ic_status s = ref_reduce_row(rk, rl, p++, i, count, ok);
       if (s) return s;
+    } else if (k->instrs.items[i].kind == KIR_CONTRACT) {
+      ref_contract_row(rk, rl, p++, i, count, ok);
     } else {
       ref_set_element(rk, rl, 0); /* row values read no reduced var */
       ref_eval(rk, rl, i, ok);
