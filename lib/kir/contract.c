@@ -24,6 +24,10 @@ void kir_contract_plan(kir_kernel *k) {
   /* a 1-D operand leaves one side of the tile with a single row or column */
   if (k->contract_m < 0) tm = 1;
   if (k->contract_n < 0) tn = 1;
+  kir_contract_set_tile(k, tm, tn);
+}
+
+void kir_contract_set_tile(kir_kernel *k, int32_t tm, int32_t tn) {
   k->tile_m = tm;
   k->tile_n = tn;
   sym_arena *a = k->syms;
@@ -35,4 +39,15 @@ void kir_contract_plan(kir_kernel *k) {
     points = sym_mul(a, points, size);
   }
   k->launch_numel = points;
+}
+
+sym_id kir_contract_when(const kir_kernel *k) {
+  const int64_t m = kir_contract_size(k, k->contract_m), n = kir_contract_size(k, k->contract_n);
+  if ((m >= 0 && n >= 0) || (k->tile_m <= 64 && k->tile_n <= 64)) return SYM_NONE;
+  /* the plan's tile where both sides pass 64 (a side the kernel lacks always does) */
+  sym_arena *a = k->syms;
+  sym_id when = sym_const(a, 1);
+  if (k->contract_m >= 0) when = sym_mul(a, when, kir_sym_positive(a, sym_sub(a, k->dims[k->contract_m], sym_const(a, 64))));
+  if (k->contract_n >= 0) when = sym_mul(a, when, kir_sym_positive(a, sym_sub(a, k->dims[k->contract_n], sym_const(a, 64))));
+  return when;
 }

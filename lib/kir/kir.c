@@ -165,6 +165,7 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     if (ps.row_dim >= 0) sbuf_printf(out, ", %" PRId32 " rows of i%" PRId32 " a thread (loads free of it read once)", ps.rows, ps.row_dim);
   }
   sbuf_puts(out, "\n");
+  if (with_names && k->note) sbuf_printf(out, "  note: %s\n", k->note);
   /* the code generator's choices the kernel alone decides: loads one vector serves, exact
    * ops left unrounded (out of memory: not printed, and not made) */
   const size_t n = (size_t)k->instrs.count + 1;

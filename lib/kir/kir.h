@@ -134,6 +134,9 @@ typedef struct kir_kernel {
   int32_t contract_m, contract_n;
   int32_t tile_m, tile_n;
   bool allow_tf32;
+  /* Why the program has this kernel where the graph has no op (a static string, printed
+   * with names only), NULL for none: a copy planned for a matmul operand, say. */
+  const char *note;
   /* The rows strategy's dim, fixed (rows_fixed) when the launch was sized, before the
    * sizes were generalized: its choice looks at the sizes, and kernel and launch must
    * agree (kir_pointwise_strategy_of). */
@@ -320,6 +323,15 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  * k->tile_n and k->launch_numel. The tile never changes a value's bits (ic.h: the order
  * along K is the same in every tile). */
 void kir_contract_plan(kir_kernel *k);
+/* A tile of tile_m x tile_n for contraction kernel k: its tile and launch_numel. */
+void kir_contract_set_tile(kir_kernel *k, int32_t tile_m, int32_t tile_n);
+/* Where M or N is symbolic, the program holds kir_contract_plan's kernel and a second of
+ * a 64 x 64 tile, and the sizes bound at run time launch one (small matrices fill the
+ * device with more, smaller tiles): SYM_NONE where the plan's tile is the only one (the
+ * sizes are constants, or the tile is 64 x 64 already), else an expression of the symbols,
+ * 1 where the plan's tile runs and 0 where the small one does. Either tile gives the same
+ * bits. */
+sym_id kir_contract_when(const kir_kernel *k);
 /* The KIR_CONTRACT instruction of a contraction kernel (-1: none). */
 int32_t kir_contract_index(const kir_kernel *k);
 

@@ -488,6 +488,43 @@ static bool lower_computed(const graph_node *n) {
   return n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT || n->kind == GRAPH_MATMUL;
 }
 
+/* Whether arg is a load (of an input or a node's buffer, unguarded) whose offset steps by
+ * a constant other than 1 along both of the operand's matrix dims (vars d0, d1): neither
+ * its rows nor its columns are contiguous, so no tensor-core load (16 contiguous bytes)
+ * can read it. Run-time strides are left to the kernel, which picks its load at launch. */
+static bool lower_strided_operand(sym_arena *a, const lower_arg *arg, int32_t d0, int32_t d1) {
+  bool load = arg->kind == LOWER_ARG_LOAD || (arg->kind == LOWER_ARG_NODE && arg->bcast);
+  if (!load || (arg->kind == LOWER_ARG_LOAD && arg->guard >= 0)) return false;
+  const int32_t dims[2] = {d0, d1};
+  for (int32_t j = 0; j < 2; j++) {
+    sym_id coeff = SYM_NONE, rest = SYM_NONE;
+    int64_t c = 0;
+    if (!sym_affine_in_var(a, arg->offset, dims[j], &coeff, &rest) || !sym_is_const(a, coeff, &c) || c == 1) return false;
+  }
+  return true;
+}
+
+/* Operand `which` (0: a, 1: b) of a matmul, graph value v, copied to a contiguous buffer
+ * by a kernel of its own (a cast to its own dtype over its own dims), which the
+ * contraction reads at idx (v's index, expressions of the contraction's vars): *arg. */
+static ic_status lower_matmul_copy(lower_state *st, ic_value v, const sym_id *idx, int32_t which, lower_arg *arg) {
+  const graph_node *n = graph_node_get(st->g, v);
+  lower_arg copied = lower_operand(st, v, n->ndim, n->dims);
+  if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false)) return IC_ERR_OUT_OF_MEMORY;
+  lower_node *ln = &st->l->nodes.items[st->l->nodes.count - 1];
+  ln->nargs = 1;
+  ln->args[0] = copied;
+  ln->copy_note = which == 0 ? "a copy of matmul operand a: neither its rows nor its columns are contiguous, "
+                               "and a tensor-core load reads 16 contiguous bytes"
+                             : "a copy of matmul operand b: neither its rows nor its columns are contiguous, "
+                               "and a tensor-core load reads 16 contiguous bytes";
+  sym_id str[IC_MAX_DIMS] = {0};
+  lower_contiguous_strides(st->l->syms, ln->ndim, ln->dims, str);
+  *arg = (lower_arg){.kind = LOWER_ARG_LOAD, .src = {false, st->l->nodes.count - 1}, .dtype = n->dtype, .guard = -1,
+                     .offset = lower_dot(st->l->syms, n->ndim, idx, str)};
+  return IC_OK;
+}
+
 /* Matmul n (torch.matmul's shapes, ic.h) as a contraction node: its space is the result's
  * dims then K; a is read at (a's batch dims, right-aligned to the result's, index 0 where
  * a has size 1; m; k), b at (batch; k; n); a 1-D operand is read at (k). Pointwise values
@@ -542,9 +579,24 @@ static ic_status lower_matmul(lower_state *st, const graph_node *n, int32_t v) {
   const int32_t first = l->nodes.count, budget = st->inline_budget;
   if (!st->fused) st->inline_budget = 0;
   lower_arg args[LOWER_MAX_ARGS] = {{0}};
-  args[0] = lower_resolve(st, &c, n->args[0], aidx, -1, true);
-  args[1] = lower_resolve(st, &c, n->args[1], bidx, -1, true);
+  sym_id idx[IC_MAX_DIMS];
+  memcpy(idx, aidx, sizeof idx);
+  args[0] = lower_resolve(st, &c, n->args[0], idx, -1, true);
+  memcpy(idx, bidx, sizeof idx);
+  args[1] = lower_resolve(st, &c, n->args[1], idx, -1, true);
   if (!st->fused) st->inline_budget = budget;
+  const int32_t resolved = l->nodes.count; /* the copies below are no prologue */
+  /* an operand read in place that a tensor-core load cannot read goes through a copy
+   * (f32 and f64 run on CUDA cores, which gather any layout as fast as a copy would) */
+  const int32_t inner[2][2] = {{mdim, kd}, {kd, ndim_n}};
+  const graph_node *operand[2] = {an, bn};
+  const sym_id *oidx[2] = {aidx, bidx};
+  const bool tensor_cores = an->dtype == IC_BF16 || an->dtype == IC_F16 || an->dtype == IC_I8;
+  for (int32_t i = 0; i < 2 && tensor_cores; i++) {
+    if (operand[i]->ndim < 2 || !lower_strided_operand(a, &args[i], inner[i][0], inner[i][1])) continue;
+    ic_status s = lower_matmul_copy(st, n->args[i], oidx[i], i, &args[i]);
+    if (s) return s;
+  }
   if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false)) return IC_ERR_OUT_OF_MEMORY;
   const int32_t mi = l->nodes.count - 1;
   st->node_of[v] = mi;
@@ -559,7 +611,7 @@ static ic_status lower_matmul(lower_state *st, const graph_node *n, int32_t v) {
   ln->nargs = 2;
   memcpy(ln->args, args, sizeof args);
   /* the nodes resolving the operands made are recomputations for this contraction alone */
-  for (int32_t i = first; i < mi; i++) l->nodes.items[i].contract_of = mi;
+  for (int32_t i = first; i < resolved; i++) l->nodes.items[i].contract_of = mi;
   return IC_OK;
 }
 

@@ -92,6 +92,9 @@ typedef struct lower_node {
    * recomputation of a pointwise value at the operand's index: a prologue), -1 for none.
    * Only such nodes share a contraction's kernel as element nodes. */
   int32_t contract_of;
+  /* Why this node exists where the graph has no op (a static string, shown with its
+   * kernel in the program dump), NULL for none. */
+  const char *copy_note;
 } lower_node;
 
 /* True when dims (ndim) are the row form of a reduction over `axes` of space in_dims:

@@ -149,6 +149,7 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
     } else {
       identity = operand_point = kir_map(&b, identity);
     }
+    if (n->copy_note) k->note = n->copy_note;
     kir_instr op = {.kind = KIR_OP, .op = n->op, .dtype = n->dtype, .nargs = n->nargs};
     if (n->is_reduce) op = (kir_instr){.kind = KIR_REDUCE, .reduce = n->reduce, .dtype = n->dtype, .nargs = 1,
                                        .value = n->correction};

@@ -249,6 +249,10 @@ static float ref_tf32(float x) {
  * f32 and f64 one fma a k in order; bf16, f16 (and TF32) chunks of 16 (8) products, each
  * chunk summed in f64 (exactly, but for the f64 rounding of long chunks) and rounded to
  * f32, then added to the f32 accumulator; i8 exactly, wrapped to i32. */
+/* (not inlined: its locals would sit in every reduction's frame) */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static void ref_contract_row(const ref_kernel *rk, ref_launch *rl, int32_t p, int32_t i, int64_t count, bool *ok) {
   const kir_kernel *k = rk->k;
   const kir_instr *in = &k->instrs.items[i];
