@@ -289,6 +289,7 @@ static void pc_hash_node(const ic_graph *g, ic_value v, const XXH128_hash_t *has
     break;
   }
   case GRAPH_ASM_RESULT: key_feed_i64(st, n->result); break;
+  case GRAPH_MATMUL: break; /* its operands, in order, and its dims say it all */
   default: break;
   }
   key_feed_i64(st, n->nargs);

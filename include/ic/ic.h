@@ -116,7 +116,8 @@ IC_API const char *ic_status_string(ic_status status);
  *     op's operands of different dtypes (A the first operand's, B the differing one's,
  *     after IC_DTYPE_AUTO constants took theirs; the norms' weight and bias included),
  *     where's condition not bool (A its dtype, B bool), concat's values (A value i's, B
- *     value 0's). ic_graph_parse puts its "line L, column C: " before the prefix;
+ *     value 0's), matmul's operands (A a's, B b's). ic_graph_parse puts its "line L,
+ *     column C: " before the prefix;
  *   - ic_program_run and ic_program_output_shape (status IC_ERR_SHAPE_MISMATCH): an input
  *     or output tensor whose dtype is not the compiled one (A the tensor's, B compiled).
  * A dtype an op does not take at all (exp of an i32: "dtype i32 not accepted") is no
@@ -689,8 +690,70 @@ IC_API ic_value ic_graph_rms_norm(ic_graph *graph, ic_value a, int32_t nlast, ic
 
 /* ---------------------------------------------------------------- matmul
  *
- * ic_graph_matmul(a, b) is torch.matmul: see "matmul" below for shapes, dtypes and
- * numerics. */
+ * ic_graph_matmul(a, b) is torch.matmul: products of a and b summed over K, a's last dim
+ * and b's last dim but one (b's only dim when it is 1-D).
+ *
+ *   a              b              result
+ *   [K]            [K]            []              the dot product
+ *   [K]            [K, N]         [N]
+ *   [M, K]         [K]            [M]
+ *   [M, K]         [K, N]         [M, N]
+ *   [..., M, K]    [..., K, N]    [..., M, N]     the batch dims broadcast
+ *   [M, K]         [B..., K, N]   [B..., M, N]    (a 2-D operand has none)
+ *   [K]            [B..., K, N]   [B..., N]       a 1-D a is a row [1, K], a 1-D b a
+ *   [B..., M, K]   [K]            [B..., M]       column [K, 1]; the added dim leaves the
+ *                                                 result, as in torch
+ * The batch dims are an operand's dims before its last two. They broadcast numpy-style:
+ * aligned at their ends, a pair is the same size (the same constant or the same
+ * expression of symbols) or one of them the constant 1 (a missing dim counts as 1). K of
+ * a and K of b are the same constant or expression (a K of 1 does not broadcast). 0-dim
+ * operands are an error (mul scales by a scalar). Sizes of 0 are legal: a K of 0 gives
+ * zeros (+0), an M, N or batch dim of 0 an empty result. The operands are taken as given
+ * (no reshape or expand node is added; the printed text is "matmul(a, b)").
+ *
+ * Dtypes: a and b have one dtype (no implicit promotion; else "dtype mismatch: A vs B: ",
+ * A a's dtype and B b's, as ic_last_error says):
+ *   a, b              result
+ *   bf16, f16         the same dtype   (f32 accumulation, below)
+ *   f32, f64          the same dtype
+ *   i8                i32              (exact)
+ * Any other dtype is IC_ERR_UNSUPPORTED ("matmul: dtype i32 is not supported"). Shape
+ * errors are IC_ERR_INVALID_GRAPH, recorded on the graph like every builder call's, and
+ * name both operands: "matmul: a f32[4, 5] and b f32[6, 7]: K differs (5 vs 6)".
+ *
+ * Numerics: each result element sums a[k] * b[k], k = 0 .. K-1, over its row of a and
+ * column of b, from acc = +0:
+ *   bf16, f16  products accumulate in f32 along K in chunks of 16 consecutive k (chunk c
+ *              holds k = 16c .. 16c+15; past K the elements are zero): acc = acc + s_c for
+ *              c = 0, 1, ..., s_c the chunk's 16 products summed as the tensor cores'
+ *              mma.m16n8k16 instruction sums them; acc rounds once to the result dtype
+ *              (nearest even).
+ *   f32        exact IEEE f32: acc = fma(a[k], b[k], acc) for k = 0, 1, ..., K-1 in order;
+ *              every backend gives these bits. With IC_COMPILE_ALLOW_TF32 the inputs are
+ *              rounded to TF32 (10 mantissa bits, to nearest) and summed as bf16's are, in
+ *              chunks of 8 as mma.m16n8k8.tf32 sums them.
+ *   f64        acc = fma(a[k], b[k], acc) in f64, k in order.
+ *   i8         exact in i32 (products and sums wrap modulo 2^32, which cannot happen for
+ *              K < 2^17).
+ * The order along K depends on K and the dtype only (and the TF32 flag): no tile size,
+ * fusion or split of the work changes it, so eager and fused programs and every tile
+ * configuration give the same bits; there are no atomics, so every run gives them too.
+ * Error bound of the floating dtypes, against the exact result computed in f64 from the
+ * same inputs:
+ *   |c - exact| <= u * |exact| + (ceil(K / 16) + 16) * 2^-23 * sum_k |a[k] * b[k]|,
+ * u the result's unit roundoff (2^-8 bf16, 2^-11 f16, 2^-24 f32), TF32 adding
+ * 2^-11 * sum_k |a[k] * b[k]|; f32 without TF32 and f64 are bitwise the sequential fma
+ * above, i8 is exact. The ref backend computes f32, f64 and i8 matmuls bit for bit as the
+ * cuda backend, bf16 and f16 within the bound (it sums each chunk's products in f64 and
+ * rounds the chunk sum to f32).
+ *
+ * Fusion: elementwise ops on an operand that read only inputs and constants (casts,
+ * scales, negation, a per-row or per-column broadcast scale) are computed inside the
+ * matmul's kernel as it loads the operand (a prologue); pointwise ops on the result (a
+ * bias, an activation, a residual add, casts, several outputs of the same tile) share its
+ * kernel (an epilogue) and see the result rounded to its dtype, as a separate kernel
+ * would; reductions over the result run in a following kernel; views of the operands
+ * (permute and transpose, slice, expand) are read in place. */
 IC_API ic_value ic_graph_matmul(ic_graph *graph, ic_value a, ic_value b);
 
 /* ---------------------------------------------------------------- inline PTX
@@ -938,6 +1001,7 @@ IC_API ic_status ic_program_eval(const ic_program *program, int32_t expr, const 
  *   z = layer_norm(x, 1, weight=w)      the norms the number of last dims, then weight=,
  *   r = rms_norm(x, 1, eps=1e-5)        bias= (layer_norm) and eps= in any order, each
  *                                       optional (eps 1e-5 for layer_norm, 1e-6 rms_norm)
+ *   y = matmul(x, w)                    ic_graph_matmul: a and b
  *   output y = s                        "output s" names the output after its value
  * ic_graph_print writes every node (implicit broadcasts as expand, adopted constants as
  * typed constants, a shorthand as its decomposition), naming unnamed values %<n>; parsing

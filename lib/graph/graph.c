@@ -1040,6 +1040,74 @@ ic_value ic_graph_rms_norm(ic_graph *g, ic_value a, int32_t nlast, ic_value weig
   return v == IC_INVALID_VALUE ? graph_rollback(g, mark) : v;
 }
 
+/* ---------------------------------------------------------------- matmul */
+
+/* "a f32[4, 5] and b f32[6, 7]" into buf: every matmul error names both operands. */
+static const char *graph_matmul_operands(const ic_graph *g, const graph_node *a, const graph_node *b, char *buf,
+                                         size_t size) {
+  sbuf sb = {0};
+  sbuf_puts(&sb, "a ");
+  graph_print_type(g, a->dtype, a->ndim, a->dims, &sb);
+  sbuf_puts(&sb, " and b ");
+  graph_print_type(g, b->dtype, b->ndim, b->dims, &sb);
+  snprintf(buf, size, "%s", sb.data ? sb.data : "?");
+  sbuf_free(&sb);
+  return buf;
+}
+
+/* One dim as the text format writes it ("5", "n", "4 * n"), into buf. */
+static const char *graph_dim_text(const ic_graph *g, sym_id d, char *buf, size_t size) {
+  sbuf sb = {0};
+  sym_names names = graph_symbol_names(g);
+  sym_print(g->syms, d, &names, &sb);
+  snprintf(buf, size, "%s", sb.data ? sb.data : "?");
+  sbuf_free(&sb);
+  return buf;
+}
+
+/* torch.matmul's shape rules, with no views added: a 1-D a is a row [1, K] and a 1-D b a
+ * column [K, 1] whose added dim is dropped from the result; the dims before the last two
+ * (the batch dims) broadcast numpy-style. */
+ic_value ic_graph_matmul(ic_graph *g, ic_value a, ic_value b) {
+  static const char what[] = "matmul";
+  if (!g) return IC_INVALID_VALUE;
+  const graph_node *na = graph_arg(g, what, a), *nb = na ? graph_arg(g, what, b) : NULL;
+  if (!na || !nb) return IC_INVALID_VALUE;
+  char ops[320], s1[96], s2[96];
+  if (na->ndim == 0 || nb->ndim == 0)
+    return graph_fail(g, "%s: %s: %s is 0-dim (operands have 1 dim or more; mul scales by a scalar)", what,
+                      graph_matmul_operands(g, na, nb, ops, sizeof ops), na->ndim == 0 ? "a" : "b");
+  if (na->dtype != nb->dtype)
+    return graph_fail(g, "dtype mismatch: %s vs %s: %s: operand dtypes differ (cast one of them)",
+                      ic_dtype_name(na->dtype), ic_dtype_name(nb->dtype), what);
+  ic_dtype dt = na->dtype;
+  if (dt != IC_F16 && dt != IC_BF16 && dt != IC_F32 && dt != IC_F64 && dt != IC_I8)
+    return graph_fail_with(g, IC_ERR_UNSUPPORTED, "%s: dtype %s is not supported (takes f16, bf16, f32, f64, i8)", what,
+                           ic_dtype_name(dt));
+  sym_id ka = na->dims[na->ndim - 1], kb = nb->dims[nb->ndim == 1 ? 0 : nb->ndim - 2];
+  if (ka != kb)
+    return graph_fail(g, "%s: %s: K differs (%s vs %s)", what, graph_matmul_operands(g, na, nb, ops, sizeof ops),
+                      graph_dim_text(g, ka, s1, sizeof s1), graph_dim_text(g, kb, s2, sizeof s2));
+  graph_node r = {.kind = GRAPH_MATMUL, .dtype = dt == IC_I8 ? IC_I32 : dt, .nargs = 2, .args = {a, b}};
+  /* batch dims: all but a's last two and b's last two, aligned at their ends */
+  int32_t ba = na->ndim > 2 ? na->ndim - 2 : 0, bb = nb->ndim > 2 ? nb->ndim - 2 : 0;
+  int32_t nbatch = ba > bb ? ba : bb;
+  for (int32_t i = 0; i < nbatch; i++) {
+    int32_t ia = i - (nbatch - ba), ib = i - (nbatch - bb);
+    sym_id da = ia >= 0 ? na->dims[ia] : SYM_NONE, db = ib >= 0 ? nb->dims[ib] : SYM_NONE;
+    if (da == SYM_NONE || graph_dim_is_one(g, da)) r.dims[i] = db == SYM_NONE ? da : db;
+    else if (db == SYM_NONE || graph_dim_is_one(g, db) || da == db) r.dims[i] = da;
+    else
+      return graph_fail(g, "%s: %s: batch dims do not broadcast (result dim %" PRId32 ": %s vs %s)", what,
+                        graph_matmul_operands(g, na, nb, ops, sizeof ops), i, graph_dim_text(g, da, s1, sizeof s1),
+                        graph_dim_text(g, db, s2, sizeof s2));
+  }
+  r.ndim = nbatch;
+  if (na->ndim >= 2) r.dims[r.ndim++] = na->dims[na->ndim - 2];
+  if (nb->ndim >= 2) r.dims[r.ndim++] = nb->dims[nb->ndim - 1];
+  return graph_append(g, &r);
+}
+
 /* ---------------------------------------------------------------- inline PTX */
 
 /* After a failed inline_asm call (the graph has recorded it): no outputs, the status. */

@@ -20,6 +20,7 @@
  *            | 'slice' '(' NAME ',' SINT ',' SINT ',' SINT ',' SINT ')'   dim, start, stop, step
  *            | 'concat' '(' '[' NAME {',' NAME} ']' ',' SINT ')'         values, dim
  *            | 'pad' '(' NAME ',' '[' [SINT {',' SINT}] ']' ',' ['-'] (NUMBER | 'inf' | 'nan') ')'
+ *            | 'matmul' '(' NAME ',' NAME ')'
  *            | OP '(' [NAME {',' NAME}] ')'
  *   SINT    := ['-'] INT                      (int64, -9223372036854775808 included)
  *   dim     := expr | '?'                     ('?' in reshape only)
@@ -1053,6 +1054,17 @@ static bool parse_norm(parser *ps, const token *op, bool layer, ic_value *out) {
   return true;
 }
 
+/* matmul(a, b) */
+static bool parse_matmul(parser *ps, const token *op, ic_value *out) {
+  ic_value a = IC_INVALID_VALUE, b = IC_INVALID_VALUE;
+  const char *what = "2 arguments (the values a and b)";
+  if (!expect_punct(ps, '(') || !parse_value_ref(ps, &a) || !expect_next_arg(ps, op, what) ||
+      !parse_value_ref(ps, &b) || !expect_args_end(ps, op, what))
+    return false;
+  *out = ic_graph_matmul(ps->g, a, b);
+  return true;
+}
+
 static bool parse_op(parser *ps, const token *op_tok, ic_op op, ic_value *out) {
   arg_list args;
   int32_t n = 0;
@@ -1258,6 +1270,7 @@ static bool parse_assignment(parser *ps) {
     ok = parse_softmax(ps, &op, tok_is_word(&op, "log_softmax"), &v);
   else if (tok_is_word(&op, "layer_norm") || tok_is_word(&op, "rms_norm"))
     ok = parse_norm(ps, &op, tok_is_word(&op, "layer_norm"), &v);
+  else if (tok_is_word(&op, "matmul")) ok = parse_matmul(ps, &op, &v);
   else {
     int r = 0, o = 0;
     while (r < IC_REDUCE_COUNT && !tok_is_word(&op, ic_reduce_name((ic_reduce_op)r))) r++;

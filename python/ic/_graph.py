@@ -285,7 +285,8 @@ class Graph:
     # ------------------------------------------------------------ compile
 
     def compile(self, mode: str = "fused", backend: str = "cuda", *, strict: bool = False, cache: bool = True,
-                context: Optional["Context"] = None, fusion_budget: int = 0) -> "Program":
+                context: Optional["Context"] = None, fusion_budget: int = 0,
+                allow_tf32: bool = False) -> "Program":
         """Compiles the graph on ``context`` (default: :func:`ic.default_context`).
 
         mode: "fused" (fuse pointwise chains) or "eager" (one kernel per op, bitwise the same
@@ -293,11 +294,13 @@ class Graph:
         pointers, no GPU needed). strict: a fusion that fails to compile is an error rather
         than an eager fallback. cache: False bypasses the program and kernel caches.
         fusion_budget: the most ops a fused kernel holds (0: ic's default, -1: no limit).
+        allow_tf32: f32 matmuls may run on tensor cores in TF32 (inputs rounded to 10
+        mantissa bits; ic.h "matmul"); without it an f32 matmul is exact f32 FMA.
         """
         from ._runtime import compile_graph
 
         return compile_graph(self, mode=mode, backend=backend, strict=strict, cache=cache, context=context,
-                             fusion_budget=fusion_budget)
+                             fusion_budget=fusion_budget, allow_tf32=allow_tf32)
 
 
 def graph_of(args: Sequence[Any], what: str) -> Graph:
@@ -385,6 +388,12 @@ def reduce_value(op: str, x: "Value", axes: Axes, keepdim: bool) -> "Value":
     return x.graph._build(api.ic_graph_reduce, code, x.handle, n, arr, int(bool(keepdim)))
 
 
+def matmul_values(a: "Value", b: "Value") -> "Value":
+    """ic_graph_matmul(a, b) of two Values of one graph."""
+    g = graph_of((a, b), "matmul")
+    return g._build(api.ic_graph_matmul, a.handle, b.handle)
+
+
 def _clamp64(v: int) -> int:
     return INT64_MIN if v < INT64_MIN else INT64_MAX if v > INT64_MAX else v
 
@@ -392,7 +401,8 @@ def _clamp64(v: int) -> int:
 class Value(OpMethods):
     """A node of a graph. Arithmetic builds new nodes:
 
-    ``+ - * / // % **`` (add, sub, mul, div, floor_divide, remainder, pow), unary ``-`` and
+    ``+ - * / // % **`` (add, sub, mul, div, floor_divide, remainder, pow), ``@``
+    (matmul, torch.matmul's shapes), unary ``-`` and
     ``abs()``, ``& | ^ ~ << >>`` (bitwise on integers and bool), and the comparisons
     ``< <= > >= == !=``, which are elementwise and give bool values, as in numpy and
     PyTorch (``eq``/``ne`` methods too). So a Value has no truth value (``if v:`` raises)
@@ -505,6 +515,23 @@ class Value(OpMethods):
 
     def __rpow__(self, o: ValueLike) -> "Value":
         return apply_op("pow", o, self)
+
+    # Only Values: anything else is Python's TypeError for @, as torch's (a scalar scales
+    # with *).
+    def __matmul__(self, o: "Value") -> "Value":
+        if not isinstance(o, Value):
+            return NotImplemented
+        return matmul_values(self, o)
+
+    def __rmatmul__(self, o: "Value") -> "Value":
+        if not isinstance(o, Value):
+            return NotImplemented
+        return matmul_values(o, self)
+
+    def matmul(self, o: "Value") -> "Value":
+        """torch.matmul(self, o) (ic.h, "matmul"): 1-D, 2-D and batched operands of one
+        dtype (bf16, f16, f32, f64; i8 gives i32)."""
+        return matmul_values(self, o)
 
     def __neg__(self) -> "Value":
         return apply_op("neg", self)

@@ -130,7 +130,7 @@ class ICBufferInfo(Structure):
 
 
 BUFFER_INPUT, BUFFER_OUTPUT, BUFFER_TEMP = 0, 1, 2
-COMPILE_STRICT, COMPILE_NO_CACHE = 1, 2
+COMPILE_STRICT, COMPILE_NO_CACHE, COMPILE_ALLOW_TF32 = 1, 2, 4
 CONTEXT_COMPILE_ONLY, CONTEXT_NO_DISK_CACHE = 1, 2
 
 
@@ -273,6 +273,7 @@ _OPTIONAL: dict[str, Tuple[Any, List[Any]]] = {
     "ic_graph_log_softmax": (c_int32, [_VP, c_int32, c_int32]),
     "ic_graph_layer_norm": (c_int32, [_VP, c_int32, c_int32, c_int32, c_int32, c_double]),
     "ic_graph_rms_norm": (c_int32, [_VP, c_int32, c_int32, c_int32, c_double]),
+    "ic_graph_matmul": (c_int32, [_VP, c_int32, c_int32]),
 }
 
 

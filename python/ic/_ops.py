@@ -119,6 +119,7 @@ __all__ = [
     "log_softmax",
     "layer_norm",
     "rms_norm",
+    "matmul",
     "reshape",
     "permute",
     "transpose",
@@ -639,6 +640,17 @@ def rms_norm(x: Value, nlast: int = 1, weight: Optional[Value] = None, eps: floa
     v = _value(x, "rms_norm")
     w = -1 if weight is None else v.graph._handle_of(weight, "rms_norm weight")
     return v.graph._build(api.ic_graph_rms_norm, v.handle, int(nlast), w, float(eps))
+
+
+# ---------------------------------------------------------------- matmul
+
+
+def matmul(a: Value, b: Value) -> Value:
+    """torch.matmul(a, b), also ``a @ b`` (ic.h, "matmul"): [K] x [K] is the 0-dim dot
+    product, [M, K] x [K, N] gives [M, N], a 1-D operand is a row (a) or a column (b)
+    whose dim leaves the result, and the dims before the last two broadcast. a and b
+    have one dtype: bf16, f16, f32 or f64 (the result's), or i8 (an i32 result)."""
+    return _value(a, "matmul").matmul(_value(b, "matmul"))
 
 
 # ---------------------------------------------------------------- views

@@ -45,6 +45,7 @@ from ._errors import Status, check, last_error, make_error, raise_status
 from ._lib import (
     BUFFER_INPUT,
     BUFFER_OUTPUT,
+    COMPILE_ALLOW_TF32,
     COMPILE_NO_CACHE,
     COMPILE_STRICT,
     KDL_CPU,
@@ -77,7 +78,7 @@ _MAX_SIGNATURES = 256
 
 
 def compile_graph(graph: "Graph", *, mode: str, backend: str, strict: bool, cache: bool,
-                  context: Optional[Context], fusion_budget: int = 0) -> "Program":
+                  context: Optional[Context], fusion_budget: int = 0, allow_tf32: bool = False) -> "Program":
     if mode not in ("fused", "eager"):
         raise ValueError(f"mode must be 'fused' or 'eager', not {mode!r}")
     if backend not in ("cuda", "ref"):
@@ -86,7 +87,8 @@ def compile_graph(graph: "Graph", *, mode: str, backend: str, strict: bool, cach
     opts = ICCompileOptions()
     opts.struct_size = sizeof(ICCompileOptions)
     opts.mode = 0 if mode == "fused" else 1
-    opts.flags = (COMPILE_STRICT if strict else 0) | (0 if cache else COMPILE_NO_CACHE)
+    opts.flags = ((COMPILE_STRICT if strict else 0) | (0 if cache else COMPILE_NO_CACHE) |
+                  (COMPILE_ALLOW_TF32 if allow_tf32 else 0))
     opts.backend = backend.encode()
     opts.fusion_budget = fusion_budget
     out = c_void_p()
