@@ -25,8 +25,13 @@
  *                        f8e4m3 by one cvt.rn.satfinite.e4m3x2.f32 asm at pack 2, fused and
  *                        eager, against the same graph with cast_saturate (same bits); and
  *                        the row-wise quantization with the amax in the same kernel.
+ *   ic-bench matmul      C = A @ B: bf16 4096^3, 8192^3, 16384 x 16384 x 4096, 16 x 8192 x 8192
+ *                        (memory bound: TB/s against the copy), batched 64 x 512 x 512 x 64,
+ *                        i8 4096^3 (i32 result), f32 4096^3 exact and with TF32 allowed:
+ *                        TFLOP/s, inputs rotated past L2, against a bare cuLaunchKernel of
+ *                        the same CUBIN and cuBLAS (dlopen'ed libcublas, when present).
  *   ic-bench all         every table (--quick applies to the reductions and asm tables only).
- *   --only TEXT          in the reductions, patterns and asm tables, only the workloads whose
+ *   --only TEXT          in the reductions, patterns, asm and matmul tables, only the workloads whose
  *                        name contains TEXT, or one of its '|'-separated parts (to profile
  *                        one, e.g. under ncu; "softmax|column sum": those two, in table order).
  *
@@ -115,7 +120,8 @@ static double median(double *v, int n) {
   X(cuModuleLoadData, 2000)          \
   X(cuModuleGetFunction, 2000)       \
   X(cuModuleUnload, 2000)            \
-  X(cuLaunchKernel, 4000)
+  X(cuLaunchKernel, 4000)            \
+  X(cuFuncSetAttribute, 9000)
 
 typedef struct cu_api {
 #define BENCH_CU_FIELD_(fn, ver) PFN_##fn##_v##ver fn;
@@ -1985,6 +1991,326 @@ static int bench_table(bench *b, bool quick, const char *title, const red_case *
   return failed;
 }
 
+/* ---------------------------------------------------------------- matmul */
+
+/* ic-bench matmul: C = A @ B (row-major, torch.matmul's shapes) for the sizes of issue 41,
+ * each against its floor: the device's copy bandwidth for the memory-bound shape, the
+ * bench's own cuLaunchKernel of the same CUBIN (the launch floor: ic_program_run's cost
+ * on the device), and cuBLAS (cublasGemmEx / cublasGemmStridedBatchedEx through dlopen of
+ * libcublas, when present: no link-time dependency). Inputs rotate through as many sets
+ * as make 512 MiB (at least 2), so no run finds its operands in L2. */
+typedef struct mmb_case {
+  const char *name;
+  ic_dtype dt;
+  int64_t batch, m, n, k; /* batch 0: 2-D operands */
+  uint32_t flags;         /* IC_COMPILE_* */
+  bool memory_bound;      /* report TB/s and the share of the copy bandwidth */
+} mmb_case;
+
+static const mmb_case mmb_cases[] = {
+    {"bf16 4096 x 4096 x 4096", IC_BF16, 0, 4096, 4096, 4096, 0, false},
+    {"bf16 8192 x 8192 x 8192", IC_BF16, 0, 8192, 8192, 8192, 0, false},
+    {"bf16 16384 x 16384 x 4096 (K 4096)", IC_BF16, 0, 16384, 16384, 4096, 0, false},
+    {"bf16 16 x 8192 x 8192 (M 16: memory bound)", IC_BF16, 0, 16, 8192, 8192, 0, true},
+    {"bf16 batched 64 x [512 x 64] @ [64 x 512]", IC_BF16, 64, 512, 512, 64, 0, true},
+    {"i8 4096 x 4096 x 4096 (i32 result)", IC_I8, 0, 4096, 4096, 4096, 0, false},
+    {"f32 4096 x 4096 x 4096 (exact f32 FMA)", IC_F32, 0, 4096, 4096, 4096, 0, false},
+    {"f32 4096 x 4096 x 4096, IC_COMPILE_ALLOW_TF32", IC_F32, 0, 4096, 4096, 4096, IC_COMPILE_ALLOW_TF32, false},
+};
+
+/* The few cuBLAS entries the table calls; enum values of cublas_api.h and
+ * library_types.h (a stable ABI), so no cuBLAS header is needed. */
+typedef int (*cublas_create_fn)(void **handle);
+typedef int (*cublas_destroy_fn)(void *handle);
+typedef int (*cublas_set_stream_fn)(void *handle, CUstream stream);
+typedef int (*cublas_gemm_ex_fn)(void *handle, int transa, int transb, int m, int n, int k, const void *alpha,
+                                 const void *a, int atype, int lda, const void *b, int btype, int ldb, const void *beta,
+                                 void *c, int ctype, int ldc, int compute, int algo);
+typedef int (*cublas_gemm_batched_fn)(void *handle, int transa, int transb, int m, int n, int k, const void *alpha,
+                                      const void *a, int atype, int lda, long long stride_a, const void *b, int btype,
+                                      int ldb, long long stride_b, const void *beta, void *c, int ctype, int ldc,
+                                      long long stride_c, int batch, int compute, int algo);
+enum {
+  CUBLAS_OP_N_ = 0,
+  CUBLAS_GEMM_DEFAULT_ = -1,
+  CUDA_R_32F_ = 0, CUDA_R_64F_ = 1, CUDA_R_16F_ = 2, CUDA_R_8I_ = 3, CUDA_R_32I_ = 10, CUDA_R_16BF_ = 14,
+  CUBLAS_COMPUTE_32F_ = 68, CUBLAS_COMPUTE_32F_PEDANTIC_ = 69, CUBLAS_COMPUTE_32I_ = 72,
+  CUBLAS_COMPUTE_32F_FAST_TF32_ = 77
+};
+
+typedef struct cublas_api {
+  void *handle;
+  cublas_destroy_fn destroy;
+  cublas_gemm_ex_fn gemm;
+  cublas_gemm_batched_fn gemm_batched;
+  char version[64]; /* the library opened */
+} cublas_api;
+
+/* Opens libcublas (newest soname first) and creates a handle on the bench's stream; false
+ * (the column is left out) when there is none. */
+static bool cublas_open(const bench *b, cublas_api *cb) {
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+  memset(cb, 0, sizeof *cb);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) continue;
+    cublas_create_fn create;
+    cublas_set_stream_fn set_stream;
+    *(void **)&create = dlsym(lib, "cublasCreate_v2");
+    *(void **)&set_stream = dlsym(lib, "cublasSetStream_v2");
+    *(void **)&cb->destroy = dlsym(lib, "cublasDestroy_v2");
+    *(void **)&cb->gemm = dlsym(lib, "cublasGemmEx");
+    *(void **)&cb->gemm_batched = dlsym(lib, "cublasGemmStridedBatchedEx");
+    if (create && set_stream && cb->destroy && cb->gemm && cb->gemm_batched && create(&cb->handle) == 0 &&
+        set_stream(cb->handle, b->stream) == 0) {
+      snprintf(cb->version, sizeof cb->version, "%s", names[i]);
+      return true; /* never dlclose'd */
+    }
+    memset(cb, 0, sizeof *cb);
+  }
+  return false;
+}
+
+typedef struct mmb_run {
+  ic_program *prog;
+  const mmb_case *c;
+  int32_t nsets, next;
+  CUdeviceptr *a, *b, c_out; /* nsets input sets, one output */
+  int32_t ndim;
+  int64_t as[3], bs[3], cs[3];
+  cublas_api *cb;
+  bare_run bare; /* the program's one kernel, launched by the bench; .fn NULL: not possible */
+  uint32_t bare_shared; /* its dynamic shared memory */
+  CUdeviceptr bare_in[2];
+} mmb_run;
+
+static void mmb_ic_launch(bench *b, void *arg) {
+  mmb_run *r = arg;
+  const int32_t s = r->next++ % r->nsets;
+  ic_tensor in[2] = {{(void *)(uintptr_t)r->a[s], r->c->dt, r->ndim, r->as, NULL},
+                     {(void *)(uintptr_t)r->b[s], r->c->dt, r->ndim, r->bs, NULL}};
+  ic_tensor out[1] = {{(void *)(uintptr_t)r->c_out, r->c->dt == IC_I8 ? IC_I32 : r->c->dt, r->ndim, r->cs, NULL}};
+  BENCH_CHECK(ic_program_run(r->prog, in, 2, out, 1, b->stream));
+}
+
+/* Row-major C = A @ B as column-major C^T = B^T A^T: B is the first operand. */
+static void mmb_cublas_launch(bench *b, void *arg) {
+  (void)b;
+  mmb_run *r = arg;
+  const mmb_case *c = r->c;
+  const int32_t s = r->next++ % r->nsets;
+  int type = CUDA_R_16BF_, ctype = CUDA_R_16BF_, compute = CUBLAS_COMPUTE_32F_;
+  const float one = 1.0f, zero = 0.0f;
+  const int32_t ione = 1, izero = 0;
+  const void *alpha = &one, *beta = &zero;
+  if (c->dt == IC_F32) {
+    type = ctype = CUDA_R_32F_;
+    compute = c->flags & IC_COMPILE_ALLOW_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32_ : CUBLAS_COMPUTE_32F_PEDANTIC_;
+  } else if (c->dt == IC_I8) {
+    type = CUDA_R_8I_;
+    ctype = CUDA_R_32I_;
+    compute = CUBLAS_COMPUTE_32I_;
+    alpha = &ione;
+    beta = &izero;
+  }
+  int st;
+  if (c->batch)
+    st = r->cb->gemm_batched(r->cb->handle, CUBLAS_OP_N_, CUBLAS_OP_N_, (int)c->n, (int)c->m, (int)c->k, alpha,
+                             (const void *)(uintptr_t)r->b[s], type, (int)c->n, c->k * c->n,
+                             (const void *)(uintptr_t)r->a[s], type, (int)c->k, c->m * c->k, beta,
+                             (void *)(uintptr_t)r->c_out, ctype, (int)c->n, c->m * c->n, (int)c->batch, compute,
+                             CUBLAS_GEMM_DEFAULT_);
+  else
+    st = r->cb->gemm(r->cb->handle, CUBLAS_OP_N_, CUBLAS_OP_N_, (int)c->n, (int)c->m, (int)c->k, alpha,
+                     (const void *)(uintptr_t)r->b[s], type, (int)c->n, (const void *)(uintptr_t)r->a[s], type,
+                     (int)c->k, beta, (void *)(uintptr_t)r->c_out, ctype, (int)c->n, compute, CUBLAS_GEMM_DEFAULT_);
+  if (st != 0) {
+    fprintf(stderr, "ic-bench: cublasGemmEx: status %d\n", st);
+    exit(1);
+  }
+}
+
+/* The bare launch rotates its input sets as the others do: the pointer parameters of
+ * inputs 0 and 1 are rewritten each call. */
+static void mmb_bare_launch(bench *b, void *arg) {
+  mmb_run *r = arg;
+  const int32_t s = r->next++ % r->nsets;
+  for (int32_t i = 0; i < BARE_MAX_ARGS; i++) {
+    if (r->bare.slots[i] == (uint64_t)r->bare_in[0]) r->bare.slots[i] = (uint64_t)r->a[s];
+    else if (r->bare.slots[i] == (uint64_t)r->bare_in[1]) r->bare.slots[i] = (uint64_t)r->b[s];
+  }
+  r->bare_in[0] = r->a[s];
+  r->bare_in[1] = r->b[s];
+  BENCH_CU(b->d->cuLaunchKernel(r->bare.fn, r->bare.blocks, 1, 1, r->bare.block, 1, 1, r->bare_shared, b->stream,
+                                r->bare.args, NULL));
+}
+
+/* The program's one kernel set up for the bench's own launch (step walk: CUBIN, block,
+ * grid, parameters, dynamic shared memory; a cluster size is fixed in the kernel), or
+ * false with the reason in why: a program of several kernels, temporaries or size
+ * symbols has no single bare floor. */
+static bool mmb_bare_setup(const bench *b, mmb_run *r, CUmodule *mod, char *why, size_t why_size) {
+  const ic_program *p = r->prog;
+  const int64_t symbols[1] = {0};
+  ic_step st = {0};
+  int32_t launches = 0;
+  if (ic_program_symbol_count(p) != 0) return snprintf(why, why_size, "size symbols"), false;
+  for (int32_t i = 0; i < ic_program_step_count(p); i++) {
+    ic_step s;
+    BENCH_CHECK(ic_program_step(p, i, &s));
+    if (s.kind == IC_STEP_ALLOC) return snprintf(why, why_size, "temporaries"), false;
+    if (s.kind == IC_STEP_LAUNCH && launches++ == 0) st = s;
+  }
+  if (launches != 1) return snprintf(why, why_size, "%d kernels", (int)launches), false;
+  if (!st.binary || st.nargs > BARE_MAX_ARGS) return snprintf(why, why_size, "no CUBIN"), false;
+  int64_t blocks = 0;
+  BENCH_CHECK(ic_program_eval(p, st.grid_expr, symbols, &blocks));
+  r->bare = (bare_run){.blocks = (uint32_t)blocks, .block = (uint32_t)st.block};
+  r->bare_shared = (uint32_t)st.shared_bytes;
+  const int64_t *shapes[3] = {r->as, r->bs, r->cs};
+  for (int32_t a = 0; a < st.nargs; a++) {
+    const ic_step_arg *arg = &st.args[a];
+    int64_t v = 0;
+    if (arg->kind == IC_ARG_BUFFER) {
+      ic_buffer_info bi;
+      BENCH_CHECK(ic_program_buffer(p, arg->index, &bi));
+      v = (int64_t)(bi.kind == IC_BUFFER_OUTPUT ? r->c_out : bi.index == 0 ? r->a[0] : r->b[0]);
+    } else if (arg->kind == IC_ARG_STRIDE) { /* contiguous operands */
+      const int32_t input = arg->index / IC_MAX_DIMS, dim = arg->index % IC_MAX_DIMS;
+      v = 1;
+      for (int32_t d = dim + 1; d < r->ndim; d++) v *= shapes[input][d];
+    } else if (arg->kind == IC_ARG_SIZE) {
+      BENCH_CHECK(ic_program_eval(p, arg->index, symbols, &v));
+    }
+    r->bare.slots[a] = (uint64_t)v;
+    r->bare.args[a] = &r->bare.slots[a];
+  }
+  r->bare_in[0] = r->a[0];
+  r->bare_in[1] = r->b[0];
+  BENCH_CU(b->d->cuModuleLoadData(mod, st.binary));
+  BENCH_CU(b->d->cuModuleGetFunction(&r->bare.fn, *mod, st.kernel_name));
+  if (st.shared_bytes > 48 * 1024) /* past 48 KB a kernel opts in (ic.h, ic_step) */
+    BENCH_CU(b->d->cuFuncSetAttribute(r->bare.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, st.shared_bytes));
+  return true;
+}
+
+static int bench_matmul(bench *b) {
+  const cu_api *d = b->d;
+  /* the floors: cuMemcpyDtoD of 512 MiB, and cuBLAS when it loads */
+  const size_t cbytes = (size_t)512 << 20;
+  CUdeviceptr src, dst;
+  BENCH_CU(d->cuMemAlloc(&src, cbytes));
+  BENCH_CU(d->cuMemAlloc(&dst, cbytes));
+  BENCH_CU(d->cuMemsetD8(src, 0x3c, cbytes));
+  copy_run cr = {dst, src, cbytes};
+  const double copy_ms = bench_gpu_ms(b, copy_launch, &cr, 20);
+  d->cuMemFree(src);
+  d->cuMemFree(dst);
+  const double copy_tbs = 2.0 * (double)cbytes / copy_ms / 1e9;
+  cublas_api cb;
+  const bool have_cublas = cublas_open(b, &cb);
+
+  printf("\n## matmul: C = A @ B, row-major (%s)\n\n", ic_context_arch(b->ctx));
+  printf("Fused strict compiles of constant shapes; times are medians of 20 runs after 3 warm-ups (CUDA events), each\n"
+         "run on the next of as many input sets as make 512 MiB (at least 2), so operands come from HBM, not L2;\n"
+         "TFLOP/s = 2 batch m n k / time; TB/s = (A + B + C bytes) / time, against cuMemcpyDtoD %.2f TB/s (read +\n"
+         "written); bare launch = the same CUBIN through the bench's own cuLaunchKernel; cuBLAS: %s.\n\n",
+         copy_tbs, have_cublas ? cb.version : "not found (no libcublas.so*): column left out");
+  printf("| workload | ic | TFLOP/s | TB/s | of copy | bare launch | ic / bare | cuBLAS | cuBLAS TFLOP/s | ic / cuBLAS "
+         "| notes |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  fflush(stdout);
+  int failed = 0;
+  for (size_t ci = 0; ci < sizeof mmb_cases / sizeof mmb_cases[0]; ci++) {
+    const mmb_case *c = &mmb_cases[ci];
+    if (!bench_only_match(c->name)) continue;
+    mmb_run r = {.c = c, .cb = &cb, .ndim = c->batch ? 3 : 2};
+    const int64_t batch = c->batch ? c->batch : 1;
+    int32_t at = 0;
+    if (c->batch) r.as[at] = r.bs[at] = r.cs[at] = c->batch, at++;
+    r.as[at] = c->m, r.as[at + 1] = c->k;
+    r.bs[at] = c->k, r.bs[at + 1] = c->n;
+    r.cs[at] = c->m, r.cs[at + 1] = c->n;
+    const size_t es = ic_dtype_size(c->dt), ces = c->dt == IC_I8 ? 4 : es;
+    const size_t abytes = (size_t)(batch * c->m * c->k) * es, bbytes = (size_t)(batch * c->k * c->n) * es,
+                 cbytes_out = (size_t)(batch * c->m * c->n) * ces;
+    r.nsets = (int32_t)(((size_t)512 << 20) / (abytes + bbytes) + 1);
+    if (r.nsets < 2) r.nsets = 2;
+    char note[RED_NOTE] = "";
+    ic_graph *g;
+    BENCH_CHECK(ic_graph_create(&g));
+    ic_value av = ic_graph_input(g, "a", c->dt, r.ndim, r.as, IC_LAYOUT_CONTIGUOUS);
+    ic_value bv = ic_graph_input(g, "b", c->dt, r.ndim, r.bs, IC_LAYOUT_CONTIGUOUS);
+    ic_graph_output(g, "c", ic_graph_matmul(g, av, bv));
+    ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT | c->flags};
+    ic_status s = ic_compile(b->ctx, g, &o, &r.prog);
+    ic_graph_destroy(g);
+    if (s != IC_OK) {
+      red_note_ic(note, "compile", s);
+      r.prog = NULL;
+    }
+    r.a = calloc((size_t)r.nsets, sizeof *r.a);
+    r.b = calloc((size_t)r.nsets, sizeof *r.b);
+    void *ha = malloc(abytes), *hb = malloc(bbytes);
+    bool ready = r.prog && r.a && r.b && ha && hb;
+    if (ready) { /* one set of values on the host, uploaded to every set's addresses */
+      red_fill(ha, c->dt, abytes / es, c->dt == IC_I8 ? -128 : -1, c->dt == IC_I8 ? 128 : 1, 0x5eed + ci);
+      red_fill(hb, c->dt, bbytes / es, c->dt == IC_I8 ? -128 : -1, c->dt == IC_I8 ? 128 : 1, 0xbeef + ci);
+    }
+    for (int32_t i = 0; ready && i < r.nsets; i++)
+      ready = red_alloc(b, &r.a[i], abytes, note) && red_alloc(b, &r.b[i], bbytes, note) &&
+              red_htod(b, r.a[i], ha, abytes, note) && red_htod(b, r.b[i], hb, bbytes, note);
+    ready = ready && red_alloc(b, &r.c_out, cbytes_out, note);
+    CUresult cr2 = ready ? d->cuStreamSynchronize(NULL) : CUDA_SUCCESS;
+    if (cr2 != CUDA_SUCCESS) ready = red_note_cu(note, "cuStreamSynchronize (uploads)", cr2);
+    double ic_ms = -1, bare_ms = -1, cublas_ms = -1;
+    if (ready) ic_ms = bench_gpu_ms(b, mmb_ic_launch, &r, 20);
+    CUmodule mod = NULL;
+    char why[64] = "";
+    if (ready && mmb_bare_setup(b, &r, &mod, why, sizeof why)) bare_ms = bench_gpu_ms(b, mmb_bare_launch, &r, 20);
+    else if (ready) red_note(note, "no bare launch: %s", why);
+    if (ready && have_cublas) cublas_ms = bench_gpu_ms(b, mmb_cublas_launch, &r, 20);
+    const double flop = 2.0 * (double)batch * (double)c->m * (double)c->n * (double)c->k;
+    const double moved = (double)(abytes + bbytes + cbytes_out);
+    char t_ic[32] = "-", tf_ic[32] = "-", tbs[32] = "-", pct[32] = "-", t_bare[32] = "-", vs_bare[32] = "-",
+         t_cb[32] = "-", tf_cb[32] = "-", vs_cb[32] = "-", cell[RED_NOTE];
+    if (ic_ms > 0) {
+      red_ms_text(ic_ms, t_ic, sizeof t_ic);
+      snprintf(tf_ic, sizeof tf_ic, "%.1f", flop / ic_ms / 1e9);
+      if (c->memory_bound) {
+        snprintf(tbs, sizeof tbs, "%.2f", moved / ic_ms / 1e9);
+        snprintf(pct, sizeof pct, "%.1f%%", 100.0 * moved / ic_ms / 1e9 / copy_tbs);
+      }
+    }
+    if (bare_ms > 0) {
+      red_ms_text(bare_ms, t_bare, sizeof t_bare);
+      if (ic_ms > 0) snprintf(vs_bare, sizeof vs_bare, "%.2fx", ic_ms / bare_ms);
+    }
+    if (cublas_ms > 0) {
+      red_ms_text(cublas_ms, t_cb, sizeof t_cb);
+      snprintf(tf_cb, sizeof tf_cb, "%.1f", flop / cublas_ms / 1e9);
+      if (ic_ms > 0) snprintf(vs_cb, sizeof vs_cb, "%.2fx", ic_ms / cublas_ms);
+    }
+    red_cell_text(note, cell, sizeof cell);
+    printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c->name, t_ic, tf_ic, tbs, pct, t_bare,
+           vs_bare, t_cb, tf_cb, vs_cb, cell);
+    fflush(stdout);
+    failed += ic_ms <= 0;
+    if (mod) d->cuModuleUnload(mod);
+    for (int32_t i = 0; i < r.nsets; i++) {
+      if (r.a) red_free(b, r.a[i]);
+      if (r.b) red_free(b, r.b[i]);
+    }
+    red_free(b, r.c_out);
+    free(r.a);
+    free(r.b);
+    free(ha);
+    free(hb);
+    ic_program_release(r.prog);
+  }
+  if (have_cublas) cb.destroy(cb.handle);
+  return failed;
+}
+
 /* ---------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
@@ -2003,10 +2329,10 @@ int main(int argc, char **argv) {
   bool all = strcmp(what, "all") == 0;
   bool pointwise = all || strcmp(what, "pointwise") == 0, compile = all || strcmp(what, "compile") == 0,
        reductions = all || strcmp(what, "reductions") == 0, asm_table = all || strcmp(what, "asm") == 0,
-       patterns = all || strcmp(what, "patterns") == 0;
-  if ((!pointwise && !compile && !reductions && !asm_table && !patterns) ||
+       patterns = all || strcmp(what, "patterns") == 0, matmul = all || strcmp(what, "matmul") == 0;
+  if ((!pointwise && !compile && !reductions && !asm_table && !patterns && !matmul) ||
       (ref && strcmp(what, "reductions") != 0 && strcmp(what, "patterns") != 0)) {
-    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|patterns|asm|all] [--quick] [--only TEXT]\n"
+    fprintf(stderr, "usage: ic-bench [pointwise|compile|reductions|patterns|asm|matmul|all] [--quick] [--only TEXT]\n"
                     "       ic-bench reductions|patterns --ref [--quick]\n"
                     "  --quick  the reductions, patterns and asm tables on small shapes (a smoke test)\n"
                     "  --only TEXT  only the workloads whose name contains TEXT (or a part of TEXT split at '|')\n"
@@ -2027,7 +2353,7 @@ int main(int argc, char **argv) {
   char why[512] = "";
   bool have_cu = cu_open(why, sizeof why);
   if (compile) bench_compile();
-  if (!pointwise && !reductions && !asm_table && !patterns) return 0;
+  if (!pointwise && !reductions && !asm_table && !patterns && !matmul) return 0;
 
   bench b = {.d = &g_cu};
   BENCH_CHECK(ic_context_create(NULL, &b.ctx)); /* device 0, as the driver calls below */
@@ -2065,6 +2391,7 @@ int main(int argc, char **argv) {
   int failed = reductions ? bench_reductions(&b, quick) : 0;
   if (patterns) failed += bench_patterns(&b, quick);
   if (asm_table) failed += bench_asm(&b, quick);
+  if (matmul) failed += bench_matmul(&b);
   d->cuEventDestroy(b.start);
   d->cuEventDestroy(b.stop);
   d->cuStreamDestroy(b.stream);

@@ -2,7 +2,8 @@
 
     PYTHONPATH=python python3 bench/torch_compare.py [--quick] [--only NAME[,NAME...]]
                                                       [--json FILE] [--no-torch-compile]
-                                                      [--section all|workloads|formulations]
+                                                      [--section all|workloads|formulations|matmul]
+                                                      [--max-autotune]
 
 One run prints one markdown table of workloads, then the formulations table (below).
 Per workload:
@@ -35,6 +36,15 @@ softmaxes, fp8 quantizations, losses, optimizer steps; the spellings of
 tests/cpu/test_formulations.c at bench sizes) side by side: per spelling its kernel count,
 ic fused time, % of copy bandwidth and time over its computation's best spelling (target:
 within 5%, else marked "over 5%"), with torch eager and torch.compile of the computation.
+
+The matmul section (--section matmul only; `all` keeps the two tables above) times ic's
+matmul against cuBLAS (torch.matmul, torch._int_mm), torch.compile and, with
+--max-autotune, torch.compile(mode="max-autotune") on bf16 4096^3, 8192^3, 16384 x 16384 x
+4096, 16 x 8192 x 8192, 64 batches of 512 x 512 x 64, i8 4096^3 and f32 4096^3 (TF32 off),
+and fused linear + bias + GELU, a SwiGLU gate (two matmuls sharing x), linear + residual +
+RMS norm and an int8-weight dequantizing matmul: TFLOP/s, inputs rotated past L2 (sets of
+512 MiB in all), TB/s against the copy bandwidth for the memory-bound shapes, max error
+against float64 (i8: bitwise against torch._int_mm).
 
 Workloads the loaded libic cannot build (the reductions of softmax, the norms, row sums
 and row-wise fp8 quantization need ic_graph_reduce) print "not supported" in the ic
@@ -394,6 +404,292 @@ def launch_chain() -> Workload:
 
 WORKLOADS = [gelu_bias, swiglu, adam, softmax, log_softmax, layer_norm, rms_norm, fp8_rowquant, row_sum, col_sum, bias_grad,
              tall_col_sum, full_sum, add_transposed, rope, scale_fp8, outer_add, launch_chain]
+
+
+# ---------------------------------------------------------------- matmul
+#
+# --section matmul: ic's matmul (ic.matmul) against cuBLAS (torch.matmul / torch._int_mm in
+# torch eager), torch.compile (default mode) and, with --max-autotune, torch.compile
+# (mode="max-autotune", minutes of autotuning a shape) in the same run. Each timed call
+# takes the next of as many input sets as make 512 MiB (at least 2), so operands come from
+# memory, not L2. TFLOP/s = 2 m n k (batch included; SwiGLU: two matmuls) / time; the
+# memory-bound shapes also report TB/s of inputs read once + outputs written once against
+# the copy bandwidth. f32 runs with torch.backends.cuda.matmul.allow_tf32 = False (exact
+# f32, as ic without IC_COMPILE_ALLOW_TF32).
+
+
+def ic_matmul(a: "ic.Value", b: "ic.Value") -> "ic.Value":
+    """a @ b in ic (ic.matmul), or NotSupported where the loaded ic has no matmul."""
+    fn = getattr(ic, "matmul", None)
+    if fn is None:
+        raise NotSupported("needs ic.matmul (ic_graph_matmul), which the loaded ic lacks")
+    out: ic.Value = fn(a, b)
+    return out
+
+
+@dataclass
+class MatmulWorkload:
+    name: str
+    shape: str
+    make: Callable[[bool], List[Any]]  # quick -> one input set
+    torch_fn: Callable[..., Any]
+    ic_graph: Callable[[List[Any]], "ic.Graph"]
+    flop: Callable[[List[Any]], float]  # an input set -> multiply-adds x 2
+    memory_bound: bool = False
+    exact: bool = False  # integer results: ic must equal torch bit for bit
+
+
+def mm_dims(quick: bool, m: int, n: int, k: int) -> Tuple[int, int, int]:
+    """Sizes: full, a quarter of each for --quick (at least 16), tiny for --ref."""
+    def one(d: int) -> int:
+        return pick(quick, d, max(d // 4, 16), min(d, 16))
+
+    return one(m), one(n), one(k)
+
+
+def plain_graph(dtype: Any, ins: List[Any]) -> ic.Graph:
+    """c = a @ b over the inputs' constant shapes."""
+    g = ic.Graph()
+    a = g.input("a", dtype, tuple(ins[0].shape))
+    b = g.input("b", dtype, tuple(ins[1].shape))
+    g.output("c", ic_matmul(a, b))
+    return g
+
+
+def flop_of(ins: List[Any]) -> float:
+    a, b = ins[0], ins[1]
+    batch = math.prod(int(d) for d in a.shape[:-2])
+    return 2.0 * batch * int(a.shape[-2]) * int(a.shape[-1]) * int(b.shape[-1])
+
+
+def plain_mm(label: str, dtype: Any, m: int, n: int, k: int, batch: int = 0, memory_bound: bool = False) -> MatmulWorkload:
+    tdt = {"bf16": "bfloat16", "i8": "int8", "f32": "float32"}[label]
+
+    def make(quick: bool) -> List[Any]:
+        mm, nn, kk = mm_dims(quick, m, n, k)
+        lead = (pick(quick, batch, max(batch // 4, 2), 2),) if batch else ()
+        t = getattr(torch, tdt)
+        if t == torch.int8:
+            return [torch.randint(-128, 128, lead + (mm, kk), dtype=t, device=DEVICE),
+                    torch.randint(-128, 128, lead + (kk, nn), dtype=t, device=DEVICE)]
+        return [randn(lead + (mm, kk), t), randn(lead + (kk, nn), t)]
+
+    name = f"mm_{label}_" + (f"{batch}x" if batch else "") + f"{m}x{n}x{k}"
+    shape = f"{label} " + (f"{batch} x " if batch else "") + f"[{m}, {k}] @ [{k}, {n}]"
+    fn = (lambda a, b: torch._int_mm(a, b)) if label == "i8" else (lambda a, b: torch.matmul(a, b))
+    return MatmulWorkload(name, shape, make, fn, lambda ins: plain_graph(dtype, ins), flop_of, memory_bound,
+                          exact=label == "i8")
+
+
+def linear_gelu() -> MatmulWorkload:
+    def make(quick: bool) -> List[Any]:
+        m, n, k = mm_dims(quick, 8192, 4096, 4096)
+        return [randn((m, k), torch.bfloat16), randn((k, n), torch.bfloat16, 0.02), randn((n,), torch.bfloat16)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        x = g.input("x", ic.bf16, tuple(ins[0].shape))
+        w = g.input("w", ic.bf16, tuple(ins[1].shape))
+        b = g.input("b", ic.bf16, tuple(ins[2].shape))
+        g.output("y", ic.gelu_tanh(ic_matmul(x, w) + b))
+        return g
+
+    return MatmulWorkload("linear_gelu", "bf16 gelu_tanh([8192, 4096] @ [4096, 4096] + b)", make,
+                          lambda x, w, b: F.gelu(x @ w + b, approximate="tanh"), graph, flop_of)
+
+
+def swiglu_gate() -> MatmulWorkload:
+    def make(quick: bool) -> List[Any]:
+        m, n, k = mm_dims(quick, 8192, 11008, 4096)
+        return [randn((m, k), torch.bfloat16), randn((k, n), torch.bfloat16, 0.02),
+                randn((k, n), torch.bfloat16, 0.02)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        x = g.input("x", ic.bf16, tuple(ins[0].shape))
+        w1 = g.input("w1", ic.bf16, tuple(ins[1].shape))
+        w3 = g.input("w3", ic.bf16, tuple(ins[2].shape))
+        g.output("y", ic.silu(ic_matmul(x, w1)) * ic_matmul(x, w3))
+        return g
+
+    return MatmulWorkload("swiglu_gate", "bf16 silu(x @ w1) * (x @ w3), x [8192, 4096], w [4096, 11008]", make,
+                          lambda x, w1, w3: F.silu(x @ w1) * (x @ w3), graph, lambda ins: 2.0 * flop_of(ins))
+
+
+def linear_residual_rms_torch(x: Any, w: Any, r: Any, g: Any) -> Any:
+    y = x @ w + r
+    return y, rms_norm_torch(y, g)
+
+
+def linear_residual_rms() -> MatmulWorkload:
+    def make(quick: bool) -> List[Any]:
+        m, n, k = mm_dims(quick, 8192, 4096, 4096)
+        return [randn((m, k), torch.bfloat16), randn((k, n), torch.bfloat16, 0.02), randn((m, n), torch.bfloat16),
+                randn((n,), torch.bfloat16)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        x = g.input("x", ic.bf16, tuple(ins[0].shape))
+        w = g.input("w", ic.bf16, tuple(ins[1].shape))
+        r = g.input("r", ic.bf16, tuple(ins[2].shape))
+        gw = g.input("g", ic.bf16, tuple(ins[3].shape))
+        y = ic_matmul(x, w) + r
+        yf = y.cast(ic.f32)  # as rms_norm_torch: f32 inside, bf16 out, then * g
+        g.output("y", y)
+        g.output("normed", (yf * ic.rsqrt(ic.mean(yf * yf, -1, keepdim=True) + 1e-6)).cast(ic.bf16) * gw)
+        return g
+
+    return MatmulWorkload("linear_residual_rms", "bf16 y = [8192, 4096] @ [4096, 4096] + r; rms_norm(y) * g", make,
+                          linear_residual_rms_torch, graph, flop_of)
+
+
+def dequant_torch(x: Any, wq: Any, s: Any) -> Any:
+    return x @ (wq.to(torch.bfloat16) * s)
+
+
+def dequant_mm() -> MatmulWorkload:
+    def make(quick: bool) -> List[Any]:
+        m, n, k = mm_dims(quick, 8192, 4096, 4096)
+        return [randn((m, k), torch.bfloat16), torch.randint(-128, 128, (k, n), dtype=torch.int8, device=DEVICE),
+                randn((n,), torch.bfloat16, 0.01)]
+
+    def graph(ins: List[Any]) -> ic.Graph:
+        g = ic.Graph()
+        x = g.input("x", ic.bf16, tuple(ins[0].shape))
+        wq = g.input("wq", ic.i8, tuple(ins[1].shape))
+        sc = g.input("s", ic.bf16, tuple(ins[2].shape))
+        g.output("y", ic_matmul(x, wq.cast(ic.bf16) * sc))
+        return g
+
+    return MatmulWorkload("dequant_mm", "bf16 [8192, 4096] @ (i8 [4096, 4096] * s [4096])", make, dequant_torch, graph,
+                          flop_of)
+
+
+def matmul_workloads() -> List[MatmulWorkload]:
+    return [plain_mm("bf16", ic.bf16, 4096, 4096, 4096), plain_mm("bf16", ic.bf16, 8192, 8192, 8192),
+            plain_mm("bf16", ic.bf16, 16384, 16384, 4096),
+            plain_mm("bf16", ic.bf16, 16, 8192, 8192, memory_bound=True),
+            plain_mm("bf16", ic.bf16, 512, 512, 64, batch=64, memory_bound=True),
+            plain_mm("i8", ic.i8, 4096, 4096, 4096), plain_mm("f32", ic.f32, 4096, 4096, 4096),
+            linear_gelu(), swiglu_gate(), linear_residual_rms(), dequant_mm()]
+
+
+@dataclass
+class MatmulRow:
+    name: str
+    shape: str
+    sets: int = 0
+    tflop: float = 0.0
+    bytes: int = 0
+    ms: Dict[str, float] = field(default_factory=dict)  # "cuBLAS", "compile", "max-autotune", "ic"
+    max_error: Dict[str, float] = field(default_factory=dict)  # ic and cuBLAS against float64
+    exact: Optional[bool] = None
+    kernels: Optional[int] = None
+    note: str = ""
+
+
+def rotating(fn: Callable[..., Any], sets: List[List[Any]]) -> Callable[[], Any]:
+    """fn on the next input set each call."""
+    state = [0]
+
+    def call() -> Any:
+        i = state[0]
+        state[0] = (i + 1) % len(sets)
+        return fn(*sets[i])
+
+    return call
+
+
+def run_matmul_workload(w: MatmulWorkload, quick: bool, use_compile: bool, autotune: bool) -> MatmulRow:
+    row = MatmulRow(w.name, w.shape)
+    first = w.make(quick)
+    per_set = nbytes(first)
+    nsets = max(2, -(-(512 << 20) // max(per_set, 1))) if DEVICE == "cuda" else 1
+    sets = [first] + [w.make(quick) for _ in range(nsets - 1)]
+    row.sets = nsets
+    out = as_tuple(w.torch_fn(*first))
+    row.bytes = per_set + nbytes(out)
+    row.tflop = w.flop(first) / 1e12
+    row.ms["cuBLAS"] = kernel_ms(rotating(w.torch_fn, sets))
+    modes = [("compile", None)] + ([("max-autotune", "max-autotune")] if autotune else [])
+    for label, mode in modes if use_compile else []:
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(w.torch_fn) if mode is None else torch.compile(w.torch_fn, mode=mode)
+            compiled(*first)
+            sync()
+            row.ms[label] = kernel_ms(rotating(compiled, sets))
+        except Exception as e:  # a torch.compile failure is a result too
+            row.note += f"torch.compile {label} failed: {type(e).__name__}; "
+    try:
+        prog = w.ic_graph(first).compile(strict=True, backend=BACKEND)
+        row.kernels = len(prog.kernel_sources)
+        got = as_tuple(prog(*first))
+        row.ms["ic"] = kernel_ms(rotating(prog, sets))
+        if w.exact:
+            row.exact = bitwise(got, out)
+        else:
+            ref = as_tuple(w.torch_fn(*[t.double() for t in first]))
+            row.max_error["ic"] = max_error(got, ref)
+            row.max_error["cuBLAS"] = max_error(out, ref)
+        prog.close()
+    except NotSupported as e:
+        row.note += f"ic: not supported ({e})"
+    return row
+
+
+def matmul_table(rows: List[MatmulRow], copy_bw: float, device: str, autotune: bool) -> str:
+    def tflops(r: MatmulRow, k: str) -> str:
+        return fmt(r.tflop / (r.ms[k] / 1e3) if k in r.ms else None, ".0f")
+
+    lines = [
+        f"ic {ic.version()} matmul vs torch {torch.__version__} on {device}; copy bandwidth {copy_bw / 1e9:.0f} GB/s; "
+        f"inputs rotated through sets of 512 MiB in all; torch.compile max-autotune: "
+        f"{'measured' if autotune else 'not run (--max-autotune)'}",
+        "",
+        "| workload | shape | sets | cuBLAS ms | compile ms | max-autotune ms | ic ms | cuBLAS TFLOP/s | ic TFLOP/s "
+        "| ic TB/s (% copy) | cuBLAS / ic | best torch / ic | ic kernels | max err ic (cuBLAS) |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    mem = {w.name for w in matmul_workloads() if w.memory_bound}
+    for r in rows:
+        ic_ms = r.ms.get("ic")
+        best = min((v for k, v in r.ms.items() if k != "ic"), default=None)
+        tbs = "–"
+        if ic_ms is not None and r.name in mem:
+            bw = r.bytes / (ic_ms / 1e3)
+            tbs = f"{bw / 1e12:.2f} ({100.0 * bw / copy_bw:.0f}%)"
+        err = ("bitwise" if r.exact else "DIFFERS") if r.exact is not None else (
+            f"{r.max_error['ic']:.2e} ({r.max_error['cuBLAS']:.2e})" if "ic" in r.max_error else "–")
+        lines.append("| " + " | ".join([
+            r.name, r.shape, str(r.sets), fmt(r.ms.get("cuBLAS")), fmt(r.ms.get("compile")),
+            fmt(r.ms.get("max-autotune")), fmt(ic_ms), tflops(r, "cuBLAS"), tflops(r, "ic"), tbs,
+            fmt(r.ms["cuBLAS"] / ic_ms if ic_ms and "cuBLAS" in r.ms else None, ".2f"),
+            fmt(best / ic_ms if ic_ms and best else None, ".2f"),
+            "–" if r.kernels is None else str(r.kernels), err]) + " |")
+    notes = [f"- {r.name}: {r.note.rstrip('; ')}" for r in rows if r.note]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)
+
+
+def run_matmul(quick: bool, use_compile: bool, autotune: bool, copy_bw: float, device: str,
+               names: Optional[set[str]]) -> Tuple[str, List[MatmulRow]]:
+    torch.backends.cuda.matmul.allow_tf32 = False  # exact f32 on both sides
+    rows_out = []
+    for w in matmul_workloads():
+        if names and w.name not in names:
+            continue
+        print(f"... {w.name}", file=sys.stderr, flush=True)
+        try:
+            rows_out.append(run_matmul_workload(w, quick, use_compile, autotune))
+        except Exception as e:  # one workload's failure is a row
+            rows_out.append(MatmulRow(w.name, w.shape, note=f"failed: {type(e).__name__}: {e}"))
+        gc.collect()
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
+    return matmul_table(rows_out, copy_bw, device, autotune), rows_out
+
 
 
 # ---------------------------------------------------------------- measuring
@@ -943,10 +1239,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="ic vs PyTorch eager and torch.compile (one markdown table)")
     ap.add_argument("--quick", action="store_true", help="small sizes (1/16 of the rows)")
     ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(f.__name__ for f in WORKLOADS)
-                    + "; and computations of the formulations section: " + ", ".join(FORMULATIONS))
+                    + "; and computations of the formulations section: " + ", ".join(FORMULATIONS)
+                    + "; and of the matmul section: mm_bf16_4096x4096x4096, ..., linear_gelu, swiglu_gate, "
+                      "linear_residual_rms, dequant_mm")
     ap.add_argument("--json", help="also write the rows to this JSON file")
-    ap.add_argument("--section", choices=("all", "workloads", "formulations"), default="all",
-                    help="workloads: the table of workloads; formulations: equivalent spellings side by side")
+    ap.add_argument("--section", choices=("all", "workloads", "formulations", "matmul"), default="all",
+                    help="workloads: the table of workloads; formulations: equivalent spellings side by side; "
+                         "matmul: ic's matmul against cuBLAS and torch.compile (not part of all)")
+    ap.add_argument("--max-autotune", action="store_true",
+                    help="matmul section: also torch.compile(mode='max-autotune') (autotuning takes minutes a shape)")
     ap.add_argument("--no-torch-compile", action="store_true", help="skip torch.compile (a quick smoke run)")
     ap.add_argument("--ref", action="store_true",
                     help="torch CPU tensors and ic's ref backend at tiny sizes, without torch.compile: checks "
@@ -968,7 +1269,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     works = [f() for f in WORKLOADS]
     formulations = list(FORMULATIONS)
     if wanted:
-        unknown = wanted - {w.name for w in works} - set(FORMULATIONS)
+        unknown = wanted - {w.name for w in works} - set(FORMULATIONS) - {w.name for w in matmul_workloads()}
         if unknown:
             print(f"unknown workload(s): {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
@@ -977,6 +1278,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     device = torch.cuda.get_device_name() if DEVICE == "cuda" else "the CPU (--ref: ic's ref backend)"
     copy_bw = copy_bandwidth(args.quick)
     rows_out = []
+    if args.section == "matmul":
+        text, mm_rows = run_matmul(args.quick, not args.no_torch_compile, args.max_autotune, copy_bw, device, wanted)
+        print(text)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"device": device, "ic": ic.version(), "torch": torch.__version__, "copy_bandwidth": copy_bw,
+                           "quick": args.quick, "matmul_rows": [r.__dict__ for r in mm_rows]}, f, indent=2)
+        return 0
     if args.section == "formulations":
         works = []
     for w in works:

@@ -44,7 +44,7 @@ contains() {
 }
 
 # Symbol sizes for each example graph.
-declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100" [softmax]="--size n=3" [layer_norm]="--size n=3" [rms_norm]="--size n=3" [fp8_rowquant]="--size n=3" [transpose_add]="--size n=70 --size m=33" [rope]="--size s=3")
+declare -A SIZES=([gelu]="--size n=64" [mixed]="--size n=10" [relu_chain]="--size n=100" [softmax]="--size n=3" [layer_norm]="--size n=3" [rms_norm]="--size n=3" [fp8_rowquant]="--size n=3" [transpose_add]="--size n=70 --size m=33" [rope]="--size s=3" [mlp]="--size n=3")
 
 shopt -s nullglob
 graphs=("$GRAPHS"/*.icg)
@@ -99,6 +99,12 @@ for name in softmax layer_norm rms_norm fp8_rowquant; do
     contains out "strategy rows" "$name: a row strategy"
   fi
 done
+
+# The MLP example is two kernels, each a matmul with its epilogue (bias; bias and GELU).
+if expect 0 "compile mlp --dump kir" -- compile "$GRAPHS/mlp.icg" --dump kir; then
+  contains err "2 kernels, fused" "mlp: two kernels"
+  contains out "strategy matmul" "mlp: matmul kernels"
+fi
 
 # Fused and eager results are bitwise identical: the summaries agree.
 expect 0 "run gelu fused" -- run "$GRAPHS/gelu.icg" --backend ref --size n=8 --seed 3 && cp "$TMP/out" "$TMP/fused"
