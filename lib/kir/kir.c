@@ -121,6 +121,8 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
     sbuf_printf(out, " contract [%" PRId32 "]\n  strategy matmul: m i%" PRId32 ", n i%" PRId32 ", a block a tile of %" PRId32
                      " x %" PRId32 "%s",
                 k->ndim - 1, k->contract_m, k->contract_n, k->tile_m, k->tile_n, k->allow_tf32 ? ", tf32 allowed" : "");
+    if (k->small_m > 0)
+      sbuf_printf(out, ", or of %" PRId32 " x %" PRId32 " where M or N is at most 64", k->small_m, k->small_n);
   } else if (k->reduces) {
     sbuf_puts(out, " reduce [");
     const char *sep = "";

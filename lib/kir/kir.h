@@ -128,11 +128,13 @@ typedef struct kir_kernel {
    * KIR_CONTRACT; element values are the A or the B side of it (never both, never
    * stored); row values are the epilogue. The launch (kir_contract_plan) is a block a
    * tile of tile_m x tile_n outputs of one batch point: launch_numel is batch x
-   * ceil(M / tile_m) x ceil(N / tile_n), each block a launch point. allow_tf32: f32 may
+   * ceil(M / tile_m) x ceil(N / tile_n), each block a launch point (or the same of the
+   * small tile, kir_contract_when). allow_tf32: f32 may
    * run as TF32 (IC_COMPILE_ALLOW_TF32). */
   bool contracts;
   int32_t contract_m, contract_n;
   int32_t tile_m, tile_n;
+  int32_t small_m, small_n;
   bool allow_tf32;
   /* Why the program has this kernel where the graph has no op (a static string, printed
    * with names only), NULL for none: a copy planned for a matmul operand, say. */
@@ -323,14 +325,14 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  * k->tile_n and k->launch_numel. The tile never changes a value's bits (ic.h: the order
  * along K is the same in every tile). */
 void kir_contract_plan(kir_kernel *k);
-/* A tile of tile_m x tile_n for contraction kernel k: its tile and launch_numel. */
-void kir_contract_set_tile(kir_kernel *k, int32_t tile_m, int32_t tile_n);
-/* Where M or N is symbolic, the program holds kir_contract_plan's kernel and a second of
- * a 64 x 64 tile, and the sizes bound at run time launch one (small matrices fill the
- * device with more, smaller tiles): SYM_NONE where the plan's tile is the only one (the
- * sizes are constants, or the tile is 64 x 64 already), else an expression of the symbols,
- * 1 where the plan's tile runs and 0 where the small one does. Either tile gives the same
- * bits. */
+/* Where M or N is symbolic and the plan's tile is larger than 64 x 64, the kernel holds a
+ * second tile of 64 x 64 (small_m x small_n; 0 x 0 where there is none), and each launch
+ * takes one from the sizes bound at run time (small matrices fill the device with more,
+ * smaller tiles): kir_contract_when is the choice, an expression of the symbols that is 1
+ * where the large tile runs (M > 64 and N > 64, a side the kernel lacks counting as
+ * larger) and 0 where the small one does, SYM_NONE without a small tile. The kernel
+ * computes the same choice from its sizes, and launch_numel counts the chosen tile's
+ * blocks. Either tile gives the same bits. */
 sym_id kir_contract_when(const kir_kernel *k);
 /* The KIR_CONTRACT instruction of a contraction kernel (-1: none). */
 int32_t kir_contract_index(const kir_kernel *k);

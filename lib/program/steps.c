@@ -181,30 +181,6 @@ static ic_status program_push_passes(ic_program *p, kir_kernel *k, int32_t group
   return st;
 }
 
-/* Contraction kernel k (taken over, freed on failure): the plan's tile, and where the
- * sizes are symbolic a 64 x 64 tile beside it, the sizes bound at run time launching one
- * (kir_contract_when). */
-static ic_status program_push_contraction(ic_program *p, kir_kernel *k, int32_t group) {
-  const sym_id when = kir_contract_when(k);
-  if (when == SYM_NONE) return program_push_kernel(p, k, group);
-  kir_kernel small;
-  if (!kir_kernel_copy(&small, k)) {
-    kir_kernel_free(k);
-    return IC_ERR_OUT_OF_MEMORY;
-  }
-  kir_contract_set_tile(&small, 64, k->contract_n >= 0 ? 64 : 1);
-  if (k->contract_m < 0) kir_contract_set_tile(&small, 1, 64);
-  snprintf(small.name, sizeof small.name, "%.24s_small", k->name);
-  ic_status st = program_push_kernel(p, k, group);
-  if (!st) program_launch_when(p, when);
-  if (st) {
-    kir_kernel_free(&small);
-    return st;
-  }
-  if (!(st = program_push_kernel(p, &small, group))) program_launch_when(p, sym_sub(p->syms, sym_const(p->syms, 1), when));
-  return st;
-}
-
 static ic_status program_build_steps(ic_program *p, const lowered *l, const schedule *s, const int32_t *node_buffer,
                                      int32_t *scratch) {
   int32_t temps = 0;
@@ -221,8 +197,7 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     kir_kernel k;
     ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
-    if (k.contracts) st = program_push_contraction(p, &k, g);
-    else if (kir_passes_wanted(&k)) st = program_push_passes(p, &k, g, &temps);
+    if (kir_passes_wanted(&k)) st = program_push_passes(p, &k, g, &temps);
     else st = program_push_reduction(p, &k, g, &temps, SYM_NONE);
     if (st) return st;
     for (int32_t n = 0; n < l->nodes.count; n++) {
