@@ -14,16 +14,47 @@ static int64_t kir_contract_size(const kir_kernel *k, int32_t dim) {
   return sym_is_const(k->syms, k->dims[dim], &v) ? v : -1;
 }
 
+/* Blocks that fill about one wave of a large GPU (132 multiprocessors: H100 SXM): a tile
+ * that leaves fewer idles most of the device, so the plan takes the largest tile that
+ * gives at least this many. */
+enum { KIR_CONTRACT_WAVE = 120 };
+
+/* The tiles by operand dtype and shape (constant sizes; a symbolic size counts as large):
+ *   tensor cores (bf16, f16, i8, f32 as TF32)  128 x 256, 128 x 128 or 64 x 64, the
+ *       largest with a wave of blocks; a 1-D operand: 64 x 8 (no N), 16 x 64 (no M),
+ *       16 x 8 (dot), the mma's smallest shapes
+ *   FMA (f32, f64)  64 x 64; 256 x 1 (no N), 1 x 256 (no M), 1 x 1 (dot) */
 void kir_contract_plan(kir_kernel *k) {
   int32_t c = kir_contract_index(k);
   ic_dtype dt = c >= 0 ? k->instrs.items[k->instrs.items[c].args[0]].dtype : IC_F32;
   bool tensor_cores = dt == IC_BF16 || dt == IC_F16 || dt == IC_I8 || (dt == IC_F32 && k->allow_tf32);
   int64_t m = kir_contract_size(k, k->contract_m), n = kir_contract_size(k, k->contract_n);
+  int64_t batch = 1;
+  for (int32_t d = 0; d + 1 < k->ndim; d++) {
+    if (d == k->contract_m || d == k->contract_n) continue;
+    int64_t b = kir_contract_size(k, d);
+    batch = b < 0 || batch < 0 ? -1 : batch * b;
+  }
   int32_t tm = 64, tn = 64;
-  if (tensor_cores && (m < 0 || m > 64) && (n < 0 || n > 64)) tm = tn = 128;
-  /* a 1-D operand leaves one side of the tile with a single row or column */
-  if (k->contract_m < 0) tm = 1;
-  if (k->contract_n < 0) tn = 1;
+  if (tensor_cores && k->contract_m >= 0 && k->contract_n >= 0) {
+    static const int32_t tiles[][2] = {{128, 256}, {128, 128}};
+    for (int32_t i = 0; i < 2; i++) {
+      /* symbolic sizes: the largest tile but one (a default for any size) */
+      bool known = m >= 0 && n >= 0 && batch >= 0;
+      int64_t blocks = known ? batch * ((m + tiles[i][0] - 1) / tiles[i][0]) * ((n + tiles[i][1] - 1) / tiles[i][1]) : 0;
+      if ((known && blocks >= KIR_CONTRACT_WAVE) || (!known && i == 1)) {
+        tm = tiles[i][0];
+        tn = tiles[i][1];
+        break;
+      }
+    }
+  } else if (tensor_cores) {
+    tm = k->contract_m < 0 ? 16 : 64;
+    tn = k->contract_n < 0 ? 8 : 64;
+  } else {
+    tm = k->contract_m < 0 ? 1 : k->contract_n < 0 ? 256 : 64;
+    tn = k->contract_n < 0 ? 1 : k->contract_m < 0 ? 256 : 64;
+  }
   k->tile_m = tm;
   k->tile_n = tn;
   sym_arena *a = k->syms;
