@@ -20,8 +20,8 @@ static int64_t kir_contract_size(const kir_kernel *k, int32_t dim) {
 enum { KIR_CONTRACT_WAVE = 120 };
 
 /* The tiles by operand dtype and shape (constant sizes; a symbolic size counts as large):
- *   tensor cores (bf16, f16, i8, f32 as TF32)  128 x 256, 128 x 128 or 64 x 64, the
- *       largest with a wave of blocks; a 1-D operand: 64 x 8 (no N), 16 x 64 (no M),
+ *   tensor cores (bf16, f16, i8, f32 as TF32)  128 x 256 (bf16, f16), 128 x 128 or 64 x 64,
+ *       the largest with a wave of blocks; a 1-D operand: 64 x 8 (no N), 16 x 64 (no M),
  *       16 x 8 (dot), the mma's smallest shapes
  *   FMA (f32, f64)  64 x 64; 256 x 1 (no N), 1 x 256 (no M), 1 x 1 (dot) */
 void kir_contract_plan(kir_kernel *k) {
@@ -38,7 +38,8 @@ void kir_contract_plan(kir_kernel *k) {
   int32_t tm = 64, tn = 64;
   if (tensor_cores && k->contract_m >= 0 && k->contract_n >= 0) {
     static const int32_t tiles[][2] = {{128, 256}, {128, 128}};
-    for (int32_t i = 0; i < 2; i++) {
+    /* i8 and TF32 stop at 128 x 128: at 128 x 256 their kernels spill on sm_80 */
+    for (int32_t i = dt == IC_BF16 || dt == IC_F16 ? 0 : 1; i < 2; i++) {
       /* symbolic sizes: the largest tile but one (a default for any size) */
       bool known = m >= 0 && n >= 0 && batch >= 0;
       int64_t blocks = known ? batch * ((m + tiles[i][0] - 1) / tiles[i][0]) * ((n + tiles[i][1] - 1) / tiles[i][1]) : 0;

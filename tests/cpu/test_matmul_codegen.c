@@ -122,7 +122,7 @@ static void mm_compile(const char *arch, int32_t sm, sbuf *bodies) {
   void *cubin = NULL;
   size_t size = 0;
   ic_status s = cuda_nvrtc_compile(&cs, "mm_batch", src.data, &cubin, &size);
-  if (s != IC_OK && getenv("IC_TEST_MM_DUMP")) {
+  if ((s != IC_OK || getenv("IC_TEST_MM_ALWAYS")) && getenv("IC_TEST_MM_DUMP")) {
     FILE *f = fopen(getenv("IC_TEST_MM_DUMP"), "w");
     if (f) {
       fputs(src.data, f);
@@ -135,41 +135,56 @@ static void mm_compile(const char *arch, int32_t sm, sbuf *bodies) {
   sbuf_free(&src);
 }
 
-static const ic_dtype k_tc_dtypes[] = {IC_BF16, IC_F16, IC_I8, IC_F32 /* tf32 */};
 static const int32_t k_tc_tiles[][2] = {{128, 256}, {128, 128}, {64, 64}};
 
-/* Every tensor-core tile x dtype x layout, with and without prologue and epilogue, for
- * one arch (a test each, so the two archs compile in parallel under ctest). */
-static void mm_tensor_core_sweep(const char *arch, int32_t sm) {
+/* Every tensor-core tile x layout of dtype dt for one arch (a test case each, so that
+ * ctest compiles them in parallel): the four layouts plain, and two of them (one with
+ * symbolic sizes, one batched) with a prologue and an epilogue; i8 and TF32 (whose stages
+ * are K-major whatever the layout) the two layouts with and without. 128 x 256 is a
+ * 16-bit dtype's tile only (kir_contract_plan). */
+static void mm_tensor_core_sweep(ic_dtype dt, const char *arch, int32_t sm) {
   setenv("IC_PTXAS_STRICT", "1", 1);
   int32_t n = 0;
-  for (size_t d = 0; d < ARRAY_LEN(k_tc_dtypes); d++) {
-    sbuf bodies = {0};
-    for (size_t t = 0; t < ARRAY_LEN(k_tc_tiles); t++)
-      for (int32_t layout = 0; layout < 4; layout++)
-        for (int32_t extra = 0; extra < 2; extra++) {
-          mm_case c = {.dt = k_tc_dtypes[d], .tf32 = k_tc_dtypes[d] == IC_F32, .a_col = layout & 1, .b_col = layout >> 1,
-                       .prologue = extra, .epilogue = extra, .batch = extra && layout == 3, .m = 1000, .n = 999, .k = 333,
-                       .tile_m = k_tc_tiles[t][0], .tile_n = k_tc_tiles[t][1]};
-          if (layout == 0 && extra) c.m = c.n = c.k = -1; /* symbolic sizes */
-          char entry[32];
-          snprintf(entry, sizeof entry, "mm_%" PRId32, n++);
-          cuda_codegen_result res;
-          mm_generate(&c, entry, sm, &bodies, &res);
-          const int32_t warps = k_tc_tiles[t][0] == 64 ? 4 : 8;
-          ck_assert_int_eq(res.block, 32 * warps);
-          ck_assert_int_eq(res.per_block, 1);
-          ck_assert_int_eq(res.smem, 4 * (k_tc_tiles[t][0] + k_tc_tiles[t][1]) * 64);
-        }
-    mm_compile(arch, sm, &bodies);
-    sbuf_free(&bodies);
-  }
+  sbuf bodies = {0};
+  const bool narrow = dt == IC_BF16 || dt == IC_F16;
+  for (size_t t = narrow ? 0 : 1; t < ARRAY_LEN(k_tc_tiles); t++)
+    for (int32_t v = 0; v < 6; v++) {
+      const int32_t layout = v < 4 ? v : v == 4 ? 0 : 3;
+      const bool extra = v >= 4;
+      if (!narrow && (layout == 1 || layout == 2)) continue;
+      mm_case c = {.dt = dt, .tf32 = dt == IC_F32, .a_col = layout & 1, .b_col = layout >> 1, .prologue = extra,
+                   .epilogue = extra, .batch = extra && layout == 3, .m = 1000, .n = 999, .k = 333,
+                   .tile_m = k_tc_tiles[t][0], .tile_n = k_tc_tiles[t][1]};
+      if (!narrow) c.prologue = c.epilogue = layout == 3;
+      if (v == 4 || (!narrow && v == 0)) c.m = c.n = c.k = -1; /* symbolic sizes */
+      char entry[32];
+      snprintf(entry, sizeof entry, "mm_%" PRId32, n++);
+      cuda_codegen_result res;
+      mm_generate(&c, entry, sm, &bodies, &res);
+      const int32_t warps = k_tc_tiles[t][0] == 64 ? 4 : 8;
+      ck_assert_int_eq(res.block, 32 * warps);
+      ck_assert_int_eq(res.per_block, 1);
+      ck_assert_int_eq(res.smem, 4 * (k_tc_tiles[t][0] + k_tc_tiles[t][1]) * 64);
+    }
+  mm_compile(arch, sm, &bodies);
+  sbuf_free(&bodies);
 }
 
-START_TEST(test_tensor_cores_sm90a) { mm_tensor_core_sweep("sm_90a", 90); }
+START_TEST(test_bf16_sm90a) { mm_tensor_core_sweep(IC_BF16, "sm_90a", 90); }
 END_TEST
-
-START_TEST(test_tensor_cores_sm80) { mm_tensor_core_sweep("sm_80", 80); }
+START_TEST(test_bf16_sm80) { mm_tensor_core_sweep(IC_BF16, "sm_80", 80); }
+END_TEST
+START_TEST(test_f16_sm90a) { mm_tensor_core_sweep(IC_F16, "sm_90a", 90); }
+END_TEST
+START_TEST(test_f16_sm80) { mm_tensor_core_sweep(IC_F16, "sm_80", 80); }
+END_TEST
+START_TEST(test_i8_sm90a) { mm_tensor_core_sweep(IC_I8, "sm_90a", 90); }
+END_TEST
+START_TEST(test_i8_sm80) { mm_tensor_core_sweep(IC_I8, "sm_80", 80); }
+END_TEST
+START_TEST(test_tf32_sm90a) { mm_tensor_core_sweep(IC_F32, "sm_90a", 90); }
+END_TEST
+START_TEST(test_tf32_sm80) { mm_tensor_core_sweep(IC_F32, "sm_80", 80); }
 END_TEST
 
 /* 1-D operands (the small mma tiles), run-time strides, odd and tiny sizes, and the FMA
@@ -271,8 +286,14 @@ static Suite *matmul_suite(void) {
   Suite *s = suite_create("matmul_codegen");
   CHECK_CASE(s, test_plan, NULL, NULL);
   CHECK_CASE(s, test_ptxas_complaints, NULL, NULL);
-  CHECK_CASE(s, test_tensor_cores_sm90a, NULL, NULL);
-  CHECK_CASE(s, test_tensor_cores_sm80, NULL, NULL);
+  CHECK_CASE(s, test_bf16_sm90a, NULL, NULL);
+  CHECK_CASE(s, test_bf16_sm80, NULL, NULL);
+  CHECK_CASE(s, test_f16_sm90a, NULL, NULL);
+  CHECK_CASE(s, test_f16_sm80, NULL, NULL);
+  CHECK_CASE(s, test_i8_sm90a, NULL, NULL);
+  CHECK_CASE(s, test_i8_sm80, NULL, NULL);
+  CHECK_CASE(s, test_tf32_sm90a, NULL, NULL);
+  CHECK_CASE(s, test_tf32_sm80, NULL, NULL);
   CHECK_CASE(s, test_small_and_fma, NULL, NULL);
   return s;
 }

@@ -34,7 +34,9 @@
 
 #include "backend/cuda/codegen_matmul.h"
 
-/* The tensor-core tiles kir_contract_plan may choose: warps along M and N, stages. */
+/* The tensor-core tiles kir_contract_plan may choose: warps along M and N, stages, and
+ * the blocks a multiprocessor must hold (__launch_bounds__; without one, ptxas 13 spilled
+ * a 64 x 64 kernel at 72 registers; with a bound it takes what it needs, and none). */
 typedef struct mm_config {
   int32_t bm, bn, warps_m, warps_n, stages, min_blocks;
 } mm_config;
@@ -42,10 +44,10 @@ typedef struct mm_config {
 static const mm_config mm_configs[] = {
     {128, 256, 2, 4, 4, 1}, /* warp tiles 64 x 64 */
     {128, 128, 2, 4, 4, 1}, /* 64 x 32 */
-    {64, 64, 2, 2, 4, 0},   /* 32 x 32 */
-    {64, 8, 4, 1, 4, 0},    /* matrix x vector: 16 x 8 */
-    {16, 64, 1, 4, 4, 0},   /* vector x matrix: 16 x 16 */
-    {16, 8, 1, 1, 4, 0},    /* dot */
+    {64, 64, 2, 2, 4, 2},   /* 32 x 32 */
+    {64, 8, 4, 1, 4, 2},    /* matrix x vector: 16 x 8 */
+    {16, 64, 1, 4, 4, 2},   /* vector x matrix: 16 x 16 */
+    {16, 8, 1, 1, 4, 1},    /* dot */
 };
 
 enum { MM_GROUP = 8, MM_ROW_BYTES = 64 };

@@ -59,7 +59,7 @@ ic_status mm_simt_kernel(mm_gen *mg) {
   const int32_t workers = c->tm * c->tn, threads = workers < 32 ? 32 : workers;
   const int32_t rm = c->bm / c->tm, rn = c->bn / c->tn;
   const char *t = cg_ctype(mg->dt);
-  cg_kernel_head(cg, threads, 0, 1);
+  cg_kernel_head(cg, threads, 1, 1); /* a bound: see mm_configs */
   mm_decode(mg, c->bm, c->bn);
   sbuf_printf(o, "  __shared__ %s mm_sa[%d][%" PRId32 "], mm_sb[%d][%" PRId32 "];\n", t, MM_SIMT_K, c->bm, MM_SIMT_K, c->bn);
   sbuf_printf(o, "  const int mm_tid = (int)threadIdx.x, mm_tx = mm_tid %% %" PRId32 ", mm_ty = mm_tid / %" PRId32 ";\n", c->tn, c->tn);
