@@ -325,14 +325,15 @@ ic_dtype kir_reduce_acc_dtype(ic_reduce_op op, ic_dtype dt);
  * k->tile_n and k->launch_numel. The tile never changes a value's bits (ic.h: the order
  * along K is the same in every tile). */
 void kir_contract_plan(kir_kernel *k);
-/* Where M or N is symbolic and the plan's tile is larger than 64 x 64, the kernel holds a
- * second tile of 64 x 64 (small_m x small_n; 0 x 0 where there is none), and each launch
- * takes one from the sizes bound at run time (small matrices fill the device with more,
- * smaller tiles): kir_contract_when is the choice, an expression of the symbols that is 1
- * where the large tile runs (M > 64 and N > 64, a side the kernel lacks counting as
- * larger) and 0 where the small one does, SYM_NONE without a small tile. The kernel
- * computes the same choice from its sizes, and launch_numel counts the chosen tile's
- * blocks. Either tile gives the same bits. */
+/* Where a size is symbolic, a tensor-core kernel holds a second, small tile (small_m x
+ * small_n; 0 x 0 where there is none), and each launch takes one from the sizes bound at
+ * run time, as the plan takes one from constant sizes: the large tile where its blocks
+ * fill a wave of the device (at least KIR_CONTRACT_WAVE), the small one elsewhere (more,
+ * smaller tiles). kir_contract_when is the choice, an expression of the symbols that is 1
+ * where the large tile runs, SYM_NONE without a small tile; the kernel computes the same
+ * choice from its sizes, and launch_numel counts the chosen tile's blocks. Either tile
+ * gives the same bits. */
+enum { KIR_CONTRACT_WAVE = 120 };
 sym_id kir_contract_when(const kir_kernel *k);
 /* The KIR_CONTRACT instruction of a contraction kernel (-1: none). */
 int32_t kir_contract_index(const kir_kernel *k);

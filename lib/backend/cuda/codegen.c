@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/cuda/codegen.h"
+#include "backend/cuda/codegen_matmul.h"
 #include "ops/ops.h"
 
 /* The compute type of a dtype (the prelude's overloads). */
@@ -1008,6 +1008,7 @@ cuda_smem_limits cuda_smem_of(int32_t sm) {
 }
 
 ic_status cuda_codegen(const kir_kernel *k, const char *entry, int32_t sm, cuda_codegen_result *res) {
+  if (k->contracts) return cuda_codegen_matmul(k, entry, sm, res);
   if (k->reduces) return cuda_codegen_reduce(k, entry, sm, res);
   codegen cg = {.k = k, .entry = entry, .a = k->syms};
   kir_pointwise_strategy ps;

@@ -1,6 +1,7 @@
 /* The cuda backend: codegen -> NVRTC (CUBIN for the exact arch) -> module -> launch. Its
  * state: NVRTC (loaded on open, so a context that never compiles for cuda needs no
  * libnvrtc), the target arch and the device the context lends it. */
+#include <ctype.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -32,7 +33,52 @@ void cuda_nvrtc_options(const char *arch, int nvrtc_major, const char **opts, in
    * generated source uses: NVRTC 13.0 makes the same PTX 2-5 ms sooner (an empty kernel
    * 18.3 -> 16.1 ms). Used from NVRTC 13, where that was checked. */
   if (nvrtc_major >= 13 && n < max) opts[n++] = "-minimal";
+  /* strict ptxas: its report, which cuda_nvrtc_compile reads (and a key of its own) */
+  if (cuda_ptxas_strict() && n < max) opts[n++] = "--ptxas-options=-v";
   *count = n;
+}
+
+bool cuda_ptxas_strict(void) {
+  const char *v = getenv("IC_PTXAS_STRICT");
+  return v && strcmp(v, "1") == 0;
+}
+
+/* The first line of a ptxas report (the NVRTC log) that says a kernel spills registers
+ * ("N bytes spill stores" or "... spill loads" with N > 0) or carries a performance
+ * warning (C7xxx: a serialized wgmma, a register count ignored, ...), copied into line;
+ * false when there is none. */
+bool cuda_ptxas_complaint(const char *log, char *line, size_t size) {
+  const char *fn = "", *props = "Function properties for ";
+  int fn_len = 0;
+  for (const char *p = log; p && *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    const char *f = strstr(p, props);
+    if (f && f < p + len) { /* the function the lines below are about */
+      fn = f + strlen(props);
+      fn_len = (int)(p + len - fn);
+    }
+    bool bad = false;
+    for (const char *q = p; q + 5 <= p + len && !bad; q++) {
+      if (strncmp(q, " bytes spill ", 13) == 0 && q > p) {
+        const char *d = q;
+        while (d > p && d[-1] >= '0' && d[-1] <= '9') d--;
+        bad = d < q && strtol(d, NULL, 10) > 0;
+      }
+      /* a warning's code, "C7" and three digits, a word of its own */
+      if (q[0] == 'C' && q[1] == '7' && isdigit((unsigned char)q[2]) && isdigit((unsigned char)q[3]) && isdigit((unsigned char)q[4]) &&
+          (q == p || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) && !(isalnum((unsigned char)q[5]) || q[5] == '_'))
+        bad = true;
+    }
+    if (bad) {
+      while (len > 0 && *p == ' ') p++, len--;
+      if (fn_len > 0) snprintf(line, size, "%.*s: %.*s", fn_len, fn, (int)len, p);
+      else snprintf(line, size, "%.*s", (int)len, p);
+      return true;
+    }
+    p = e ? e + 1 : NULL;
+  }
+  return false;
 }
 
 static char *cuda_nvrtc_log(const cuda_nvrtc_api *nv, nvrtcProgram prog) {
@@ -71,6 +117,13 @@ ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char 
     if (log) log_dump_file(cs->log, cs->dump_dir, LOG_DUMP_FAILED_DIR, file, log, strlen(log));
     snprintf(file, sizeof file, "%s.failed.cu", name);
     log_dump_file(cs->log, cs->dump_dir, LOG_DUMP_FAILED_DIR, file, source, strlen(source));
+    free(log);
+  }
+  if (!s && cuda_ptxas_strict()) {
+    char *log = cuda_nvrtc_log(nv, prog);
+    char line[512];
+    if (log && cuda_ptxas_complaint(log, line, sizeof line))
+      s = error_set(IC_ERR_COMPILE, "ptxas (IC_PTXAS_STRICT) on %s for %s: %s", name, cs->arch, line);
     free(log);
   }
   if (!s && (r = NVRTC_CALL(nv, nvrtcGetCUBINSize, prog, size)) != NVRTC_SUCCESS)

@@ -65,6 +65,13 @@ ic_status cuda_codegen(const kir_kernel *k, const char *entry, int32_t sm, cuda_
 void cuda_nvrtc_options(const char *arch, int nvrtc_major, const char **opts, int32_t max, int32_t *count, char *arch_opt,
                         size_t arch_size);
 
+/* IC_PTXAS_STRICT=1: NVRTC runs ptxas with -v and a compile whose report shows a spill
+ * or a C7xxx performance warning fails (IC_ERR_COMPILE, the report's line), so a
+ * regression shows on a machine without a GPU. The option is part of every key. */
+bool cuda_ptxas_strict(void);
+/* The first line of an NVRTC log with a spill or a C7xxx warning, into line (false: none). */
+bool cuda_ptxas_complaint(const char *log, char *line, size_t size);
+
 /* Compiles source to a CUBIN for the state's arch; on failure the NVRTC log is in the
  * error message and, under IC_DUMP, the source and log are written there. */
 ic_status cuda_nvrtc_compile(const cuda_state *cs, const char *name, const char *source, void **cubin, size_t *size);

@@ -546,3 +546,56 @@ template <class T> __device__ __forceinline__ void ic_arg_step(bool max, T &v, i
   const bool take = (n1 || n2) ? (n1 && n2 ? i2 < i : n2) : (v2 == v ? i2 < i : (max ? v2 > v : v2 < v));
   if (take) { v = v2; i = i2; }
 }
+
+/* ---- matmul (codegen_matmul.c): shared-memory addresses, cp.async copies, ldmatrix and
+ * mma.sync of the sm_80 class. asm volatile: their order against the pipeline's barriers
+ * and waits matters (the compiler does not see cp.async write shared memory). */
+__device__ __forceinline__ ic_u32 ic_smem_addr(const void *p) {
+  ic_u32 a;
+  asm("{ .reg .u64 t;\n  cvta.to.shared.u64 t, %1;\n  cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+/* 16 bytes from global to shared memory, of which the first `bytes` are read and the rest
+ * zero-filled (bytes 0: no read; the tile's edges). */
+__device__ __forceinline__ void ic_cp_async16(ic_u32 dst, const void *src, ic_u32 bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void ic_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void ic_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
+__device__ __forceinline__ void ic_st_shared_v4(ic_u32 addr, ic_u32 a, ic_u32 b, ic_u32 c, ic_u32 d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" :: "r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+__device__ __forceinline__ void ic_ldsm_x4(ic_u32 addr, ic_u32 *r) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void ic_ldsm_x4_t(ic_u32 addr, ic_u32 *r) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+__device__ __forceinline__ void ic_ldsm_x2(ic_u32 addr, ic_u32 *r) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+}
+__device__ __forceinline__ void ic_ldsm_x2_t(ic_u32 addr, ic_u32 *r) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
+}
+/* d += a b for one 16 x 8 tile of outputs: a four words (16 x 16 bf16 or f16, 16 x 32 s8,
+ * 16 x 8 tf32), b two. The accumulator of each output takes the chunk's products in one
+ * step, whatever the other outputs are: the per-output order is the chunks'. */
+__device__ __forceinline__ void ic_mma_bf16(float *d, const ic_u32 *a, const ic_u32 *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void ic_mma_f16(float *d, const ic_u32 *a, const ic_u32 *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+__device__ __forceinline__ void ic_mma_s8(int *d, const ic_u32 *a, const ic_u32 *b) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+/* TF32: each f32 input rounded to TF32 (cvt.rna: to nearest, ties away from zero) once,
+ * after its fragment is loaded, before the mma. */
+__device__ __forceinline__ ic_u32 ic_tf32(ic_u32 x) { ic_u32 r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(__uint_as_float(x))); return r; }
+__device__ __forceinline__ void ic_mma_tf32(float *d, const ic_u32 *a, const ic_u32 *b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
