@@ -41,6 +41,9 @@
  *                        is kept).
  *   IC_STRICT=1          (any value but empty or 0) a fused kernel that fails to compile
  *                        is an error instead of falling back to eager kernels.
+ *   IC_PTXAS_STRICT=1    (exactly 1, read at each compile) ptxas runs with -v and a kernel
+ *                        that spills registers or draws a C7xxx warning fails to compile
+ *                        (IC_ERR_COMPILE); the option is part of every kernel key.
  *   IC_NVRTC=PATH        the libnvrtc to load (default: the one of the driver's CUDA
  *                        major, then libnvrtc.so.13, .12).
  *   IC_CACHE_DIR=DIR     the disk kernel cache when options.cache_dir is NULL (default
