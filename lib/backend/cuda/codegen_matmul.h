@@ -12,7 +12,7 @@ typedef struct mm_gen {
   ic_dtype dt;                /* the operands' dtype */
   int32_t mdim, ndim, kdim;   /* M's and N's dims (-1: none), K's */
   bool *side[2];              /* the instructions A's (B's) element value reads */
-  bool *epi;                  /* those the stores read (the epilogue), the CONTRACT aside */
+  bool *epi;                  /* the epilogue: what the stores need, the CONTRACT aside */
   /* tensor cores: element bytes, elements a 16-byte chunk, K elements a stage row */
   int32_t es, ce, kt;
   int32_t stage_bytes;
