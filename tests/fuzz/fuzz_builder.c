@@ -1,5 +1,6 @@
 /* Builder call sequences from bytes: inputs of any dtype and small shapes, then ops,
- * casts, reductions, views and constants on earlier values, then one or two outputs.
+ * casts, reductions, views, constants and matmuls on earlier values, then one or two
+ * outputs.
  * The graph compiles fused and eager on the ref backend (both or neither), and the two
  * programs, run on the same inputs (raw bytes from the input: any bit pattern, NaNs
  * included), agree bit for bit (ic's promise: eager == fused). */
@@ -14,11 +15,41 @@ static ic_dtype fuzz_dtype(fuzz_bytes *b) { return (ic_dtype)(1 + fuzz_u8(b) % (
 
 static ic_value pick(fuzz_bytes *b, const ic_value *v, int n) { return v[fuzz_u8(b) % n]; }
 
+/* Step bytes MATMUL_FIRST .. MATMUL_FIRST + 7 are a matmul; the others keep the meaning
+ * they had before matmul. These 8 are the ones the corpus used least as a step (16 of its
+ * inputs), so it keeps its meaning almost entirely. */
+enum { MATMUL_FIRST = 186 };
+
+/* a @ b, both cast to one matmul dtype (else most would be refused): b another value, or
+ * a's transpose. */
+static ic_value matmul(ic_graph *g, fuzz_bytes *b, ic_value a, const ic_value *v, int n) {
+  static const ic_dtype dts[] = {IC_BF16, IC_F16, IC_F32, IC_F64, IC_I8};
+  ic_dtype dt = dts[fuzz_u8(b) % 5];
+  uint8_t form = fuzz_u8(b);
+  ic_value other = pick(b, v, n);
+  int32_t nd = ic_graph_value_ndim(g, a);
+  if (form & 1 && nd >= 2) {
+    int32_t perm[IC_MAX_DIMS];
+    for (int32_t i = 0; i < nd && i < IC_MAX_DIMS; i++) perm[i] = i;
+    perm[nd - 2] = nd - 1;
+    perm[nd - 1] = nd - 2;
+    other = ic_graph_permute(g, a, nd, perm);
+  }
+  if (form & 2) {
+    ic_value t = a;
+    a = other;
+    other = t;
+  }
+  return ic_graph_matmul(g, ic_graph_cast(g, a, dt), ic_graph_cast(g, other, dt));
+}
+
 /* One builder step on the values so far; returns the new value (maybe invalid). */
 static ic_value step(ic_graph *g, fuzz_bytes *b, const ic_value *v, int n) {
   ic_value a = pick(b, v, n);
   int32_t nd = ic_graph_value_ndim(g, a);
-  switch (fuzz_u8(b) % 11) {
+  uint8_t kind = fuzz_u8(b);
+  if (kind >= MATMUL_FIRST && kind < MATMUL_FIRST + 8) return matmul(g, b, a, v, n);
+  switch (kind % 11) {
   case 0:
   case 1:
   case 2: {

@@ -1,11 +1,12 @@
 /* Every valid graph compiles fused: the input bytes drive a generator that builds a random
  * valid graph through the public API (inputs of every dtype of the dtype table, ranks 0-4,
  * constant dims of a small set (0 and 1 included) and symbols; pointwise ops of the op
- * table, casts, views, concat and pad, every reduction and the shorthands, inline asm;
- * several outputs). Each graph compiles fused and eager for sm_80 and sm_90a through NVRTC
- * in strict mode, and every one of those compiles must succeed (a generated kernel that
- * NVRTC rejects aborts); without asm it also runs fused and eager on the ref backend, on
- * random inputs with the symbols bound to small values, and the outputs agree bit for bit.
+ * table, casts, views, concat and pad, every reduction and the shorthands, inline asm,
+ * matmul at the level FUZZ_MATMUL sets; several outputs). Each graph compiles fused and
+ * eager for sm_80 and sm_90a through NVRTC in strict mode, and every one of those compiles
+ * must succeed (a generated kernel that NVRTC rejects aborts); without asm it also runs
+ * fused and eager on the ref backend, on random inputs with the symbols bound to small
+ * values, and the outputs agree bit for bit.
  *
  * An input that begins with "# ic graph" is a graph in the text format instead (the
  * regressions in the corpus are written so), checked the same way.
@@ -25,6 +26,18 @@
 #include "ic/ic.h"
 
 enum { MAX_VALUES = 32, MAX_INPUTS = 6, MAX_STEPS = 12, MAX_OUTPUTS = 4, MAX_ELEMENTS = 4096, MAX_COMPONENTS = 8 };
+
+/* Matmul in the generated graphs: MATMUL_OFF none; MATMUL_REF generated and run on ref
+ * (fused == eager), left out of the NVRTC batch; MATMUL_ALL compiled for sm_80 and sm_90a
+ * too. FUZZ_MATMUL sets the default (-DFUZZ_MATMUL=2 or here), the environment's
+ * FUZZ_COMPILE_MATMUL=0|1|2 overrides it. The default is off while the cuda backend
+ * generates no contraction kernel: off, the generator reads the bytes as it did before
+ * matmul, so the corpus keeps its meaning. Text inputs with a matmul run on ref at any
+ * level and compile for the archs at MATMUL_ALL only. */
+enum { MATMUL_OFF, MATMUL_REF, MATMUL_ALL };
+#ifndef FUZZ_MATMUL
+#define FUZZ_MATMUL MATMUL_OFF
+#endif
 
 /* ---------------------------------------------------------------- dtype and op classes */
 
@@ -67,8 +80,11 @@ typedef struct gen {
   ic_dim base[4]; /* the graph's shape: inputs take it or broadcast forms of it */
   int32_t base_nd;
   bool has_asm;
+  bool has_matmul;
   int32_t comp; /* the component's number, in its names */
 } gen;
+
+static int g_matmul = FUZZ_MATMUL; /* the level, FUZZ_COMPILE_MATMUL applied */
 
 static uint8_t u8(gen *s) { return fuzz_u8(&s->b); }
 static uint32_t below(gen *s, uint32_t n) { return n ? u8(s) % n : 0; }
@@ -391,6 +407,146 @@ static int64_t numel_bound(gen *s, ic_value a) {
   return n;
 }
 
+/* ---------------------------------------------------------------- matmul */
+
+/* Matmul dims are draw_dim's, SYMBOL_N and SYMBOL_M kept until an input takes them (a
+ * symbol no input has is an error): then the graph's symbol. */
+static ic_dim mm_symbol(gen *s, ic_dim d) {
+  return d == SYMBOL_N || d == SYMBOL_M ? ic_graph_symbol(s->g, d == SYMBOL_M ? "m" : "n") : d;
+}
+
+/* Elements of dims, a symbol counted as 8 (ref_check binds them to at most 8). */
+static int64_t mm_count(int32_t nd, const ic_dim *dims) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < nd; d++) n *= dims[d] >= 0 ? (dims[d] > 0 ? dims[d] : 1) : 8;
+  return n;
+}
+
+/* A new input of dtype dt and dims (any layout). */
+static ic_value mm_input(gen *s, ic_dtype dt, int32_t nd, const ic_dim *dims) {
+  static const ic_layout layouts[] = {IC_LAYOUT_CONTIGUOUS, IC_LAYOUT_INNER_CONTIGUOUS, IC_LAYOUT_STRIDED};
+  ic_dim d[IC_MAX_DIMS];
+  for (int32_t k = 0; k < nd; k++) d[k] = mm_symbol(s, dims[k]);
+  char name[16];
+  snprintf(name, sizeof name, "c%d_w%d", (int)s->comp, (int)s->ninputs);
+  return s->inputs[s->ninputs++] = ic_graph_input(s->g, name, dt, nd, d, layouts[below(s, 3)]);
+}
+
+/* An operand of dtype dt and dims: an input, or a view of one (permuted, sliced from a
+ * larger one, expanded from size-1 batch dims), maybe under a pointwise op (a prologue);
+ * needs a free input. */
+static ic_value mm_operand(gen *s, ic_dtype dt, int32_t nd, const ic_dim *dims, int32_t nbatch) {
+  ic_dim src[IC_MAX_DIMS];
+  memcpy(src, dims, (size_t)nd * sizeof *dims);
+  ic_value x;
+  switch (below(s, 5)) {
+  case 0: { /* a permuted input read in place */
+    int32_t perm[IC_MAX_DIMS], inv[IC_MAX_DIMS];
+    for (int32_t d = 0; d < nd; d++) perm[d] = d;
+    for (int32_t d = nd - 1; d > 0; d--) {
+      int32_t j = (int32_t)below(s, (uint32_t)d + 1), t = perm[d];
+      perm[d] = perm[j];
+      perm[j] = t;
+    }
+    for (int32_t d = 0; d < nd; d++) src[d] = dims[perm[d]], inv[perm[d]] = d;
+    x = ic_graph_permute(s->g, mm_input(s, dt, nd, src), nd, inv);
+    break;
+  }
+  case 1: { /* a slice of a larger input: an offset, or every other element */
+    int32_t d = nd ? (int32_t)below(s, (uint32_t)nd) : 0;
+    if (!nd || dims[d] < 1) return mm_input(s, dt, nd, dims);
+    int64_t step = 1 + below(s, 2), start = below(s, 3);
+    src[d] = start + (dims[d] - 1) * step + 1 + below(s, 2);
+    x = ic_graph_slice(s->g, mm_input(s, dt, nd, src), d, start, start + (dims[d] - 1) * step + 1, step);
+    break;
+  }
+  case 2: /* constant batch dims expanded from 1 */
+    if (!nbatch) return mm_input(s, dt, nd, dims);
+    for (int32_t d = 0; d < nbatch; d++)
+      if (dims[d] >= 0 && (u8(s) & 1)) src[d] = 1;
+    x = mm_input(s, dt, nd, src);
+    for (int32_t d = 0; d < nd; d++) src[d] = mm_symbol(s, dims[d]); /* each one an input has now */
+    x = ic_graph_expand(s->g, x, nd, src);
+    break;
+  case 3: /* a pointwise op on it, its dtype back to dt */
+    x = mm_input(s, dt, nd, dims);
+    {
+      ic_value y = pointwise(s, x);
+      if (y != IC_INVALID_VALUE && same_shape(s, x, y)) x = to_dtype(s, y, dt);
+    }
+    break;
+  default: x = mm_input(s, dt, nd, dims); break;
+  }
+  return x;
+}
+
+/* a @ b on operands built for it (a: the picked value when its dims allow, else an
+ * operand as mm_operand makes them; b: an operand, or a's transpose), then maybe an
+ * epilogue: a bias and an op of the op table on the result. */
+static ic_value matmul(gen *s, ic_value a) {
+  static const ic_dtype dts[] = {IC_BF16, IC_F16, IC_F32, IC_F64, IC_I8};
+  ic_dtype dt = dts[below(s, 5)];
+  if (s->ninputs > MAX_INPUTS - 3) return pointwise(s, a);
+  s->has_matmul = true;
+  ic_dim da[IC_MAX_DIMS], db[IC_MAX_DIMS];
+  int32_t na = ndim_of(s, a);
+  dims_of(s, a, da);
+  bool plain = na >= 1 && na <= 4 && numel_bound(s, a) <= 1024;
+  for (int32_t d = 0; d < na; d++) plain &= da[d] != IC_DIM_INFER;
+  if (plain && (u8(s) & 1)) {
+    a = to_dtype(s, a, dt);
+  } else {
+    /* [K], [M, K] or [B..., M, K], at most 1024 elements */
+    na = (int32_t)below(s, 5);
+    na = na == 0 ? 1 : na > 2 ? na - 1 : na;
+    for (int32_t d = 0; d < na; d++) da[d] = draw_dim(s);
+    if (mm_count(na, da) > 1024)
+      for (int32_t d = 0; d < na; d++) da[d] = 1 + below(s, 4);
+    a = mm_operand(s, dt, na, da, na > 2 ? na - 2 : 0);
+  }
+  ic_dim k = da[na - 1];
+  /* b: [K], [K, N] or [B..., K, N], its batch dims those of a, 1 or fewer */
+  int32_t nb;
+  if (na >= 2 && (u8(s) & 3) == 0) {
+    int32_t perm[IC_MAX_DIMS];
+    for (int32_t d = 0; d < na; d++) perm[d] = d;
+    perm[na - 2] = na - 1;
+    perm[na - 1] = na - 2;
+    ic_value b = ic_graph_permute(s->g, a, na, perm); /* a @ a^T */
+    return ic_graph_matmul(s->g, a, b);
+  }
+  uint32_t form = below(s, 4);
+  if (form == 0) {
+    nb = 1;
+    db[0] = k;
+  } else {
+    int32_t abatch = na > 2 ? na - 2 : 0, bbatch = form == 3 ? (int32_t)below(s, (uint32_t)abatch + 2) : 0;
+    nb = bbatch + 2;
+    for (int32_t d = 0; d < bbatch; d++) {
+      int32_t from = abatch - bbatch + d; /* aligned at the ends; past a's: a new dim */
+      db[d] = from >= 0 && !(u8(s) & 3) ? 1 : from >= 0 ? da[from] : (ic_dim)(1 + below(s, 3));
+    }
+    db[nb - 2] = k;
+    db[nb - 1] = draw_dim(s);
+    if (mm_count(nb, db) > 1024) db[nb - 1] = 1 + below(s, 4);
+  }
+  ic_value b = mm_operand(s, dt, nb, db, nb > 2 ? nb - 2 : 0);
+  ic_value mm = ic_graph_matmul(s->g, a, b), r = mm;
+  if (r == IC_INVALID_VALUE) return r;
+  int32_t nr = ndim_of(s, r);
+  ic_dim dr[IC_MAX_DIMS];
+  dims_of(s, r, dr);
+  if (nr >= 1 && dr[nr - 1] != IC_DIM_INFER && (u8(s) & 1)) /* a bias along N */
+    r = ic_graph_binary(s->g, IC_OP_ADD, r, mm_input(s, ic_graph_value_dtype(s->g, r), 1, &dr[nr - 1]));
+  if (u8(s) & 1) r = pointwise(s, r);
+  /* the product as a value too, under an epilogue: now and then an output beside it */
+  if (r != mm && s->nv < MAX_VALUES - 1 && numel_bound(s, mm) <= MAX_ELEMENTS) {
+    s->read[s->nv] = u8(s) & 1;
+    s->v[s->nv++] = mm;
+  }
+  return r;
+}
+
 static ic_value step(gen *s) {
   ic_value a = pick(s);
   uint32_t kind = below(s, 16);
@@ -401,6 +557,7 @@ static ic_value step(gen *s) {
     ic_value r;
     return inline_asm(s, a, &r) == IC_OK ? r : IC_INVALID_VALUE;
   }
+  if (kind == 15 && g_matmul != MATMUL_OFF) return matmul(s, a);
   return pointwise(s, a);
 }
 
@@ -463,7 +620,7 @@ static bool generate(gen *s) {
 /* ---------------------------------------------------------------- the checks */
 
 static struct {
-  uint64_t inputs, text, built, refused, with_asm, compiled, ref_checked, ref_refused_runs;
+  uint64_t inputs, text, built, refused, with_asm, with_matmul, compiled, ref_checked, ref_refused_runs;
 } g_count;
 
 /* FUZZ_COMPILE_GENERATE_ONLY: build the graphs, compile nothing (the generator's valid
@@ -479,12 +636,12 @@ static void report(void) {
   uint64_t graphs = g_count.built + g_count.refused;
   fprintf(stderr,
           "fuzz_compile: %" PRIu64 " inputs (%" PRIu64 " text); %" PRIu64 " random graphs generated, %" PRIu64
-          " valid (%.1f%%), %" PRIu64 " with asm; %" PRIu64 " programs (the valid graphs of an input together) compiled"
+          " valid (%.1f%%), %" PRIu64 " with asm, %" PRIu64 " with matmul; %" PRIu64 " programs (the valid graphs of an input together) compiled"
           " fused and eager for sm_80 and sm_90a; %" PRIu64 " graphs run on ref, fused == eager (%" PRIu64
           " refused at run time alike); NVRTC: %" PRIu64 " + %" PRIu64 " kernels compiled (%.0f + %.0f ms), %" PRIu64
           " + %" PRIu64 " from the memory cache, %" PRIu64 " + %" PRIu64 " from disk\n",
           g_count.inputs, g_count.text, graphs, g_count.built, graphs ? 100.0 * (double)g_count.built / (double)graphs : 0.0,
-          g_count.with_asm, g_count.compiled, g_count.ref_checked, g_count.ref_refused_runs, cs[0].compiles,
+          g_count.with_asm, g_count.with_matmul, g_count.compiled, g_count.ref_checked, g_count.ref_refused_runs, cs[0].compiles,
           cs[1].compiles, cs[0].compile_ms, cs[1].compile_ms, cs[0].memory_hits, cs[1].memory_hits, cs[0].disk_hits,
           cs[1].disk_hits);
 }
@@ -505,6 +662,8 @@ static void contexts(void) {
   }
   if (getenv("FUZZ_COMPILE_QUIET") == NULL) atexit(report);
   g_generate_only = getenv("FUZZ_COMPILE_GENERATE_ONLY") != NULL;
+  const char *mm = getenv("FUZZ_COMPILE_MATMUL");
+  if (mm && mm[0] >= '0' && mm[0] <= '2' && !mm[1]) g_matmul = mm[0] - '0';
 }
 
 /* A splitmix64 stream for input values. */
@@ -649,7 +808,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     text[size] = '\0';
     ic_graph *g = NULL;
     ic_status st = ic_graph_parse(text, &g);
-    bool has_asm = strstr(text, "inline_asm") != NULL;
+    bool has_asm = strstr(text, "inline_asm") != NULL, has_matmul = strstr(text, "matmul(") != NULL;
     free(text);
     if (st != IC_OK) return 0;
     /* text parses into graphs that are not valid (no outputs, a symbol no input has):
@@ -663,7 +822,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       return 0;
     }
     g_count.built++;
-    compile_all(g);
+    if (has_matmul) g_count.with_matmul++;
+    if (!has_matmul || g_matmul == MATMUL_ALL) compile_all(g);
     if (has_asm) g_count.with_asm++;
     else ref_check(g, seed);
     ic_graph_destroy(g);
@@ -683,14 +843,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool valid = generate(&s);
     if (valid) {
       g_count.built++;
+      if (s.has_matmul) g_count.with_matmul++;
       if (s.has_asm) g_count.with_asm++;
       else if (!g_generate_only) ref_check(s.g, seed + (uint64_t)c);
       print_graph(s.g);
-      gen again = {.b = b, .comp = c, .g = batch};
-      FUZZ_REQUIRE(generate(&again) && again.b.n == s.b.n, "component %d builds alone but not beside the others: %s",
-                   (int)c, ic_last_error());
-      batch_asm |= again.has_asm;
-      nbatch++;
+      if (!s.has_matmul || g_matmul == MATMUL_ALL) {
+        gen again = {.b = b, .comp = c, .g = batch};
+        FUZZ_REQUIRE(generate(&again) && again.b.n == s.b.n, "component %d builds alone but not beside the others: %s",
+                     (int)c, ic_last_error());
+        batch_asm |= again.has_asm;
+        nbatch++;
+      }
     } else {
       g_count.refused++;
       if (getenv("FUZZ_COMPILE_SHOW_REFUSED")) {
