@@ -118,11 +118,16 @@ void kir_print(const kir_kernel *k, bool with_names, sbuf *out) {
   sbuf_printf(out, "kernel %s ", with_names ? k->name : "");
   sym_print_list(k->syms, k->ndim, k->dims, names, out);
   if (k->contracts) {
-    sbuf_printf(out, " contract [%" PRId32 "]\n  strategy matmul: m i%" PRId32 ", n i%" PRId32 ", a block a tile of %" PRId32
-                     " x %" PRId32 "%s",
-                k->ndim - 1, k->contract_m, k->contract_n, k->tile_m, k->tile_n, k->allow_tf32 ? ", tf32 allowed" : "");
+    sbuf_printf(out, " contract [%" PRId32 "]\n  strategy matmul: ", k->ndim - 1);
+    if (k->contract_m >= 0) sbuf_printf(out, "m i%" PRId32 ", ", k->contract_m);
+    else sbuf_puts(out, "no m, ");
+    if (k->contract_n >= 0) sbuf_printf(out, "n i%" PRId32 ", ", k->contract_n);
+    else sbuf_puts(out, "no n, ");
+    sbuf_printf(out, "a block a tile of %" PRId32 " x %" PRId32 "%s", k->tile_m, k->tile_n,
+                k->allow_tf32 ? ", tf32 allowed" : "");
     if (k->small_m > 0)
-      sbuf_printf(out, ", or of %" PRId32 " x %" PRId32 " where M or N is at most 64", k->small_m, k->small_n);
+      sbuf_printf(out, ", or of %" PRId32 " x %" PRId32 " where that gives fewer than %d blocks", k->small_m, k->small_n,
+                  KIR_CONTRACT_WAVE);
   } else if (k->reduces) {
     sbuf_puts(out, " reduce [");
     const char *sep = "";

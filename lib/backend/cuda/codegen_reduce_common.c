@@ -800,7 +800,10 @@ void red_finish(red_gen *rg, int32_t reduce) {
   const char *t = red_acc_type(in->reduce, dt);
   sbuf *o = &rg->cg->out;
   sbuf_printf(o, "    v%" PRId32 " = ", reduce);
-  bool rounds = cg_rounds(in->dtype) && red_arith(in->reduce);
+  /* max and min of a narrow float are exact but for a NaN's bits: rounded, the row holds
+   * the dtype's canonical NaN, as a stored and reloaded row does (eager == fused) */
+  bool narrow_pick = (in->reduce == IC_REDUCE_MAX || in->reduce == IC_REDUCE_MIN) && dtype_is_narrow_float(in->dtype);
+  bool rounds = cg_rounds(in->dtype) && (red_arith(in->reduce) || narrow_pick);
   if (rounds) sbuf_printf(o, "ic_rnd_%s(", cg_dtname(in->dtype));
   bool is_float = strcmp(t, "float") == 0, is_double = strcmp(t, "double") == 0;
   switch (in->reduce) {

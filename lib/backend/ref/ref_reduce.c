@@ -139,6 +139,11 @@ ref_value ref_reduce_finish(ic_reduce_op op, ic_dtype dt, ic_dtype result_dt, re
   }
   default: break;
   }
+  if (k == ACC_F32 && (op == IC_REDUCE_MAX || op == IC_REDUCE_MIN) && result_dt != IC_F32) {
+    /* exact but for a NaN's bits: the narrow dtype's canonical NaN, as a stored row's */
+    ref_value args[3] = {r, {0}, {0}};
+    return ref_apply(IC_OP_CAST, IC_F32, result_dt, args);
+  }
   if (k == ACC_F32 && ref_is_arith(op)) {
     /* one rounding to the result dtype; NaN results are the canonical NaN, as GPU
      * arithmetic gives them */
