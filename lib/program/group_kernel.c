@@ -142,8 +142,13 @@ ic_status program_group_kernel(const lowered *l, const schedule *s, int32_t grou
       sym_id in_strides[IC_MAX_DIMS], row_vars[IC_MAX_DIMS];
       lower_contiguous_strides(l->syms, n->in_ndim, n->in_dims, in_strides);
       operand_point = sym_const(l->syms, 0);
-      for (int32_t d = 0; d < n->in_ndim; d++)
+      for (int32_t d = 0; d < n->in_ndim; d++) {
+        /* a contraction's operands read the batch, M and K vars only (or N for B): a dim
+         * of size 1 is index 0, not a var the other operand's side holds */
+        int64_t one = 0;
+        if (n->contracts && sym_is_const(l->syms, n->in_dims[d], &one) && one == 1) continue;
         operand_point = sym_add(l->syms, operand_point, sym_mul(l->syms, sym_var(l->syms, d), in_strides[d]));
+      }
       if (!lower_row_vars(l->syms, k->ndim, k->dims, k->axes, n->ndim, n->dims, row_vars)) goto not_row;
       identity = sym_subst_vars(l->syms, identity, n->ndim, row_vars);
     } else {
