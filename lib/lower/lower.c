@@ -504,24 +504,50 @@ static bool lower_strided_operand(sym_arena *a, const lower_arg *arg, int32_t d0
   return true;
 }
 
+/* Whether arg is a load (as lower_strided_operand's) whose offset steps by a constant
+ * other than 1 along var k: an i8 operand read so has no 16-byte load along K, the only
+ * direction an i8 mma operand is read in (ldmatrix transposes 16-bit elements only). */
+static bool lower_not_k_major(sym_arena *a, const lower_arg *arg, int32_t k) {
+  bool load = arg->kind == LOWER_ARG_LOAD || (arg->kind == LOWER_ARG_NODE && arg->bcast);
+  if (!load || (arg->kind == LOWER_ARG_LOAD && arg->guard >= 0)) return false;
+  sym_id coeff = SYM_NONE, rest = SYM_NONE;
+  int64_t c = 0;
+  return sym_affine_in_var(a, arg->offset, k, &coeff, &rest) && sym_is_const(a, coeff, &c) && c != 1;
+}
+
 /* Operand `which` (0: a, 1: b) of a matmul, graph value v, copied to a contiguous buffer
- * by a kernel of its own (a cast to its own dtype over its own dims), which the
- * contraction reads at idx (v's index, expressions of the contraction's vars): *arg. */
-static ic_status lower_matmul_copy(lower_state *st, ic_value v, const sym_id *idx, int32_t which, lower_arg *arg) {
+ * by a kernel of its own (a cast to its own dtype), which the contraction reads at idx
+ * (v's index, expressions of the contraction's vars): *arg. transpose: the copy holds v
+ * with its last two dims swapped (b of i8 in K-major order). note: why, for the dump. */
+static ic_status lower_matmul_copy(lower_state *st, ic_value v, const sym_id *idx, bool transpose, const char *note,
+                                   lower_arg *arg) {
   const graph_node *n = graph_node_get(st->g, v);
-  lower_arg copied = lower_operand(st, v, n->ndim, n->dims);
-  if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false)) return IC_ERR_OUT_OF_MEMORY;
+  sym_arena *a = st->l->syms;
+  lower_consumer c = {.ndim = n->ndim};
+  lower_import_dims(st, n, c.dims);
+  sym_id at[IC_MAX_DIMS] = {0}, read[IC_MAX_DIMS] = {0};
+  for (int32_t d = 0; d < n->ndim; d++) at[d] = sym_var(a, d), read[d] = idx[d];
+  if (transpose) {
+    const int32_t r = n->ndim;
+    sym_id t = c.dims[r - 1];
+    c.dims[r - 1] = c.dims[r - 2];
+    c.dims[r - 2] = t;
+    /* the copy's point (.., j, i) is v's (.., i, j) */
+    at[r - 2] = sym_var(a, r - 1);
+    at[r - 1] = sym_var(a, r - 2);
+    read[r - 2] = idx[r - 1];
+    read[r - 1] = idx[r - 2];
+  }
+  lower_arg copied = lower_resolve(st, &c, v, at, -1, transpose);
+  if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, c.dims, true)) return IC_ERR_OUT_OF_MEMORY;
   lower_node *ln = &st->l->nodes.items[st->l->nodes.count - 1];
   ln->nargs = 1;
   ln->args[0] = copied;
-  ln->copy_note = which == 0 ? "a copy of matmul operand a: neither its rows nor its columns are contiguous, "
-                               "and a tensor-core load reads 16 contiguous bytes"
-                             : "a copy of matmul operand b: neither its rows nor its columns are contiguous, "
-                               "and a tensor-core load reads 16 contiguous bytes";
+  ln->copy_note = note;
   sym_id str[IC_MAX_DIMS] = {0};
-  lower_contiguous_strides(st->l->syms, ln->ndim, ln->dims, str);
+  lower_contiguous_strides(a, ln->ndim, ln->dims, str);
   *arg = (lower_arg){.kind = LOWER_ARG_LOAD, .src = {false, st->l->nodes.count - 1}, .dtype = n->dtype, .guard = -1,
-                     .offset = lower_dot(st->l->syms, n->ndim, idx, str)};
+                     .offset = lower_dot(a, n->ndim, read, str)};
   return IC_OK;
 }
 
@@ -591,10 +617,22 @@ static ic_status lower_matmul(lower_state *st, const graph_node *n, int32_t v) {
   const int32_t inner[2][2] = {{mdim, kd}, {kd, ndim_n}};
   const graph_node *operand[2] = {an, bn};
   const sym_id *oidx[2] = {aidx, bidx};
+  static const char *const strided[2] = {
+      "a copy of matmul operand a: neither its rows nor its columns are contiguous, and a tensor-core load reads 16 "
+      "contiguous bytes",
+      "a copy of matmul operand b: neither its rows nor its columns are contiguous, and a tensor-core load reads 16 "
+      "contiguous bytes"};
+  static const char *const k_major[2] = {
+      "a copy of matmul operand a with its rows contiguous: an i8 tensor-core load reads 16 contiguous bytes along K",
+      "a copy of matmul operand b, transposed: an i8 tensor-core load reads 16 contiguous bytes along K"};
   const bool tensor_cores = an->dtype == IC_BF16 || an->dtype == IC_F16 || an->dtype == IC_I8;
   for (int32_t i = 0; i < 2 && tensor_cores; i++) {
-    if (operand[i]->ndim < 2 || !lower_strided_operand(a, &args[i], inner[i][0], inner[i][1])) continue;
-    ic_status s = lower_matmul_copy(st, n->args[i], oidx[i], i, &args[i]);
+    if (operand[i]->ndim < 2) continue;
+    ic_status s = IC_OK;
+    if (an->dtype == IC_I8 && lower_not_k_major(a, &args[i], kd))
+      s = lower_matmul_copy(st, n->args[i], oidx[i], i == 1, k_major[i], &args[i]);
+    else if (lower_strided_operand(a, &args[i], inner[i][0], inner[i][1]))
+      s = lower_matmul_copy(st, n->args[i], oidx[i], false, strided[i], &args[i]);
     if (s) return s;
   }
   if (!lower_push_node(st, IC_OP_CAST, n->dtype, n->ndim, n->dims, false)) return IC_ERR_OUT_OF_MEMORY;
