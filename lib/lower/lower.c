@@ -488,8 +488,16 @@ static bool lower_computed(const graph_node *n) {
   return n->kind == GRAPH_OP || n->kind == GRAPH_REDUCE || n->kind == GRAPH_ASM_RESULT || n->kind == GRAPH_MATMUL;
 }
 
+/* Whether step, a coefficient of an offset, is other than 1 whatever the run: free of
+ * run-time strides (the kernel tests those at launch) and not the constant 1 (a step that
+ * is a size, n, is 1 only where n is). */
+static bool lower_fixed_non_unit(sym_arena *a, sym_id step) {
+  int64_t c = 0;
+  return !sym_depends_on(a, step, SYM_PARAM, -1) && !(sym_is_const(a, step, &c) && c == 1);
+}
+
 /* Whether arg is a load (of an input or a node's buffer, unguarded) whose offset steps by
- * a constant other than 1 along both of the operand's matrix dims (vars d0, d1): neither
+ * other than 1 (lower_fixed_non_unit) along both of the operand's matrix dims (vars d0, d1): neither
  * its rows nor its columns are contiguous, so no tensor-core load (16 contiguous bytes)
  * can read it. Run-time strides are left to the kernel, which picks its load at launch. */
 static bool lower_strided_operand(sym_arena *a, const lower_arg *arg, int32_t d0, int32_t d1) {
@@ -498,21 +506,19 @@ static bool lower_strided_operand(sym_arena *a, const lower_arg *arg, int32_t d0
   const int32_t dims[2] = {d0, d1};
   for (int32_t j = 0; j < 2; j++) {
     sym_id coeff = SYM_NONE, rest = SYM_NONE;
-    int64_t c = 0;
-    if (!sym_affine_in_var(a, arg->offset, dims[j], &coeff, &rest) || !sym_is_const(a, coeff, &c) || c == 1) return false;
+    if (!sym_affine_in_var(a, arg->offset, dims[j], &coeff, &rest) || !lower_fixed_non_unit(a, coeff)) return false;
   }
   return true;
 }
 
-/* Whether arg is a load (as lower_strided_operand's) whose offset steps by a constant
- * other than 1 along var k: an i8 operand read so has no 16-byte load along K, the only
+/* Whether arg is a load (as lower_strided_operand's) whose offset steps by other than 1
+ * (lower_fixed_non_unit) along var k: an i8 operand read so has no 16-byte load along K, the only
  * direction an i8 mma operand is read in (ldmatrix transposes 16-bit elements only). */
 static bool lower_not_k_major(sym_arena *a, const lower_arg *arg, int32_t k) {
   bool load = arg->kind == LOWER_ARG_LOAD || (arg->kind == LOWER_ARG_NODE && arg->bcast);
   if (!load || (arg->kind == LOWER_ARG_LOAD && arg->guard >= 0)) return false;
   sym_id coeff = SYM_NONE, rest = SYM_NONE;
-  int64_t c = 0;
-  return sym_affine_in_var(a, arg->offset, k, &coeff, &rest) && sym_is_const(a, coeff, &c) && c != 1;
+  return sym_affine_in_var(a, arg->offset, k, &coeff, &rest) && lower_fixed_non_unit(a, coeff);
 }
 
 /* Operand `which` (0: a, 1: b) of a matmul, graph value v, copied to a contiguous buffer

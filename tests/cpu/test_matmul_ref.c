@@ -146,6 +146,47 @@ START_TEST(test_fusion_counts) {
 }
 END_TEST
 
+/* Operands no tensor-core load reads in place get a copy kernel the dump explains; those
+ * it reads in place (a transposed bf16 weight) get none. */
+static void expect_copies(ic_context *ctx, const char *text, int32_t kernels, const char *note) {
+  ic_graph *g;
+  MM_OK(ic_graph_parse(text, &g));
+  ck_assert_int_eq(kernels_of(ctx, g, IC_MODE_FUSED), kernels);
+  ic_compile_options o = {.struct_size = sizeof o, .flags = IC_COMPILE_STRICT};
+  ic_program *p = NULL;
+  MM_OK(ic_compile(ctx, g, &o, &p));
+  char *dump = NULL;
+  MM_OK(ic_program_dump(p, &dump));
+  if (note) ck_assert_msg(strstr(dump, note) != NULL, "no '%s' in:\n%s", note, dump);
+  else ck_assert_msg(strstr(dump, "note: a copy of matmul") == NULL, "a copy planned:\n%s", dump);
+  ic_string_free(dump);
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+
+START_TEST(test_planned_copies) {
+  ic_context *ctx = compile_only_ctx();
+  /* bf16 b stored [K, N] or [N, K] (transposed): read in place */
+  expect_copies(ctx, "symbol n\ninput x : bf16[n, 64]\ninput w : bf16[64, 96]\ny = matmul(x, w)\noutput y\n", 1, NULL);
+  expect_copies(ctx,
+                "symbol n\ninput x : bf16[n, 64]\ninput w : bf16[96, 64]\nt = permute(w, [1, 0])\ny = matmul(x, t)\noutput y\n",
+                1, NULL);
+  /* every other row and column of a: neither contiguous */
+  expect_copies(ctx,
+                "input x : bf16[64, 128]\ninput w : bf16[64, 96]\nr = slice(x, 0, 0, 64, 2)\n"
+                "a = slice(r, 1, 0, 128, 2)\ny = matmul(a, w)\noutput y\n",
+                2, "note: a copy of matmul operand a: neither its rows nor its columns are contiguous");
+  /* i8: b [K, N] goes to K-major order; a transposed a too */
+  expect_copies(ctx, "symbol n\ninput x : i8[n, 64]\ninput w : i8[64, 96]\ny = matmul(x, w)\noutput y\n", 2,
+                "note: a copy of matmul operand b, transposed");
+  expect_copies(ctx,
+                "symbol n\ninput x : i8[64, n]\ninput w : i8[96, 64]\na = permute(x, [1, 0])\nb = permute(w, [1, 0])\n"
+                "y = matmul(a, b)\noutput y\n",
+                2, "note: a copy of matmul operand a with its rows contiguous");
+  ic_context_destroy(ctx);
+}
+END_TEST
+
 /* The text format: matmul(a, b) parses, prints back as written, and builds the node
  * ic_graph_matmul builds (the same result shape). */
 START_TEST(test_text_format) {
@@ -172,6 +213,7 @@ int main(int argc, char **argv) {
   (void)argv;
   Suite *s = suite_create("test_matmul_ref");
   CHECK_CASE(s, test_every_dtype_2d, setup, teardown);
+  CHECK_CASE(s, test_planned_copies, setup, teardown);
   CHECK_CASE(s, test_vectors, setup, teardown);
   CHECK_CASE(s, test_batched_broadcast, setup, teardown);
   CHECK_CASE(s, test_views_and_strides, setup, teardown);
