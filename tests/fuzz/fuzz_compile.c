@@ -30,13 +30,12 @@ enum { MAX_VALUES = 32, MAX_INPUTS = 6, MAX_STEPS = 12, MAX_OUTPUTS = 4, MAX_ELE
 /* Matmul in the generated graphs: MATMUL_OFF none; MATMUL_REF generated and run on ref
  * (fused == eager), left out of the NVRTC batch; MATMUL_ALL compiled for sm_80 and sm_90a
  * too. FUZZ_MATMUL sets the default (-DFUZZ_MATMUL=2 or here), the environment's
- * FUZZ_COMPILE_MATMUL=0|1|2 overrides it. The default is off while the cuda backend
- * generates no contraction kernel: off, the generator reads the bytes as it did before
- * matmul, so the corpus keeps its meaning. Text inputs with a matmul run on ref at any
- * level and compile for the archs at MATMUL_ALL only. */
+ * FUZZ_COMPILE_MATMUL=0|1|2 overrides it. The default is MATMUL_ALL; off, the generator
+ * reads the bytes as it did before matmul existed. Text inputs with a matmul run on ref at
+ * any level and compile for the archs at MATMUL_ALL only. */
 enum { MATMUL_OFF, MATMUL_REF, MATMUL_ALL };
 #ifndef FUZZ_MATMUL
-#define FUZZ_MATMUL MATMUL_OFF
+#define FUZZ_MATMUL MATMUL_ALL
 #endif
 
 /* ---------------------------------------------------------------- dtype and op classes */
