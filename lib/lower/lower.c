@@ -497,28 +497,16 @@ static bool lower_fixed_non_unit(sym_arena *a, sym_id step) {
 }
 
 /* Whether arg is a load (of an input or a node's buffer, unguarded) whose offset steps by
- * other than 1 (lower_fixed_non_unit) along both of the operand's matrix dims (vars d0, d1): neither
- * its rows nor its columns are contiguous, so no tensor-core load (16 contiguous bytes)
- * can read it. Run-time strides are left to the kernel, which picks its load at launch. */
-static bool lower_strided_operand(sym_arena *a, const lower_arg *arg, int32_t d0, int32_t d1) {
-  bool load = arg->kind == LOWER_ARG_LOAD || (arg->kind == LOWER_ARG_NODE && arg->bcast);
-  if (!load || (arg->kind == LOWER_ARG_LOAD && arg->guard >= 0)) return false;
-  const int32_t dims[2] = {d0, d1};
-  for (int32_t j = 0; j < 2; j++) {
-    sym_id coeff = SYM_NONE, rest = SYM_NONE;
-    if (!sym_affine_in_var(a, arg->offset, dims[j], &coeff, &rest) || !lower_fixed_non_unit(a, coeff)) return false;
-  }
-  return true;
-}
-
-/* Whether arg is a load (as lower_strided_operand's) whose offset steps by other than 1
- * (lower_fixed_non_unit) along var k: an i8 operand read so has no 16-byte load along K, the only
- * direction an i8 mma operand is read in (ldmatrix transposes 16-bit elements only). */
-static bool lower_not_k_major(sym_arena *a, const lower_arg *arg, int32_t k) {
+ * other than 1 (lower_fixed_non_unit) along var d. Along both of an operand's matrix dims:
+ * neither its rows nor its columns are contiguous, so no tensor-core load (16 contiguous
+ * bytes) can read it; along K, for i8: no 16-byte load along K, the only direction an i8
+ * mma operand is read in (ldmatrix transposes 16-bit elements only). Run-time strides are
+ * left to the kernel, which picks its load at launch. */
+static bool lower_load_steps(sym_arena *a, const lower_arg *arg, int32_t d) {
   bool load = arg->kind == LOWER_ARG_LOAD || (arg->kind == LOWER_ARG_NODE && arg->bcast);
   if (!load || (arg->kind == LOWER_ARG_LOAD && arg->guard >= 0)) return false;
   sym_id coeff = SYM_NONE, rest = SYM_NONE;
-  return sym_affine_in_var(a, arg->offset, k, &coeff, &rest) && lower_fixed_non_unit(a, coeff);
+  return sym_affine_in_var(a, arg->offset, d, &coeff, &rest) && lower_fixed_non_unit(a, coeff);
 }
 
 /* Operand `which` (0: a, 1: b) of a matmul, graph value v, copied to a contiguous buffer
@@ -557,6 +545,22 @@ static ic_status lower_matmul_copy(lower_state *st, ic_value v, const sym_id *id
   return IC_OK;
 }
 
+/* The index of a matmul operand of ndim dims (dims: its sizes) in the contraction's
+ * space: its batch dims right-aligned to the space's nbatch batch dims (index 0 where it
+ * has size 1), then row and col (a 2-D or more operand), or k alone (1-D). */
+static void lower_matmul_index(sym_arena *a, int32_t ndim, const sym_id *dims, int32_t nbatch, sym_id row, sym_id col,
+                               sym_id k, sym_id *idx) {
+  if (ndim < 2) {
+    idx[0] = k;
+    return;
+  }
+  int64_t one = 0;
+  for (int32_t d = 0; d < ndim - 2; d++)
+    idx[d] = sym_is_const(a, dims[d], &one) && one == 1 ? sym_const(a, 0) : sym_var(a, nbatch - (ndim - 2) + d);
+  idx[ndim - 2] = row;
+  idx[ndim - 1] = col;
+}
+
 /* Matmul n (torch.matmul's shapes, ic.h) as a contraction node: its space is the result's
  * dims then K; a is read at (a's batch dims, right-aligned to the result's, index 0 where
  * a has size 1; m; k), b at (batch; k; n); a 1-D operand is read at (k). Pointwise values
@@ -575,39 +579,13 @@ static ic_status lower_matmul(lower_state *st, const graph_node *n, int32_t v) {
   lower_import_dims(st, bn, bdims);
   const int32_t kd = n->ndim; /* K: the last dim of the space */
   c.dims[kd] = adims[an->ndim - 1];
-  int32_t mdim = -1, ndim_n = -1, nbatch = n->ndim;
-  if (bn->ndim >= 2) ndim_n = --nbatch;
-  if (an->ndim >= 2) mdim = --nbatch;
-  if (mdim >= 0 && ndim_n >= 0) {
-    /* M before N */
-    mdim = nbatch;
-    ndim_n = nbatch + 1;
-  }
+  /* the result: batch dims, then M (a 2-D a), then N (a 2-D b) */
+  const int32_t nbatch = n->ndim - (an->ndim >= 2) - (bn->ndim >= 2);
+  const int32_t mdim = an->ndim >= 2 ? nbatch : -1, ndim_n = bn->ndim >= 2 ? nbatch + (mdim >= 0) : -1;
   sym_id aidx[IC_MAX_DIMS] = {0}, bidx[IC_MAX_DIMS] = {0};
   const sym_id kvar = sym_var(a, kd);
-  int64_t one = 0;
-  /* a: batch dims (all but its last two) right-aligned to the result's batch dims */
-  int32_t abatch = an->ndim >= 2 ? an->ndim - 2 : 0, bbatch = bn->ndim >= 2 ? bn->ndim - 2 : 0;
-  for (int32_t d = 0; d < abatch; d++) {
-    int32_t od = nbatch - abatch + d;
-    aidx[d] = sym_is_const(a, adims[d], &one) && one == 1 ? sym_const(a, 0) : sym_var(a, od);
-  }
-  if (an->ndim >= 2) {
-    aidx[an->ndim - 2] = sym_var(a, mdim);
-    aidx[an->ndim - 1] = kvar;
-  } else {
-    aidx[0] = kvar;
-  }
-  for (int32_t d = 0; d < bbatch; d++) {
-    int32_t od = nbatch - bbatch + d;
-    bidx[d] = sym_is_const(a, bdims[d], &one) && one == 1 ? sym_const(a, 0) : sym_var(a, od);
-  }
-  if (bn->ndim >= 2) {
-    bidx[bn->ndim - 2] = kvar;
-    bidx[bn->ndim - 1] = sym_var(a, ndim_n);
-  } else {
-    bidx[0] = kvar;
-  }
+  lower_matmul_index(a, an->ndim, adims, nbatch, mdim >= 0 ? sym_var(a, mdim) : kvar, kvar, kvar, aidx);
+  lower_matmul_index(a, bn->ndim, bdims, nbatch, kvar, ndim_n >= 0 ? sym_var(a, ndim_n) : kvar, kvar, bidx);
   const int32_t first = l->nodes.count, budget = st->inline_budget;
   if (!st->fused) st->inline_budget = 0;
   lower_arg args[LOWER_MAX_ARGS] = {{0}};
@@ -635,9 +613,9 @@ static ic_status lower_matmul(lower_state *st, const graph_node *n, int32_t v) {
   for (int32_t i = 0; i < 2 && tensor_cores; i++) {
     if (operand[i]->ndim < 2) continue;
     ic_status s = IC_OK;
-    if (an->dtype == IC_I8 && lower_not_k_major(a, &args[i], kd))
+    if (an->dtype == IC_I8 && lower_load_steps(a, &args[i], kd))
       s = lower_matmul_copy(st, n->args[i], oidx[i], i == 1, k_major[i], &args[i]);
-    else if (lower_strided_operand(a, &args[i], inner[i][0], inner[i][1]))
+    else if (lower_load_steps(a, &args[i], inner[i][0]) && lower_load_steps(a, &args[i], inner[i][1]))
       s = lower_matmul_copy(st, n->args[i], oidx[i], false, strided[i], &args[i]);
     if (s) return s;
   }

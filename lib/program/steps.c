@@ -197,8 +197,7 @@ static ic_status program_build_steps(ic_program *p, const lowered *l, const sche
     kir_kernel k;
     ic_status st = program_group_kernel(l, s, g, s->eager, node_buffer, scratch, &k);
     if (st) return st;
-    if (kir_passes_wanted(&k)) st = program_push_passes(p, &k, g, &temps);
-    else st = program_push_reduction(p, &k, g, &temps, SYM_NONE);
+    st = kir_passes_wanted(&k) ? program_push_passes(p, &k, g, &temps) : program_push_reduction(p, &k, g, &temps, SYM_NONE);
     if (st) return st;
     for (int32_t n = 0; n < l->nodes.count; n++) {
       int32_t b = node_buffer[n];

@@ -140,8 +140,7 @@ ic_status sched_fuse_pointwise(const lowered *l, bool eager, const bool *split, 
     const lower_node *node = &l->nodes.items[i];
     int32_t g = -1;
     s->group_of[i] = -1;
-    if (node->contract_of >= 0 && node->contract_of < l->nodes.count && l->nodes.items[node->contract_of].contracts)
-      continue; /* placed with its contraction */
+    if (node->contract_of >= 0) continue; /* placed with its contraction */
     if (node->contracts) {
       /* a group of its own after every group so far (its operands' producers are all
        * there), its prologue first, in order */
