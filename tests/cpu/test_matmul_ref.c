@@ -187,6 +187,51 @@ START_TEST(test_planned_copies) {
 }
 END_TEST
 
+/* Runs text (inputs a and b, output c) on ref in mode over host data; c's bytes to out. */
+static void run_text(const char *text, ic_compile_mode mode, const ic_tensor *in, int32_t nin, ic_tensor *out) {
+  ic_graph *g;
+  MM_OK(ic_graph_parse(text, &g));
+  ic_compile_options o = {.struct_size = sizeof o, .mode = mode, .backend = "ref", .flags = IC_COMPILE_STRICT};
+  ic_program *p = NULL;
+  MM_OK(ic_compile(mm_e.ctx, g, &o, &p));
+  MM_OK(ic_program_run(p, in, nin, out, 1, NULL));
+  ic_program_release(p);
+  ic_graph_destroy(g);
+}
+
+/* A NaN that reaches a matmul's result comes out as the canonical NaN, as GPU arithmetic
+ * gives it (fma would keep an input's payload); and a bf16 max or min row holds bf16's
+ * canonical NaN whether it is stored and reloaded (eager) or read in its kernel (fused). */
+START_TEST(test_nan_bits) {
+  const uint32_t payload = 0x7fc01234u;
+  float a[4], b[4] = {1, 2, 3, 4}, c[4];
+  memcpy(&a[0], &payload, 4);
+  a[1] = a[2] = a[3] = 1;
+  const int64_t sa[2] = {2, 2}, sb[2] = {2, 2};
+  const ic_tensor in[2] = {{a, IC_F32, 2, sa, NULL}, {b, IC_F32, 2, sb, NULL}};
+  for (int mode = 0; mode < 2; mode++) {
+    memset(c, 0, sizeof c);
+    ic_tensor out = {c, IC_F32, 2, sa, NULL};
+    run_text("input a : f32[2, 2]\ninput b : f32[2, 2]\nc = matmul(a, b)\noutput c\n",
+             mode ? IC_MODE_EAGER : IC_MODE_FUSED, in, 2, &out);
+    uint32_t bits;
+    memcpy(&bits, &c[0], 4);
+    ck_assert_msg(bits == 0x7fffffffu, "mode %d: c[0, 0] bits 0x%08x, not the canonical NaN", mode, bits);
+  }
+  const uint16_t x = 0x7fc1; /* a bf16 NaN with a payload */
+  const int64_t sx[2] = {1, 1}, sc[1] = {1};
+  const ic_tensor xin = {(void *)&x, IC_BF16, 2, sx, NULL};
+  uint64_t got[2];
+  for (int mode = 0; mode < 2; mode++) {
+    ic_tensor out = {&got[mode], IC_F64, 1, sc, NULL};
+    run_text("input a : bf16[1, 1]\nm = min(a, [0])\nc = cast(m, f64)\noutput c\n", mode ? IC_MODE_EAGER : IC_MODE_FUSED,
+             &xin, 1, &out);
+  }
+  ck_assert_msg(got[0] == got[1], "bf16 min of a NaN: fused 0x%016llx, eager 0x%016llx", (unsigned long long)got[0],
+                (unsigned long long)got[1]);
+}
+END_TEST
+
 /* The text format: matmul(a, b) parses, prints back as written, and builds the node
  * ic_graph_matmul builds (the same result shape). */
 START_TEST(test_text_format) {
@@ -214,6 +259,7 @@ int main(int argc, char **argv) {
   Suite *s = suite_create("test_matmul_ref");
   CHECK_CASE(s, test_every_dtype_2d, setup, teardown);
   CHECK_CASE(s, test_planned_copies, setup, teardown);
+  CHECK_CASE(s, test_nan_bits, setup, teardown);
   CHECK_CASE(s, test_vectors, setup, teardown);
   CHECK_CASE(s, test_batched_broadcast, setup, teardown);
   CHECK_CASE(s, test_views_and_strides, setup, teardown);
