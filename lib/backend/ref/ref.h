@@ -20,6 +20,9 @@ ref_value ref_constant(ic_dtype dt, double value);
 /* The op's result (of result_dt) on operands of operand_dt (for where: the data dtype);
  * args holds 3 values, the unused ones zero. */
 ref_value ref_apply(ic_op op, ic_dtype operand_dt, ic_dtype result_dt, const ref_value *args);
+/* v (f64 in d, else f) with a NaN made the canonical NaN of f32 or f64, as GPU
+ * arithmetic gives it; other values as they are. */
+ref_value ref_canonical(ic_dtype dt, ref_value v);
 
 /* Reductions (ref_reduce.c) over elements of dtype dt: an accumulator, the lane steps of
  * ic.h's summation order, and the final value (of result_dt) for `count` elements. */

@@ -277,20 +277,12 @@ static void ref_contract_row(const ref_kernel *rk, ref_launch *rl, int32_t p, in
     }
   }
   /* a NaN comes out as the canonical NaN, as GPU arithmetic gives it (fma keeps payloads) */
-  if (isnan(dacc)) {
-    const uint64_t canonical = UINT64_C(0x7fffffffffffffff);
-    memcpy(&dacc, &canonical, sizeof dacc);
-  }
-  if (isnan(acc)) {
-    const uint32_t canonical = 0x7fffffffu;
-    memcpy(&acc, &canonical, sizeof acc);
-  }
   ref_value v = {0};
-  if (dt == IC_F64) v.d = dacc;
+  if (dt == IC_F64) v = ref_canonical(IC_F64, (ref_value){.d = dacc});
   else if (dt == IC_I8) v.i = (int64_t)(int32_t)(uint32_t)(uint64_t)iacc;
-  else if (in->dtype == IC_F32) v.f = acc;
-  else {
-    ref_value args[3] = {{.f = acc}};
+  else v = ref_canonical(IC_F32, (ref_value){.f = acc});
+  if (in->dtype != IC_F32 && in->dtype != IC_F64 && in->dtype != IC_I32) {
+    ref_value args[3] = {v, {0}, {0}};
     v = ref_apply(IC_OP_CAST, IC_F32, in->dtype, args);
   }
   rl->values[i] = v;

@@ -47,6 +47,12 @@ static double ref_f64_gelu_erf(double x) { return (0.5 * x) * (1.0 + erf(x * 0.7
 
 static float ref_canonical_nan(void) { return ref_f32_from_bits(0x7fffffffu); }
 
+ref_value ref_canonical(ic_dtype dt, ref_value v) {
+  if (dt == IC_F64 && isnan(v.d)) v.d = ref_f64_from_bits(UINT64_C(0x7fffffffffffffff));
+  else if (dt != IC_F64 && isnan(v.f)) v.f = ref_canonical_nan();
+  return v;
+}
+
 /* A float-computed result rounded to its dtype (f32 stays); NaN becomes canonical, as the
  * GPU's unpacking of a rounded NaN gives. */
 static float ref_round(ic_dtype dt, float f) {

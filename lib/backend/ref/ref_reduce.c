@@ -147,10 +147,7 @@ ref_value ref_reduce_finish(ic_reduce_op op, ic_dtype dt, ic_dtype result_dt, re
   if (k == ACC_F32 && ref_is_arith(op)) {
     /* one rounding to the result dtype; NaN results are the canonical NaN, as GPU
      * arithmetic gives them */
-    if (isnan(r.f)) {
-      const uint32_t canonical = 0x7fffffffu;
-      memcpy(&r.f, &canonical, sizeof r.f);
-    }
+    r = ref_canonical(IC_F32, r);
     if (result_dt != IC_F32) {
       ref_value args[3] = {r, {0}, {0}};
       r = ref_apply(IC_OP_CAST, IC_F32, result_dt, args);
