@@ -311,6 +311,22 @@ START_TEST(test_ref_canonicalized_spellings) {
 }
 END_TEST
 
+/* matmuls: a prologue (a cast of a transposed weight) and an epilogue in the contraction's
+ * kernel, an i8 weight copied to K-major order, an operand strided both ways copied
+ * (lower_matmul, lower_matmul_copy, the contraction group, the ref backend's rows) */
+START_TEST(test_ref_matmul) {
+  seq_env mm = ref_fused;
+  mm.run = false; /* its inputs are not run_sequence's */
+  mm.text = "symbol n\ninput x : f32[n, 16]\ninput w : bf16[8, 16]\ninput b : f32[8]\ninput q : i8[16, 8]\n"
+            "input s : bf16[32, 32]\nwt = permute(w, [1, 0])\nwf = cast(wt, f32)\nh = matmul(x, wf)\n"
+            "y = add(h, b)\nr = relu(y)\nxq = cast(x, i8)\nz = matmul(xq, q)\nsr = slice(s, 0, 0, 32, 2)\n"
+            "sa = slice(sr, 1, 0, 32, 2)\nsw = slice(w, 1, 0, 16, 1)\nsb = permute(sw, [1, 0])\nt = matmul(sa, sb)\n"
+            "output r\noutput h\noutput z\noutput t\n";
+  ck_assert_int_eq(run_sequence(&mm), IC_OK);
+  sweep("ref fused, matmuls", run_sequence, &mm, "alloc", ENOMEM, NULL);
+}
+END_TEST
+
 /* few long rows: a kernel a pass (kir_pass_kernel, program_push_passes), run */
 START_TEST(test_ref_passes) {
   ck_assert_int_eq(run_passes(ref_ctx), IC_OK);
@@ -431,6 +447,7 @@ int main(int argc, char **argv) {
   CHECK_CASE(s, test_ref_clamped_fp8_cast, ref_setup, ref_teardown);
   CHECK_CASE(s, test_ref_canonicalized_spellings, ref_setup, ref_teardown);
   CHECK_CASE(s, test_ref_passes, ref_setup, ref_teardown);
+  CHECK_CASE(s, test_ref_matmul, ref_setup, ref_teardown);
   CHECK_CASE(s, test_cuda_cold_nvrtc, cold_setup, cold_teardown);
   CHECK_CASE(s, test_cuda_cold_alloc, cold_setup, cold_teardown);
   CHECK_CASE(s, test_cuda_cold_eager_batches, NULL, NULL);
